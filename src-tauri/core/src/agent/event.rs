@@ -1,0 +1,80 @@
+//! `AgentEvent`: the one stream of what happens in a run. The CLI prints it, the window
+//! renders it and the store persists it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::approval::{ApprovalRequest, DecidedBy, Decision};
+use crate::images::ImageRef;
+use crate::llm::{Message, Usage};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Done,
+    MaxTurns,
+    Cancelled,
+    Error,
+}
+
+impl RunStatus {
+    /// The CLI's exit status for this outcome (a stable contract for scripts).
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Self::Done => 0,
+            Self::MaxTurns => 3,
+            Self::Cancelled => 130,
+            Self::Error => 1,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    Started {
+        session_id: String,
+        provider: String,
+        model: String,
+    },
+    /// A piece of the assistant's text as it streams in.
+    TextDelta { text: String },
+    /// A complete message appended to the history (the user's, the assistant's, or tool
+    /// results). Carries images in full, so the CLI does not print it.
+    Message { message: Message },
+    ToolCall {
+        id: String,
+        name: String,
+        input: Value,
+    },
+    ApprovalNeeded { request: ApprovalRequest },
+    ApprovalDecided {
+        id: String,
+        #[serde(flatten)]
+        decision: Decision,
+        by: DecidedBy,
+    },
+    ToolResult {
+        id: String,
+        name: String,
+        is_error: bool,
+        /// The result's text parts joined.
+        text: String,
+        images: Vec<ImageRef>,
+        duration_ms: u64,
+    },
+    /// A request failed and will be sent again after `delay_ms`.
+    Retrying {
+        attempt: u32,
+        delay_ms: u64,
+        error: String,
+    },
+    Usage { turn: Usage, total: Usage },
+    Error { message: String },
+    Done {
+        status: RunStatus,
+        turns: u32,
+        session_id: String,
+        usage: Usage,
+    },
+}

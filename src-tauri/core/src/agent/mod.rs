@@ -1,0 +1,13 @@
+//! The agent: its loop, its events, the approval gate and history repair.
+
+mod approval;
+mod event;
+pub mod history;
+mod run;
+
+pub use approval::{
+    ApprovalGate, ApprovalPolicy, ApprovalRequest, Approver, DecidedBy, Decision, FixedApprover,
+    Precheck,
+};
+pub use event::{AgentEvent, RunStatus};
+pub use run::{Agent, AgentConfig, CANCELLED, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, EventSink, RunOutcome};

@@ -1,0 +1,94 @@
+//! Images as the model sees them: format sniffing, the API's limits, content hashes.
+
+use std::path::Path;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::llm::{ContentBlock, ImageSource};
+
+/// The Messages API's per-image limits.
+pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
+pub const MAX_IMAGE_SIDE: usize = 8000;
+
+/// An image by content hash, for events and the store: never the pixels themselves.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageRef {
+    pub sha256: String,
+    pub media_type: String,
+    pub bytes: usize,
+}
+
+impl ImageRef {
+    pub fn of(source: &ImageSource) -> Self {
+        let ImageSource::Base64 { media_type, data } = source;
+        let bytes = BASE64.decode(data).unwrap_or_default();
+        Self { sha256: content_hash(&bytes), media_type: media_type.clone(), bytes: bytes.len() }
+    }
+}
+
+pub fn content_hash(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{path} is not a PNG, JPEG, GIF or WebP image")]
+    UnsupportedFormat { path: String },
+    #[error("{path} is {bytes} bytes; the API takes images up to {MAX_IMAGE_BYTES} bytes")]
+    TooLarge { path: String, bytes: usize },
+    #[error("{path} is {width}x{height} pixels; the API takes at most {MAX_IMAGE_SIDE} on each side")]
+    TooManyPixels { path: String, width: usize, height: usize },
+}
+
+/// The media type of PNG, JPEG, GIF or WebP bytes, by their magic numbers.
+pub fn media_type_of(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0x89, b'P', b'N', b'G', ..] => Some("image/png"),
+        [0xFF, 0xD8, 0xFF, ..] => Some("image/jpeg"),
+        [b'G', b'I', b'F', b'8', ..] => Some("image/gif"),
+        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P', ..] => Some("image/webp"),
+        _ => None,
+    }
+}
+
+/// An image block from encoded bytes, refused with a clear error if the API would refuse it.
+pub fn image_block(bytes: &[u8], name: &str) -> Result<ContentBlock, ImageError> {
+    let path = name.to_string();
+    let media_type = media_type_of(bytes).ok_or_else(|| ImageError::UnsupportedFormat { path: path.clone() })?;
+    if bytes.len() > MAX_IMAGE_BYTES {
+        return Err(ImageError::TooLarge { path, bytes: bytes.len() });
+    }
+    let size = imagesize::blob_size(bytes).map_err(|_| ImageError::UnsupportedFormat { path: path.clone() })?;
+    if size.width > MAX_IMAGE_SIDE || size.height > MAX_IMAGE_SIDE {
+        return Err(ImageError::TooManyPixels { path, width: size.width, height: size.height });
+    }
+    Ok(ContentBlock::Image {
+        source: ImageSource::Base64 { media_type: media_type.into(), data: BASE64.encode(bytes) },
+    })
+}
+
+/// An image file attached to a message.
+pub fn load_attachment(path: &Path) -> Result<ContentBlock, ImageError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| ImageError::Read { path: name.clone(), source })?;
+    image_block(&bytes, &name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_formats() {
+        assert_eq!(media_type_of(b"\x89PNG\r\n\x1a\n...."), Some("image/png"));
+        assert_eq!(media_type_of(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
+        assert_eq!(media_type_of(b"%PDF-1.7"), None);
+        assert!(matches!(image_block(b"%PDF-1.7", "a.pdf"), Err(ImageError::UnsupportedFormat { .. })));
+    }
+}

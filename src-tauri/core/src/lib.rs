@@ -1,0 +1,8 @@
+//! Deskhand's engine: an agent that sees the screen and works the mouse and keyboard, with
+//! every action behind an approval gate. No Tauri here: the CLI, the tests and the window all
+//! drive this same crate.
+
+pub mod agent;
+pub mod images;
+pub mod llm;
+pub mod tools;

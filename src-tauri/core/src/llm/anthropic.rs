@@ -1,0 +1,522 @@
+//! Anthropic's Messages API over SSE: request building, stream assembly and error mapping.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures_util::StreamExt;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{
+    ContentBlock, ErrorKind, Message, ModelRequest, ModelResponse, Provider, ProviderError,
+    RetryPolicy, SseEvent, SseParser, StopReason, StreamEvent, ToolDefinition, Usage,
+};
+
+const PROVIDER: &str = "Anthropic";
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// A current Claude model that takes the computer tool.
+pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+const API_VERSION: &str = "2023-06-01";
+
+#[derive(Clone)]
+pub struct AnthropicConfig {
+    pub api_key: String,
+    pub base_url: String,
+    pub retry: RetryPolicy,
+}
+
+// The key must never reach a log line, so Debug leaves it out.
+impl std::fmt::Debug for AnthropicConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AnthropicConfig")
+            .field("base_url", &self.base_url)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+pub struct Anthropic {
+    config: AnthropicConfig,
+    http: reqwest::Client,
+}
+
+impl Anthropic {
+    pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(20))
+            // Idle time between chunks; the API pings every few seconds while it thinks.
+            .read_timeout(Duration::from_secs(120))
+            .build()
+            .map_err(|e| ProviderError::new(PROVIDER, ErrorKind::Network, e.to_string()))?;
+        Ok(Self { config, http })
+    }
+
+    fn endpoint(&self) -> String {
+        format!("{}/v1/messages", self.config.base_url.trim_end_matches('/'))
+    }
+
+    async fn attempt(
+        &self,
+        body: &[u8],
+        betas: &str,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelResponse, ProviderError> {
+        let mut request = self
+            .http
+            .post(self.endpoint())
+            .header("x-api-key", &self.config.api_key)
+            .header("anthropic-version", API_VERSION)
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .body(body.to_vec());
+        if !betas.is_empty() {
+            request = request.header("anthropic-beta", betas);
+        }
+        let response = request.send().await.map_err(network_error)?;
+        let request_id = response
+            .headers()
+            .get("request-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        if !response.status().is_success() {
+            return Err(http_error(response, request_id).await);
+        }
+        let mut assembler = StreamAssembler::default();
+        let mut parser = SseParser::default();
+        let mut bytes = response.bytes_stream();
+        while let Some(chunk) = bytes.next().await {
+            let chunk = chunk.map_err(|e| {
+                stream_cut(format!("connection failed mid-response: {e}"), &request_id)
+            })?;
+            for event in parser.push(&chunk) {
+                if let Some(done) = assembler
+                    .apply(&event, on_event)
+                    .map_err(|e| with_request_id(e, &request_id))?
+                {
+                    return Ok(done);
+                }
+            }
+        }
+        Err(stream_cut(
+            "the stream ended before message_stop".into(),
+            &request_id,
+        ))
+    }
+}
+
+#[async_trait]
+impl Provider for Anthropic {
+    fn name(&self) -> &'static str {
+        PROVIDER
+    }
+
+    async fn stream(
+        &self,
+        request: ModelRequest<'_>,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelResponse, ProviderError> {
+        let body = serde_json::to_vec(&WireRequest::new(&request))
+            .map_err(|e| ProviderError::new(PROVIDER, ErrorKind::InvalidRequest, e.to_string()))?;
+        let betas = betas_for(request.tools);
+        let mut attempt = 0;
+        loop {
+            let mut streamed = false;
+            let result = self
+                .attempt(&body, &betas, &mut |event| {
+                    streamed = true;
+                    on_event(event)
+                })
+                .await;
+            let error = match result {
+                Ok(response) => return Ok(response),
+                Err(error) => error,
+            };
+            // Once text has reached the user, a retry would show it twice.
+            let delay = match self.config.retry.delay_before_retry(attempt, &error) {
+                Some(delay) if !streamed => delay,
+                _ => return Err(error),
+            };
+            attempt += 1;
+            on_event(StreamEvent::Retrying {
+                attempt,
+                delay_ms: delay.as_millis() as u64,
+                error: error.to_string(),
+            });
+            tokio::time::sleep(delay).await;
+        }
+    }
+}
+
+/// The request body as the API expects it; tools take their native form where they have one.
+#[derive(Serialize)]
+struct WireRequest<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    system: &'a str,
+    messages: &'a [Message],
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Value>,
+    stream: bool,
+}
+
+impl<'a> WireRequest<'a> {
+    fn new(request: &ModelRequest<'a>) -> Self {
+        Self {
+            model: request.model,
+            max_tokens: request.max_tokens,
+            system: request.system,
+            messages: request.messages,
+            tools: request.tools.iter().map(wire_tool).collect(),
+            stream: true,
+        }
+    }
+}
+
+fn wire_tool(tool: &ToolDefinition) -> Value {
+    match &tool.anthropic {
+        Some(native) => native.definition.clone(),
+        None => json!({
+            "name": tool.name,
+            "description": tool.description,
+            "input_schema": tool.input_schema,
+        }),
+    }
+}
+
+/// The `anthropic-beta` header value for these tools: each needed beta once, in order.
+fn betas_for(tools: &[ToolDefinition]) -> String {
+    let mut betas: Vec<&str> = Vec::new();
+    for beta in tools.iter().filter_map(|t| t.anthropic.as_ref()?.beta) {
+        if !betas.contains(&beta) {
+            betas.push(beta);
+        }
+    }
+    betas.join(",")
+}
+
+/// Builds the response block by block as SSE events arrive.
+#[derive(Default)]
+struct StreamAssembler {
+    blocks: Vec<PartialBlock>,
+    usage: Usage,
+    stop_reason: Option<StopReason>,
+}
+
+enum PartialBlock {
+    Text(String),
+    ToolUse { id: String, name: String, json: String },
+    Thinking { thinking: String, signature: String },
+    Other(Value),
+}
+
+impl StreamAssembler {
+    /// Applies one event; returns the finished response at `message_stop`.
+    fn apply(
+        &mut self,
+        event: &SseEvent,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Option<ModelResponse>, ProviderError> {
+        let known = [
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_stop",
+            "message_delta",
+            "message_stop",
+            "error",
+        ];
+        if !known.contains(&event.event.as_str()) {
+            return Ok(None); // ping, and event types newer than this client
+        }
+        let data: Value = serde_json::from_str(&event.data).map_err(|e| {
+            protocol_error(format!("{} event is not JSON: {e}", event.event))
+        })?;
+        match event.event.as_str() {
+            "message_start" => {
+                if let Some(usage) = data.pointer("/message/usage") {
+                    merge_usage(&mut self.usage, usage);
+                }
+            }
+            "content_block_start" => {
+                let block = &data["content_block"];
+                let partial = match block["type"].as_str() {
+                    Some("text") => PartialBlock::Text(str_field(block, "text")),
+                    Some("tool_use") => PartialBlock::ToolUse {
+                        id: str_field(block, "id"),
+                        name: str_field(block, "name"),
+                        json: String::new(),
+                    },
+                    Some("thinking") => PartialBlock::Thinking {
+                        thinking: str_field(block, "thinking"),
+                        signature: str_field(block, "signature"),
+                    },
+                    _ => PartialBlock::Other(block.clone()),
+                };
+                self.blocks.push(partial);
+            }
+            "content_block_delta" => {
+                let index = data["index"].as_u64().unwrap_or(u64::MAX) as usize;
+                let block = self.blocks.get_mut(index).ok_or_else(|| {
+                    protocol_error(format!("delta for unknown content block {index}"))
+                })?;
+                let delta = &data["delta"];
+                match (block, delta["type"].as_str()) {
+                    (PartialBlock::Text(text), Some("text_delta")) => {
+                        let piece = str_field(delta, "text");
+                        text.push_str(&piece);
+                        on_event(StreamEvent::TextDelta(piece));
+                    }
+                    (PartialBlock::ToolUse { json, .. }, Some("input_json_delta")) => {
+                        json.push_str(delta["partial_json"].as_str().unwrap_or_default());
+                    }
+                    (PartialBlock::Thinking { thinking, .. }, Some("thinking_delta")) => {
+                        thinking.push_str(delta["thinking"].as_str().unwrap_or_default());
+                    }
+                    (PartialBlock::Thinking { signature, .. }, Some("signature_delta")) => {
+                        signature.push_str(delta["signature"].as_str().unwrap_or_default());
+                    }
+                    _ => {} // citations and other deltas this client does not render
+                }
+            }
+            "content_block_stop" => {}
+            "message_delta" => {
+                if let Some(reason) = data.pointer("/delta/stop_reason").filter(|v| !v.is_null()) {
+                    self.stop_reason = serde_json::from_value(reason.clone()).ok();
+                }
+                if let Some(usage) = data.get("usage") {
+                    merge_usage(&mut self.usage, usage);
+                }
+            }
+            "message_stop" => return Ok(Some(self.finish())),
+            "error" => {
+                let kind = data.pointer("/error/type").and_then(Value::as_str).unwrap_or("");
+                let message = data
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("error event in stream");
+                let kind = match kind_for_error_type(kind) {
+                    ErrorKind::InvalidRequest | ErrorKind::Protocol => ErrorKind::StreamCut,
+                    kind => kind,
+                };
+                return Err(ProviderError::new(PROVIDER, kind, message));
+            }
+            _ => unreachable!("filtered above"),
+        }
+        Ok(None)
+    }
+
+    fn finish(&mut self) -> ModelResponse {
+        let mut malformed = Vec::new();
+        let content = std::mem::take(&mut self.blocks)
+            .into_iter()
+            .filter_map(|block| match block {
+                PartialBlock::Text(text) => Some(ContentBlock::Text { text }),
+                PartialBlock::ToolUse { id, name, json } => {
+                    let input = if json.trim().is_empty() {
+                        Value::Object(Default::default())
+                    } else {
+                        match serde_json::from_str::<Value>(&json) {
+                            Ok(value @ Value::Object(_)) => value,
+                            Ok(_) => {
+                                malformed.push((id.clone(), "input is not a JSON object".into()));
+                                Value::Object(Default::default())
+                            }
+                            Err(e) => {
+                                malformed.push((id.clone(), format!("input is not valid JSON ({e}): {json}")));
+                                Value::Object(Default::default())
+                            }
+                        }
+                    };
+                    Some(ContentBlock::ToolUse { id, name, input })
+                }
+                PartialBlock::Thinking { thinking, signature } => {
+                    Some(ContentBlock::Thinking { thinking, signature })
+                }
+                PartialBlock::Other(value) => serde_json::from_value(value).ok(),
+            })
+            .collect();
+        ModelResponse {
+            content,
+            stop_reason: self.stop_reason.take().unwrap_or(StopReason::EndTurn),
+            usage: self.usage,
+            malformed_tool_inputs: malformed,
+        }
+    }
+}
+
+fn str_field(value: &Value, field: &str) -> String {
+    value[field].as_str().unwrap_or_default().to_string()
+}
+
+/// Usage fields are cumulative: a later event's value replaces an earlier one.
+fn merge_usage(usage: &mut Usage, value: &Value) {
+    let fields: [(&str, &mut u64); 4] = [
+        ("input_tokens", &mut usage.input_tokens),
+        ("output_tokens", &mut usage.output_tokens),
+        ("cache_creation_input_tokens", &mut usage.cache_creation_input_tokens),
+        ("cache_read_input_tokens", &mut usage.cache_read_input_tokens),
+    ];
+    for (name, slot) in fields {
+        if let Some(n) = value.get(name).and_then(Value::as_u64) {
+            *slot = n;
+        }
+    }
+}
+
+fn kind_for_error_type(error_type: &str) -> ErrorKind {
+    match error_type {
+        "authentication_error" => ErrorKind::Auth,
+        "billing_error" => ErrorKind::Billing,
+        "permission_error" => ErrorKind::Permission,
+        "not_found_error" => ErrorKind::NotFound,
+        "rate_limit_error" => ErrorKind::RateLimited,
+        "overloaded_error" => ErrorKind::Overloaded,
+        "api_error" | "timeout_error" => ErrorKind::Server,
+        "invalid_request_error" | "request_too_large" => ErrorKind::InvalidRequest,
+        _ => ErrorKind::Protocol,
+    }
+}
+
+fn kind_for_status(status: u16, message: &str) -> ErrorKind {
+    match status {
+        401 => ErrorKind::Auth,
+        402 => ErrorKind::Billing,
+        403 => ErrorKind::Permission,
+        404 => ErrorKind::NotFound,
+        400 | 413 if message.contains("prompt is too long") => ErrorKind::ContextTooLong,
+        429 => ErrorKind::RateLimited,
+        529 => ErrorKind::Overloaded,
+        408 | 409 | 500..=599 => ErrorKind::Server,
+        _ => ErrorKind::InvalidRequest,
+    }
+}
+
+async fn http_error(response: reqwest::Response, request_id: Option<String>) -> ProviderError {
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64);
+    let body = response.text().await.unwrap_or_default();
+    let message = serde_json::from_str::<Value>(&body)
+        .ok()
+        .and_then(|v| v.pointer("/error/message")?.as_str().map(str::to_string))
+        .unwrap_or_else(|| body.chars().take(300).collect());
+    ProviderError {
+        provider: PROVIDER,
+        kind: kind_for_status(status, &message),
+        status: Some(status),
+        request_id,
+        message,
+        retry_after,
+    }
+}
+
+fn network_error(error: reqwest::Error) -> ProviderError {
+    // Walk the source chain: reqwest's own text ("error sending request") hides the cause.
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        message = format!("{message}: {cause}");
+        source = cause.source();
+    }
+    ProviderError::new(PROVIDER, ErrorKind::Network, message)
+}
+
+fn stream_cut(message: String, request_id: &Option<String>) -> ProviderError {
+    with_request_id(ProviderError::new(PROVIDER, ErrorKind::StreamCut, message), request_id)
+}
+
+fn protocol_error(message: String) -> ProviderError {
+    ProviderError::new(PROVIDER, ErrorKind::Protocol, message)
+}
+
+fn with_request_id(mut error: ProviderError, request_id: &Option<String>) -> ProviderError {
+    error.request_id = request_id.clone();
+    error
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sse(event: &str, data: Value) -> SseEvent {
+        SseEvent { event: event.into(), data: data.to_string() }
+    }
+
+    #[test]
+    fn assembles_text_and_tool_use_and_ignores_unknown_events() {
+        let mut assembler = StreamAssembler::default();
+        let mut deltas = Vec::new();
+        let events = [
+            sse("message_start", json!({"message": {"usage": {"input_tokens": 10, "output_tokens": 1}}})),
+            sse("content_block_start", json!({"index": 0, "content_block": {"type": "text", "text": ""}})),
+            sse("content_block_delta", json!({"index": 0, "delta": {"type": "text_delta", "text": "Hel"}})),
+            sse("future_event", json!({"whatever": true})),
+            sse("content_block_delta", json!({"index": 0, "delta": {"type": "text_delta", "text": "lo"}})),
+            sse("content_block_start", json!({"index": 1, "content_block": {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}})),
+            sse("content_block_delta", json!({"index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": "}})),
+            sse("content_block_delta", json!({"index": 1, "delta": {"type": "input_json_delta", "partial_json": "\"ls\"}"}})),
+            sse("content_block_stop", json!({"index": 1})),
+            sse("message_delta", json!({"delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 42}})),
+        ];
+        for event in &events {
+            assert!(assembler.apply(event, &mut |e| deltas.push(e)).unwrap().is_none());
+        }
+        let done = assembler.apply(&sse("message_stop", json!({})), &mut |_| {}).unwrap().unwrap();
+        assert_eq!(
+            done.content,
+            vec![
+                ContentBlock::text("Hello"),
+                ContentBlock::ToolUse { id: "t1".into(), name: "bash".into(), input: json!({"command": "ls"}) },
+            ]
+        );
+        assert_eq!(done.stop_reason, StopReason::ToolUse);
+        assert_eq!((done.usage.input_tokens, done.usage.output_tokens), (10, 42));
+        assert_eq!(deltas, vec![StreamEvent::TextDelta("Hel".into()), StreamEvent::TextDelta("lo".into())]);
+    }
+
+    #[test]
+    fn malformed_tool_input_is_reported_not_fatal() {
+        let mut assembler = StreamAssembler::default();
+        for event in [
+            sse("content_block_start", json!({"index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}})),
+            sse("content_block_delta", json!({"index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": "}})),
+        ] {
+            assembler.apply(&event, &mut |_| {}).unwrap();
+        }
+        let done = assembler.apply(&sse("message_stop", json!({})), &mut |_| {}).unwrap().unwrap();
+        assert_eq!(done.content[0], ContentBlock::ToolUse { id: "t1".into(), name: "bash".into(), input: json!({}) });
+        assert_eq!(done.malformed_tool_inputs.len(), 1);
+        assert!(done.malformed_tool_inputs[0].1.contains("not valid JSON"));
+    }
+
+    #[test]
+    fn error_line_names_status_and_request_id() {
+        let error = ProviderError {
+            provider: PROVIDER,
+            kind: kind_for_status(429, ""),
+            status: Some(429),
+            request_id: Some("req_1".into()),
+            message: "slow down".into(),
+            retry_after: None,
+        };
+        assert_eq!(error.to_string(), "Anthropic: rate limited (HTTP 429, request-id req_1): slow down");
+    }
+
+    #[test]
+    fn betas_are_collected_once() {
+        let native = |beta| ToolDefinition {
+            name: "computer".into(),
+            description: String::new(),
+            input_schema: json!({}),
+            anthropic: Some(super::super::AnthropicNativeTool { definition: json!({}), beta }),
+        };
+        let tools = [native(Some("computer-use-2025-01-24")), native(None), native(Some("computer-use-2025-01-24"))];
+        assert_eq!(betas_for(&tools), "computer-use-2025-01-24");
+    }
+}

@@ -1,0 +1,105 @@
+//! One error type for every provider, so that retries and the messages a user reads behave
+//! alike whichever service is behind them.
+
+use std::fmt;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// 401: the key is missing, wrong or revoked.
+    Auth,
+    /// 402: the account has no credit.
+    Billing,
+    /// 403: the key may not use this model or feature.
+    Permission,
+    /// 404: usually a wrong model name or base URL.
+    NotFound,
+    /// 400 and 413 other than the context window.
+    InvalidRequest,
+    /// The prompt does not fit the model's context window.
+    ContextTooLong,
+    /// 429.
+    RateLimited,
+    /// 529, or an `overloaded_error` event.
+    Overloaded,
+    /// 5xx other than 529, 408 and 409.
+    Server,
+    /// Could not connect, or the connection failed before a response.
+    Network,
+    /// The stream ended before `message_stop`, or an `error` event arrived mid-stream.
+    StreamCut,
+    /// The provider sent something that is not the documented wire format.
+    Protocol,
+}
+
+impl ErrorKind {
+    fn describe(self) -> &'static str {
+        match self {
+            Self::Auth => "authentication failed (check the API key)",
+            Self::Billing => "billing problem on the account",
+            Self::Permission => "permission denied",
+            Self::NotFound => "not found (check the model name and base URL)",
+            Self::InvalidRequest => "invalid request",
+            Self::ContextTooLong => "the conversation is too long for the model's context window",
+            Self::RateLimited => "rate limited",
+            Self::Overloaded => "the service is overloaded",
+            Self::Server => "server error",
+            Self::Network => "network error",
+            Self::StreamCut => "the response stream broke off",
+            Self::Protocol => "unexpected response",
+        }
+    }
+}
+
+/// A provider failure, displayed as one line: what failed, the HTTP status and the request id.
+#[derive(Clone, Debug, thiserror::Error)]
+pub struct ProviderError {
+    pub provider: &'static str,
+    pub kind: ErrorKind,
+    pub status: Option<u16>,
+    pub request_id: Option<String>,
+    pub message: String,
+    /// The server's `retry-after`, when it sent one.
+    pub retry_after: Option<Duration>,
+}
+
+impl ProviderError {
+    pub fn new(provider: &'static str, kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            provider,
+            kind,
+            status: None,
+            request_id: None,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// Whether the same request may succeed if sent again.
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self.kind,
+            ErrorKind::RateLimited | ErrorKind::Overloaded | ErrorKind::Server | ErrorKind::Network
+        )
+    }
+}
+
+impl fmt::Display for ProviderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.provider, self.kind.describe())?;
+        let mut meta = Vec::new();
+        if let Some(status) = self.status {
+            meta.push(format!("HTTP {status}"));
+        }
+        if let Some(id) = &self.request_id {
+            meta.push(format!("request-id {id}"));
+        }
+        if !meta.is_empty() {
+            write!(f, " ({})", meta.join(", "))?;
+        }
+        if !self.message.is_empty() {
+            write!(f, ": {}", self.message)?;
+        }
+        Ok(())
+    }
+}

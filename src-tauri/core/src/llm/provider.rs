@@ -1,0 +1,70 @@
+//! The one seam between the agent loop and a model service.
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::{ContentBlock, Message, ProviderError, StopReason, Usage};
+
+/// A tool as offered to a model. Every tool has a plain JSON-Schema definition; tools that
+/// Anthropic defines itself (computer, bash, editor) also carry their native definition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolDefinition {
+    pub name: String,
+    /// Short usage instructions, for providers that only know plain function tools.
+    pub description: String,
+    pub input_schema: Value,
+    pub anthropic: Option<AnthropicNativeTool>,
+}
+
+/// An Anthropic-defined tool (`{"type": "computer_20250124", ...}`) and the beta it needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AnthropicNativeTool {
+    pub definition: Value,
+    pub beta: Option<&'static str>,
+}
+
+/// One request to the model. Borrowed, so the loop never copies the history to send it.
+#[derive(Clone, Copy, Debug)]
+pub struct ModelRequest<'a> {
+    pub model: &'a str,
+    pub system: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolDefinition],
+    pub max_tokens: u32,
+}
+
+/// What a provider reports while a response streams in.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StreamEvent {
+    TextDelta(String),
+    /// A failed attempt that will be retried after `delay_ms`.
+    Retrying {
+        attempt: u32,
+        delay_ms: u64,
+        error: String,
+    },
+}
+
+/// A complete assistant response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelResponse {
+    pub content: Vec<ContentBlock>,
+    pub stop_reason: StopReason,
+    pub usage: Usage,
+    /// `tool_use` ids whose streamed input was not valid JSON, with the parse error. Their
+    /// blocks carry `{}` as input so the history stays valid; the loop answers them with an
+    /// error result.
+    pub malformed_tool_inputs: Vec<(String, String)>,
+}
+
+#[async_trait]
+pub trait Provider: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    /// Streams one response, retrying what is retryable before anything was streamed.
+    async fn stream(
+        &self,
+        request: ModelRequest<'_>,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelResponse, ProviderError>;
+}

@@ -1,0 +1,53 @@
+//! The built-in tools by name, and which of them can work on this machine.
+
+use std::sync::Arc;
+
+use super::{RegistryError, Tool, ToolRegistry};
+
+/// Settings the built-in tools read when they are made.
+#[derive(Clone, Debug, Default)]
+pub struct ToolSettings {
+    /// The model, since some tools take a different version per model.
+    pub model: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    #[error("unknown tool `{0}`; the built-in tools are: {names}", names = BUILTIN.join(", "))]
+    Unknown(String),
+    #[error("the `{tool}` tool cannot work here: {reason}")]
+    Unavailable { tool: String, reason: String },
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+}
+
+/// Every built-in tool name, in the order they are offered.
+pub const BUILTIN: &[&str] = &[];
+
+/// Makes one built-in tool, or says why it cannot work on this machine.
+fn make(name: &str, _settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogError> {
+    Err(CatalogError::Unknown(name.to_string()))
+}
+
+/// The registry for a run. With `requested`, exactly those tools, each of which must work;
+/// without, every built-in tool that works here.
+pub fn registry(requested: Option<&[String]>, settings: &ToolSettings) -> Result<ToolRegistry, CatalogError> {
+    let mut registry = ToolRegistry::default();
+    match requested {
+        Some(names) => {
+            for name in names {
+                registry.register(make(name, settings)?)?;
+            }
+        }
+        None => {
+            for name in BUILTIN {
+                match make(name, settings) {
+                    Ok(tool) => registry.register(tool)?,
+                    Err(CatalogError::Unavailable { .. }) => {}
+                    Err(other) => return Err(other),
+                }
+            }
+        }
+    }
+    Ok(registry)
+}

@@ -1,0 +1,126 @@
+//! Tools the model can call: the trait every tool implements, and the registry that offers
+//! them to the model and checks each call's input against the tool's JSON Schema.
+
+pub mod catalog;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::llm::{ToolDefinition, ToolResultContent};
+
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn definition(&self) -> ToolDefinition;
+
+    /// Checks an input that already matches the schema and says what running it would do,
+    /// for the approval gate. An `Err` goes back to the model and nothing runs.
+    fn plan(&self, input: &Value) -> Result<ActionPlan, String>;
+
+    async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput;
+}
+
+/// What a tool call will do, as the approval gate and the person see it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActionPlan {
+    /// What "always allow this kind" allows, e.g. `computer.left_click` or `bash`.
+    pub kind: String,
+    /// Read-only actions (a screenshot, viewing a file) pass the gate unless the policy denies everything.
+    pub read_only: bool,
+    /// One line for a prompt, e.g. "left_click at (640, 400) → screen (960, 600)".
+    pub summary: String,
+    /// Tool-specific detail a window can draw: screen coordinates, the command, a diff.
+    #[serde(default)]
+    pub detail: Value,
+}
+
+pub struct ToolContext {
+    pub cancel: CancellationToken,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ToolOutput {
+    pub content: Vec<ToolResultContent>,
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self { content: vec![ToolResultContent::Text { text: text.into() }], is_error: false }
+    }
+
+    pub fn error(text: impl Into<String>) -> Self {
+        Self { is_error: true, ..Self::text(text) }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    #[error("two tools are named `{0}`")]
+    Duplicate(String),
+    #[error("tool `{name}` has an invalid input schema: {message}")]
+    BadSchema { name: String, message: String },
+}
+
+struct Registered {
+    tool: Arc<dyn Tool>,
+    definition: ToolDefinition,
+    validator: jsonschema::Validator,
+}
+
+/// The tools offered in one run, with their compiled schemas.
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: Vec<Registered>,
+    definitions: Vec<ToolDefinition>,
+}
+
+impl ToolRegistry {
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        let definition = tool.definition();
+        if self.tools.iter().any(|t| t.definition.name == definition.name) {
+            return Err(RegistryError::Duplicate(definition.name));
+        }
+        let validator = jsonschema::validator_for(&definition.input_schema).map_err(|e| {
+            RegistryError::BadSchema { name: definition.name.clone(), message: e.to_string() }
+        })?;
+        self.definitions.push(definition.clone());
+        self.tools.push(Registered { tool, definition, validator });
+        Ok(())
+    }
+
+    pub fn definitions(&self) -> &[ToolDefinition] {
+        &self.definitions
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.definitions.iter().map(|d| d.name.as_str()).collect()
+    }
+
+    /// Finds the tool and checks the input against its schema. The error says exactly what
+    /// is wrong, for the model to correct.
+    pub fn resolve(&self, name: &str, input: &Value) -> Result<&Arc<dyn Tool>, String> {
+        let Some(entry) = self.tools.iter().find(|t| t.definition.name == name) else {
+            return Err(format!(
+                "unknown tool `{name}`; the available tools are: {}",
+                self.names().join(", ")
+            ));
+        };
+        let problems: Vec<String> = entry
+            .validator
+            .iter_errors(input)
+            .map(|e| {
+                let path = e.instance_path().to_string();
+                if path.is_empty() { e.to_string() } else { format!("at `{path}`: {e}") }
+            })
+            .collect();
+        if problems.is_empty() {
+            Ok(&entry.tool)
+        } else {
+            Err(format!("invalid input for tool `{name}`: {}", problems.join("; ")))
+        }
+    }
+}

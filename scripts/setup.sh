@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what Deskhand needs on Debian/Ubuntu: system packages (apt), and Rust if it is missing.
+# Idempotent and quiet when everything is there already.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mapfile -t packages < <(sed -e 's/#.*//' -e '/^\s*$/d' scripts/apt-packages.txt)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${#missing[@]} system packages: ${missing[*]}" >&2
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  [ -x "$HOME/.cargo/bin/cargo" ] || {
+    echo "setup: installing Rust with rustup" >&2
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+  }
+fi

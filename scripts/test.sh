@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The whole test suite, headless: installs what it needs, starts a virtual X display (Xvfb with
+# a window manager), a D-Bus session with an unlocked gnome-keyring, then runs every test.
+# Usage: scripts/test.sh [extra cargo test args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+export PATH="$HOME/.cargo/bin:$PATH"
+
+# Build once, up front, so that the timed parts below measure tests, not compiles.
+echo "test: building" >&2
+cargo build --workspace --all-targets --locked
+
+work=$(mktemp -d)
+cleanup() { kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"; }
+trap cleanup EXIT
+
+# A real X server. -noreset: xcap opens a connection per capture, and a reset between
+# connections makes captures fail now and then.
+export DISPLAY=:97
+Xvfb "$DISPLAY" -screen 0 1920x1080x24 -noreset -nolisten tcp >"$work/xvfb.log" 2>&1 &
+for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
+xdpyinfo >/dev/null 2>&1 || { echo "test: Xvfb did not start:" >&2; cat "$work/xvfb.log" >&2; exit 1; }
+# A window manager, so focus stays where a click put it, as on a real desktop.
+HOME="$work" openbox >"$work/openbox.log" 2>&1 &
+
+export DESKHAND_TEST_DISPLAY=1
+# Everything runs inside a private D-Bus session with an unlocked Secret Service, and a
+# HOME of its own so nothing touches the developer's keyring or data.
+export DESKHAND_TEST_HOME="$work/home"
+mkdir -p "$DESKHAND_TEST_HOME"
+HOME="$DESKHAND_TEST_HOME" dbus-run-session -- bash -c '
+  set -euo pipefail
+  echo -n deskhand-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null
+  cargo test --workspace --locked "$@"
+' bash "$@"

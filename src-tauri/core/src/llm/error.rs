@@ -75,11 +75,16 @@ impl ProviderError {
         }
     }
 
-    /// Whether the same request may succeed if sent again.
+    /// Whether the same request may succeed if sent again. (A cut stream is only retried
+    /// while nothing of it has reached the user; the provider checks that.)
     pub fn is_retryable(&self) -> bool {
         matches!(
             self.kind,
-            ErrorKind::RateLimited | ErrorKind::Overloaded | ErrorKind::Server | ErrorKind::Network
+            ErrorKind::RateLimited
+                | ErrorKind::Overloaded
+                | ErrorKind::Server
+                | ErrorKind::Network
+                | ErrorKind::StreamCut
         )
     }
 }

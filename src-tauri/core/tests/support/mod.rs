@@ -1,0 +1,146 @@
+//! Shared test helpers: an agent wired to a stand-in server, and a scriptable test tool.
+#![allow(dead_code)] // each test binary uses its own part of this module
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deskhand::agent::{
+    Agent, AgentConfig, AgentEvent, ApprovalGate, ApprovalPolicy, Approver, RunOutcome,
+};
+use deskhand::llm::anthropic::{Anthropic, AnthropicConfig};
+use deskhand::llm::{AnthropicNativeTool, ContentBlock, Message, RetryPolicy, ToolDefinition};
+use deskhand::tools::{ActionPlan, Tool, ToolContext, ToolOutput, ToolRegistry};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub const API_KEY: &str = "sk-ant-test-key-0000";
+
+/// A tool for loop tests: echoes `text` after `sleep_ms`, and records what ran.
+#[derive(Default)]
+pub struct EchoTool {
+    pub ran: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl Tool for EchoTool {
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: "echo".into(),
+            description: "Echoes text back.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "minLength": 1},
+                    "sleep_ms": {"type": "integer", "minimum": 0}
+                },
+                "required": ["text"],
+                "additionalProperties": false
+            }),
+            anthropic: None::<AnthropicNativeTool>,
+        }
+    }
+
+    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
+        Ok(ActionPlan {
+            kind: "echo".into(),
+            read_only: false,
+            summary: format!("echo {}", input["text"]),
+            detail: Value::Null,
+        })
+    }
+
+    async fn run(&self, input: &Value, _ctx: &ToolContext) -> ToolOutput {
+        if let Some(ms) = input["sleep_ms"].as_u64() {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        let text = input["text"].as_str().unwrap_or_default().to_string();
+        self.ran.lock().unwrap().push(text.clone());
+        ToolOutput::text(format!("echo: {text}"))
+    }
+}
+
+pub fn fast_retries() -> RetryPolicy {
+    RetryPolicy { max_retries: 3, base_delay: Duration::from_millis(10), max_delay: Duration::from_millis(50) }
+}
+
+pub struct Harness {
+    pub agent: Agent,
+    pub echo: Arc<EchoTool>,
+}
+
+pub fn harness(base_url: &str, policy: ApprovalPolicy, approver: Box<dyn Approver>, max_turns: u32) -> Harness {
+    let echo = Arc::new(EchoTool::default());
+    let mut tools = ToolRegistry::default();
+    tools.register(echo.clone()).unwrap();
+    let provider = Anthropic::new(AnthropicConfig {
+        api_key: API_KEY.into(),
+        base_url: base_url.into(),
+        retry: fast_retries(),
+    })
+    .unwrap();
+    let agent = Agent {
+        provider: Arc::new(provider),
+        tools: Arc::new(tools),
+        gate: Arc::new(ApprovalGate::new(policy, approver)),
+        config: AgentConfig {
+            model: "claude-test".into(),
+            system: "You are a test.".into(),
+            max_turns,
+            max_tokens: 1024,
+        },
+    };
+    Harness { agent, echo }
+}
+
+/// Runs one input, collecting events; `on_event` may cancel.
+pub async fn run_collect(
+    agent: &Agent,
+    history: &mut Vec<Message>,
+    prompt: &str,
+    cancel: &CancellationToken,
+    mut on_event: impl FnMut(&AgentEvent) + Send,
+) -> (RunOutcome, Vec<AgentEvent>) {
+    let mut events = Vec::new();
+    let outcome = agent
+        .run("session-test", history, vec![ContentBlock::text(prompt)], &mut |event| {
+            on_event(&event);
+            events.push(event);
+        }, cancel)
+        .await;
+    (outcome, events)
+}
+
+pub fn streamed_text(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `tool_result` blocks of a request body's last message.
+pub fn last_tool_results(body: &Value) -> Vec<Value> {
+    let messages = body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "user");
+    last["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .cloned()
+        .collect()
+}
+
+pub fn result_text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -25,7 +25,11 @@ impl ImageRef {
     pub fn of(source: &ImageSource) -> Self {
         let ImageSource::Base64 { media_type, data } = source;
         let bytes = BASE64.decode(data).unwrap_or_default();
-        Self { sha256: content_hash(&bytes), media_type: media_type.clone(), bytes: bytes.len() }
+        Self {
+            sha256: content_hash(&bytes),
+            media_type: media_type.clone(),
+            bytes: bytes.len(),
+        }
     }
 }
 
@@ -37,13 +41,22 @@ pub fn content_hash(bytes: &[u8]) -> String {
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
     #[error("cannot read {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{path} is not a PNG, JPEG, GIF or WebP image")]
     UnsupportedFormat { path: String },
     #[error("{path} is {bytes} bytes; the API takes images up to {MAX_IMAGE_BYTES} bytes")]
     TooLarge { path: String, bytes: usize },
-    #[error("{path} is {width}x{height} pixels; the API takes at most {MAX_IMAGE_SIDE} on each side")]
-    TooManyPixels { path: String, width: usize, height: usize },
+    #[error(
+        "{path} is {width}x{height} pixels; the API takes at most {MAX_IMAGE_SIDE} on each side"
+    )]
+    TooManyPixels {
+        path: String,
+        width: usize,
+        height: usize,
+    },
 }
 
 /// The media type of PNG, JPEG, GIF or WebP bytes, by their magic numbers.
@@ -52,7 +65,21 @@ pub fn media_type_of(bytes: &[u8]) -> Option<&'static str> {
         [0x89, b'P', b'N', b'G', ..] => Some("image/png"),
         [0xFF, 0xD8, 0xFF, ..] => Some("image/jpeg"),
         [b'G', b'I', b'F', b'8', ..] => Some("image/gif"),
-        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P', ..] => Some("image/webp"),
+        [
+            b'R',
+            b'I',
+            b'F',
+            b'F',
+            _,
+            _,
+            _,
+            _,
+            b'W',
+            b'E',
+            b'B',
+            b'P',
+            ..,
+        ] => Some("image/webp"),
         _ => None,
     }
 }
@@ -60,23 +87,38 @@ pub fn media_type_of(bytes: &[u8]) -> Option<&'static str> {
 /// An image block from encoded bytes, refused with a clear error if the API would refuse it.
 pub fn image_block(bytes: &[u8], name: &str) -> Result<ContentBlock, ImageError> {
     let path = name.to_string();
-    let media_type = media_type_of(bytes).ok_or_else(|| ImageError::UnsupportedFormat { path: path.clone() })?;
+    let media_type =
+        media_type_of(bytes).ok_or_else(|| ImageError::UnsupportedFormat { path: path.clone() })?;
     if bytes.len() > MAX_IMAGE_BYTES {
-        return Err(ImageError::TooLarge { path, bytes: bytes.len() });
+        return Err(ImageError::TooLarge {
+            path,
+            bytes: bytes.len(),
+        });
     }
-    let size = imagesize::blob_size(bytes).map_err(|_| ImageError::UnsupportedFormat { path: path.clone() })?;
+    let size = imagesize::blob_size(bytes)
+        .map_err(|_| ImageError::UnsupportedFormat { path: path.clone() })?;
     if size.width > MAX_IMAGE_SIDE || size.height > MAX_IMAGE_SIDE {
-        return Err(ImageError::TooManyPixels { path, width: size.width, height: size.height });
+        return Err(ImageError::TooManyPixels {
+            path,
+            width: size.width,
+            height: size.height,
+        });
     }
     Ok(ContentBlock::Image {
-        source: ImageSource::Base64 { media_type: media_type.into(), data: BASE64.encode(bytes) },
+        source: ImageSource::Base64 {
+            media_type: media_type.into(),
+            data: BASE64.encode(bytes),
+        },
     })
 }
 
 /// An image file attached to a message.
 pub fn load_attachment(path: &Path) -> Result<ContentBlock, ImageError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| ImageError::Read { path: name.clone(), source })?;
+    let bytes = std::fs::read(path).map_err(|source| ImageError::Read {
+        path: name.clone(),
+        source,
+    })?;
     image_block(&bytes, &name)
 }
 
@@ -89,6 +131,9 @@ mod tests {
         assert_eq!(media_type_of(b"\x89PNG\r\n\x1a\n...."), Some("image/png"));
         assert_eq!(media_type_of(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
         assert_eq!(media_type_of(b"%PDF-1.7"), None);
-        assert!(matches!(image_block(b"%PDF-1.7", "a.pdf"), Err(ImageError::UnsupportedFormat { .. })));
+        assert!(matches!(
+            image_block(b"%PDF-1.7", "a.pdf"),
+            Err(ImageError::UnsupportedFormat { .. })
+        ));
     }
 }

@@ -31,7 +31,10 @@ fn run(command: &mut Command) -> (Output, String, String) {
 }
 
 fn json_lines(stdout: &str) -> Vec<Value> {
-    stdout.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect()
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
 }
 
 #[test]
@@ -39,7 +42,14 @@ fn text_mode_streams_the_answer_to_stdout_and_the_rest_to_stderr() {
     let api = StandIn::spawn([Turn::text("Hello from the stand-in.")]);
     let data = tempfile::tempdir().unwrap();
     let (output, stdout, stderr) = run(deskhand(&api, &data).args([
-        "ask", "--model", "claude-x", "--system", "Be brief.", "--max-turns", "4", "say hello",
+        "ask",
+        "--model",
+        "claude-x",
+        "--system",
+        "Be brief.",
+        "--max-turns",
+        "4",
+        "say hello",
     ]));
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
     assert_eq!(stdout, "Hello from the stand-in.\n");
@@ -52,14 +62,24 @@ fn text_mode_streams_the_answer_to_stdout_and_the_rest_to_stderr() {
 
 #[test]
 fn json_mode_prints_one_event_per_line_ending_with_done() {
-    let api = StandIn::spawn([Reply::new().text("Streaming in pieces.").usage(12, 5).into()]);
+    let api = StandIn::spawn([Reply::new()
+        .text("Streaming in pieces.")
+        .usage(12, 5)
+        .into()]);
     let data = tempfile::tempdir().unwrap();
     let (output, stdout, _) = run(deskhand(&api, &data).args(["ask", "--json", "hi"]));
     assert_eq!(output.status.code(), Some(0));
     let events = json_lines(&stdout);
     assert!(events.iter().all(|e| e["type"].is_string()));
-    assert!(events.iter().all(|e| e["type"] != "message"), "full messages are not printed");
-    let text: String = events.iter().filter(|e| e["type"] == "text_delta").map(|e| e["text"].as_str().unwrap()).collect();
+    assert!(
+        events.iter().all(|e| e["type"] != "message"),
+        "full messages are not printed"
+    );
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
     assert_eq!(text, "Streaming in pieces.");
     let done = events.last().unwrap();
     assert_eq!(done["type"], "done");
@@ -68,7 +88,11 @@ fn json_mode_prints_one_event_per_line_ending_with_done() {
     assert!(!done["session_id"].as_str().unwrap().is_empty());
     assert_eq!(done["usage"]["input_tokens"], 12);
     assert_eq!(done["usage"]["output_tokens"], 5);
-    assert_eq!(api.requests()[0].body["model"], "claude-sonnet-4-5", "the default model");
+    assert_eq!(
+        api.requests()[0].body["model"],
+        "claude-sonnet-4-5",
+        "the default model"
+    );
 }
 
 const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
@@ -78,35 +102,68 @@ fn attach_sends_images_and_refuses_other_files_before_any_request() {
     let api = StandIn::spawn([Turn::text("A single pixel.")]);
     let data = tempfile::tempdir().unwrap();
     let png = data.path().join("pixel.png");
-    std::fs::write(&png, base64::engine::general_purpose::STANDARD.decode(PNG_1X1).unwrap()).unwrap();
-    let (output, _, stderr) = run(deskhand(&api, &data).args(["ask", "--attach"]).arg(&png).arg("what is this?"));
+    std::fs::write(
+        &png,
+        base64::engine::general_purpose::STANDARD
+            .decode(PNG_1X1)
+            .unwrap(),
+    )
+    .unwrap();
+    let (output, _, stderr) = run(deskhand(&api, &data)
+        .args(["ask", "--attach"])
+        .arg(&png)
+        .arg("what is this?"));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let content = &api.requests()[0].body["messages"][0]["content"];
     assert_eq!(content[1]["type"], "image");
-    assert_eq!(content[1]["source"], json!({"type": "base64", "media_type": "image/png", "data": PNG_1X1}));
+    assert_eq!(
+        content[1]["source"],
+        json!({"type": "base64", "media_type": "image/png", "data": PNG_1X1})
+    );
 
     let notes = data.path().join("notes.txt");
     std::fs::write(&notes, "not an image").unwrap();
-    let (output, _, stderr) = run(deskhand(&api, &data).args(["ask", "--attach"]).arg(&notes).arg("and this?"));
+    let (output, _, stderr) = run(deskhand(&api, &data)
+        .args(["ask", "--attach"])
+        .arg(&notes)
+        .arg("and this?"));
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr.contains("notes.txt is not a PNG, JPEG, GIF or WebP image"), "{stderr}");
-    assert_eq!(api.requests().len(), 1, "no request for a refused attachment");
+    assert!(
+        stderr.contains("notes.txt is not a PNG, JPEG, GIF or WebP image"),
+        "{stderr}"
+    );
+    assert_eq!(
+        api.requests().len(),
+        1,
+        "no request for a refused attachment"
+    );
 }
 
 #[test]
 fn turn_limit_exits_3_and_unknown_tools_are_answered() {
-    let turns: Vec<Turn> = (0..3).map(|_| Turn::tool_use("no_such_tool", json!({}))).collect();
+    let turns: Vec<Turn> = (0..3)
+        .map(|_| Turn::tool_use("no_such_tool", json!({})))
+        .collect();
     let api = StandIn::spawn(turns);
     let data = tempfile::tempdir().unwrap();
-    let (output, stdout, _) = run(deskhand(&api, &data).args(["ask", "--json", "--max-turns", "2", "loop"]));
+    let (output, stdout, _) =
+        run(deskhand(&api, &data).args(["ask", "--json", "--max-turns", "2", "loop"]));
     assert_eq!(output.status.code(), Some(3));
     let done = json_lines(&stdout).pop().unwrap();
-    assert_eq!((done["status"].as_str(), done["turns"].as_u64()), (Some("max_turns"), Some(2)));
+    assert_eq!(
+        (done["status"].as_str(), done["turns"].as_u64()),
+        (Some("max_turns"), Some(2))
+    );
     let requests = api.requests();
     assert_eq!(requests.len(), 2);
     let result = &requests[1].body["messages"][2]["content"][0];
     assert_eq!(result["is_error"], true);
-    assert!(result["content"][0]["text"].as_str().unwrap().starts_with("unknown tool `no_such_tool`"));
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("unknown tool `no_such_tool`")
+    );
 }
 
 #[test]
@@ -116,17 +173,30 @@ fn errors_are_one_clear_line_with_status_and_request_id() {
     let (output, stdout, stderr) = run(deskhand(&api, &data).args(["ask", "hi"]));
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout, "");
-    let line = stderr.lines().find(|l| l.starts_with("error: ")).expect(&stderr);
-    assert!(line.contains("authentication failed") && line.contains("HTTP 401") && line.contains("request-id req_standin_1"), "{line}");
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .expect(&stderr);
+    assert!(
+        line.contains("authentication failed")
+            && line.contains("HTTP 401")
+            && line.contains("request-id req_standin_1"),
+        "{line}"
+    );
     assert!(!stderr.contains("panicked"));
-    assert!(!stderr.contains(API_KEY), "the key never reaches the output");
+    assert!(
+        !stderr.contains(API_KEY),
+        "the key never reaches the output"
+    );
 }
 
 #[test]
 fn missing_key_and_unknown_tools_are_refused_up_front() {
     let api = StandIn::spawn([Turn::text("unused")]);
     let data = tempfile::tempdir().unwrap();
-    let (output, _, stderr) = run(deskhand(&api, &data).env_remove("ANTHROPIC_API_KEY").args(["ask", "hi"]));
+    let (output, _, stderr) = run(deskhand(&api, &data)
+        .env_remove("ANTHROPIC_API_KEY")
+        .args(["ask", "hi"]));
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr.contains("API key"), "{stderr}");
 
@@ -138,9 +208,16 @@ fn missing_key_and_unknown_tools_are_refused_up_front() {
 
 #[test]
 fn ctrl_c_cancels_cleanly_with_exit_130() {
-    let api = StandIn::spawn([Reply::new().text("A long answer that hangs midway through.").hang_after(6).into()]);
+    let api = StandIn::spawn([Reply::new()
+        .text("A long answer that hangs midway through.")
+        .hang_after(6)
+        .into()]);
     let data = tempfile::tempdir().unwrap();
-    let mut child = deskhand(&api, &data).args(["ask", "--json", "talk"]).stdout(Stdio::piped()).spawn().unwrap();
+    let mut child = deskhand(&api, &data)
+        .args(["ask", "--json", "talk"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut seen = Vec::new();
     for line in lines.by_ref() {
@@ -151,11 +228,17 @@ fn ctrl_c_cancels_cleanly_with_exit_130() {
             break;
         }
     }
-    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(status.success());
     seen.extend(lines.map(|l| serde_json::from_str::<Value>(&l.unwrap()).unwrap()));
     let exit = child.wait().unwrap();
     assert_eq!(exit.code(), Some(130));
     let done = seen.last().unwrap();
-    assert_eq!((done["type"].as_str(), done["status"].as_str()), (Some("done"), Some("cancelled")));
+    assert_eq!(
+        (done["type"].as_str(), done["status"].as_str()),
+        (Some("done"), Some("cancelled"))
+    );
 }

@@ -108,7 +108,9 @@ impl Turn {
     pub fn tool_uses<N: Into<String>>(calls: impl IntoIterator<Item = (N, Value)>) -> Turn {
         calls
             .into_iter()
-            .fold(Reply::new(), |reply, (name, input)| reply.tool_use(name, input))
+            .fold(Reply::new(), |reply, (name, input)| {
+                reply.tool_use(name, input)
+            })
             .into()
     }
 

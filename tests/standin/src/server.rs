@@ -303,7 +303,9 @@ fn or_stock<'a>(message: &'a str, error_type: &str) -> &'a str {
         "invalid_request_error" => "Invalid request",
         "authentication_error" => "invalid x-api-key",
         "billing_error" => "Your credit balance is too low",
-        "permission_error" => "Your API key does not have permission to use the specified resource.",
+        "permission_error" => {
+            "Your API key does not have permission to use the specified resource."
+        }
         "not_found_error" => "Not found",
         "request_too_large" => "Request exceeds the maximum allowed number of bytes.",
         "rate_limit_error" => "Number of request tokens has exceeded your per-minute rate limit",

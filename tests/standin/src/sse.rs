@@ -10,7 +10,7 @@ use crate::script::{Reply, ReplyBlock, Usage};
 const TEXT_CHUNK: usize = 8;
 const JSON_CHUNK: usize = 10;
 
-/// A unknown event type, so clients prove they skip what they do not know.
+/// An unknown event type, so clients prove they skip what they do not know.
 const UNKNOWN_EVENT: &str = "deskhand_future_event";
 
 /// One server-sent event.
@@ -38,7 +38,42 @@ impl Event {
 
     /// `event: NAME\ndata: JSON\n\n`, compact JSON on one line as the API sends it.
     pub fn encode(&self) -> Bytes {
-        Bytes::from(format!("event: {}\ndata: {}\n\n", self.name, self.data))
+        let mut out = format!("event: {}\ndata: ", self.name);
+        write_type_first(&mut out, &self.data);
+        out.push_str("\n\n");
+        Bytes::from(out)
+    }
+}
+
+/// Compact JSON with each object's `"type"` key first, as the API writes it (serde_json
+/// sorts keys, and a client that peeks at the start of `data` should not be fooled).
+fn write_type_first(out: &mut String, value: &Value) {
+    match value {
+        Value::Object(map) => {
+            out.push('{');
+            let first = map.get_key_value("type");
+            let rest = map.iter().filter(|(key, _)| *key != "type");
+            for (i, (key, value)) in first.into_iter().chain(rest).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::from(key.as_str()).to_string());
+                out.push(':');
+                write_type_first(out, value);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_type_first(out, item);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
     }
 }
 
@@ -164,7 +199,9 @@ impl Message {
                 Block::ToolUse { id, name, .. } => {
                     json!({"type": "tool_use", "id": id, "name": name, "input": {}})
                 }
-                Block::Thinking { .. } => json!({"type": "thinking", "thinking": "", "signature": ""}),
+                Block::Thinking { .. } => {
+                    json!({"type": "thinking", "thinking": "", "signature": ""})
+                }
             };
             events.push(Event::new(
                 "content_block_start",
@@ -181,24 +218,28 @@ impl Message {
             };
             match block {
                 Block::Text { text } => events.extend(
-                    chunks(text, TEXT_CHUNK).map(|t| delta(json!({"type": "text_delta", "text": t}))),
+                    chunks(text, TEXT_CHUNK)
+                        .map(|t| delta(json!({"type": "text_delta", "text": t}))),
                 ),
                 Block::ToolUse { partial_json, .. } => {
                     let mut pieces: Vec<&str> = chunks(partial_json, JSON_CHUNK).collect();
                     if pieces.is_empty() {
                         pieces.push("");
                     }
-                    events.extend(pieces.into_iter().map(|p| {
-                        delta(json!({"type": "input_json_delta", "partial_json": p}))
-                    }));
+                    events.extend(
+                        pieces
+                            .into_iter()
+                            .map(|p| delta(json!({"type": "input_json_delta", "partial_json": p}))),
+                    );
                 }
                 Block::Thinking {
                     thinking,
                     signature,
                 } => {
-                    events.extend(chunks(thinking, TEXT_CHUNK).map(|t| {
-                        delta(json!({"type": "thinking_delta", "thinking": t}))
-                    }));
+                    events.extend(
+                        chunks(thinking, TEXT_CHUNK)
+                            .map(|t| delta(json!({"type": "thinking_delta", "thinking": t}))),
+                    );
                     events.push(delta(
                         json!({"type": "signature_delta", "signature": signature}),
                     ));
@@ -237,7 +278,8 @@ impl Message {
                     partial_json,
                 } => {
                     // A raw input that parses wins, as it is what the stream would carry.
-                    let input = serde_json::from_str(partial_json).unwrap_or_else(|_| input.clone());
+                    let input =
+                        serde_json::from_str(partial_json).unwrap_or_else(|_| input.clone());
                     json!({"type": "tool_use", "id": id, "name": name, "input": input})
                 }
                 Block::Thinking {
@@ -280,10 +322,7 @@ fn chunks(text: &str, size: usize) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
-        let end = rest
-            .char_indices()
-            .nth(size)
-            .map_or(rest.len(), |(i, _)| i);
+        let end = rest.char_indices().nth(size).map_or(rest.len(), |(i, _)| i);
         let (piece, tail) = rest.split_at(end);
         rest = tail;
         Some(piece)
@@ -293,6 +332,15 @@ fn chunks(text: &str, size: usize) -> impl Iterator<Item = &str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn events_put_type_first() {
+        let event = Event::error("overloaded_error", "Over \"loaded\"");
+        assert_eq!(
+            event.encode(),
+            "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Over \\\"loaded\\\"\"}}\n\n"
+        );
+    }
 
     #[test]
     fn chunks_respect_char_boundaries() {

@@ -50,7 +50,8 @@ pub(crate) fn check(
         Err(_) => Value::String(String::from_utf8_lossy(body).into_owned()),
     };
     let verdict = check_headers(headers, body.len()).and_then(|()| {
-        let value = parsed.map_err(|e| invalid(format!("There was an error parsing the body: {e}")))?;
+        let value =
+            parsed.map_err(|e| invalid(format!("There was an error parsing the body: {e}")))?;
         check_body(&value, &betas(headers), validate_images)
     });
     (recorded, verdict)
@@ -134,7 +135,9 @@ fn check_system(system: Option<&Value>) -> Result<(), Rejection> {
             }
             Ok(())
         }
-        Some(_) => Err(invalid("system: Input should be a string or a list of text blocks")),
+        Some(_) => Err(invalid(
+            "system: Input should be a string or a list of text blocks",
+        )),
     }
 }
 
@@ -150,7 +153,11 @@ impl Checked<'_> {
     }
 
     /// `(block index, field)` of every block of type `ty`.
-    fn of_type<'s>(&'s self, ty: &'s str, field: &'s str) -> impl Iterator<Item = (usize, &'s str)> {
+    fn of_type<'s>(
+        &'s self,
+        ty: &'s str,
+        field: &'s str,
+    ) -> impl Iterator<Item = (usize, &'s str)> {
         self.blocks.iter().enumerate().filter_map(move |(j, b)| {
             (b.get("type").and_then(Value::as_str) == Some(ty))
                 .then(|| b.get(field).and_then(Value::as_str))
@@ -181,7 +188,9 @@ fn check_messages(messages: Option<&Value>, images: bool) -> Result<(), Rejectio
             }
         };
         if i == 0 && role != "user" {
-            return Err(invalid(r#"messages: first message must use the "user" role"#));
+            return Err(invalid(
+                r#"messages: first message must use the "user" role"#,
+            ));
         }
         if let Some(prev) = checked.last()
             && prev.role == role
@@ -217,7 +226,9 @@ fn check_content<'a>(
         Some(Value::Array(blocks)) => blocks
             .iter()
             .enumerate()
-            .map(|(j, block)| check_block(&format!("messages.{i}.content.{j}"), role, block, images))
+            .map(|(j, block)| {
+                check_block(&format!("messages.{i}.content.{j}"), role, block, images)
+            })
             .collect(),
         Some(_) => Err(invalid(format!(
             "messages.{i}.content: Input should be a valid string or a list of content blocks"
@@ -268,7 +279,9 @@ fn check_block<'a>(
             only_in("user")?;
             string("tool_use_id")?;
             if block.get("is_error").is_some_and(|e| !e.is_boolean()) {
-                return Err(invalid(format!("{path}.is_error: Input should be a boolean")));
+                return Err(invalid(format!(
+                    "{path}.is_error: Input should be a boolean"
+                )));
             }
             check_tool_result_content(path, block.get("content"), images)?;
         }
@@ -303,7 +316,9 @@ fn check_block<'a>(
 fn check_text(path: &str, block: &Map<String, Value>) -> Result<(), Rejection> {
     match block.get("text").and_then(Value::as_str) {
         None => Err(invalid(format!("{path}.text: Field required (a string)"))),
-        Some("") => Err(invalid(format!("{path}: text content blocks must be non-empty"))),
+        Some("") => Err(invalid(format!(
+            "{path}: text content blocks must be non-empty"
+        ))),
         Some(_) => Ok(()),
     }
 }
@@ -348,7 +363,10 @@ fn check_image(path: &str, block: &Map<String, Value>, deep: bool) -> Result<(),
             "{path}.source.type: the stand-in only accepts 'base64' image sources"
         )));
     }
-    let media_type = source.get("media_type").and_then(Value::as_str).unwrap_or("");
+    let media_type = source
+        .get("media_type")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     if !MEDIA_TYPES.contains(&media_type) {
         return Err(invalid(format!(
             "{path}.source.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
@@ -470,7 +488,9 @@ fn check_tools(tools: Option<&Value>, betas: &[String]) -> Result<(), Rejection>
                     )));
                 }
                 if !tool.get("input_schema").is_some_and(Value::is_object) {
-                    return Err(invalid(format!("tools.{i}.custom.input_schema: Field required")));
+                    return Err(invalid(format!(
+                        "tools.{i}.custom.input_schema: Field required"
+                    )));
                 }
             }
             Some(ty) if ty.starts_with("computer_2025") => {
@@ -485,10 +505,12 @@ fn check_tools(tools: Option<&Value>, betas: &[String]) -> Result<(), Rejection>
                     )));
                 }
                 if name != "computer" {
-                    return Err(invalid(format!("tools.{i}.{ty}.name: Input should be 'computer'")));
+                    return Err(invalid(format!(
+                        "tools.{i}.{ty}.name: Input should be 'computer'"
+                    )));
                 }
                 for field in ["display_width_px", "display_height_px"] {
-                    if !tool.get(field).and_then(Value::as_u64).is_some_and(|n| n > 0) {
+                    if tool.get(field).and_then(Value::as_u64).unwrap_or(0) == 0 {
                         return Err(invalid(format!(
                             "tools.{i}.{ty}.{field}: Field required (a positive integer)"
                         )));

@@ -28,7 +28,9 @@ impl std::str::FromStr for ApprovalPolicy {
             "ask" => Ok(Self::Ask),
             "auto" => Ok(Self::Auto),
             "deny" | "read-only" => Ok(Self::Deny),
-            _ => Err(format!("unknown approval policy `{s}` (expected ask, auto or deny)")),
+            _ => Err(format!(
+                "unknown approval policy `{s}` (expected ask, auto or deny)"
+            )),
         }
     }
 }
@@ -49,7 +51,9 @@ pub enum Decision {
     Approve,
     /// Approve, and every later action of the same kind in this session.
     ApproveKind,
-    Deny { reason: Option<String> },
+    Deny {
+        reason: Option<String>,
+    },
 }
 
 /// Who made a decision, for the action log.
@@ -91,7 +95,11 @@ pub enum Precheck {
 
 impl ApprovalGate {
     pub fn new(policy: ApprovalPolicy, approver: Box<dyn Approver>) -> Self {
-        Self { policy: RwLock::new(policy), allowed_kinds: Mutex::default(), approver }
+        Self {
+            policy: RwLock::new(policy),
+            allowed_kinds: Mutex::default(),
+            approver,
+        }
     }
 
     pub fn policy(&self) -> ApprovalPolicy {
@@ -111,7 +119,9 @@ impl ApprovalGate {
         match policy {
             ApprovalPolicy::Auto => Precheck::Decided(Decision::Approve, DecidedBy::Policy),
             ApprovalPolicy::Deny => Precheck::Decided(
-                Decision::Deny { reason: Some("the approval policy allows read-only actions only".into()) },
+                Decision::Deny {
+                    reason: Some("the approval policy allows read-only actions only".into()),
+                },
                 DecidedBy::Policy,
             ),
             ApprovalPolicy::Ask => {
@@ -142,7 +152,12 @@ mod tests {
     use super::*;
 
     fn plan(kind: &str, read_only: bool) -> ActionPlan {
-        ActionPlan { kind: kind.into(), read_only, summary: String::new(), detail: Value::Null }
+        ActionPlan {
+            kind: kind.into(),
+            read_only,
+            summary: String::new(),
+            detail: Value::Null,
+        }
     }
 
     fn decided(precheck: Precheck) -> Option<(Decision, DecidedBy)> {
@@ -154,17 +169,40 @@ mod tests {
 
     #[tokio::test]
     async fn policies_and_session_rules() {
-        let gate = ApprovalGate::new(ApprovalPolicy::Ask, Box::new(FixedApprover(Decision::ApproveKind)));
-        assert_eq!(decided(gate.precheck(&plan("computer.screenshot", true))), Some((Decision::Approve, DecidedBy::Policy)));
+        let gate = ApprovalGate::new(
+            ApprovalPolicy::Ask,
+            Box::new(FixedApprover(Decision::ApproveKind)),
+        );
+        assert_eq!(
+            decided(gate.precheck(&plan("computer.screenshot", true))),
+            Some((Decision::Approve, DecidedBy::Policy))
+        );
         assert!(decided(gate.precheck(&plan("bash", false))).is_none());
-        let request = ApprovalRequest { tool_use_id: "t".into(), tool: "bash".into(), input: Value::Null, plan: plan("bash", false) };
+        let request = ApprovalRequest {
+            tool_use_id: "t".into(),
+            tool: "bash".into(),
+            input: Value::Null,
+            plan: plan("bash", false),
+        };
         assert_eq!(gate.ask(&request).await, Decision::ApproveKind);
-        assert_eq!(decided(gate.precheck(&plan("bash", false))), Some((Decision::Approve, DecidedBy::SessionRule)));
+        assert_eq!(
+            decided(gate.precheck(&plan("bash", false))),
+            Some((Decision::Approve, DecidedBy::SessionRule))
+        );
         assert!(decided(gate.precheck(&plan("editor.create", false))).is_none());
         gate.set_policy(ApprovalPolicy::Deny);
-        assert!(matches!(decided(gate.precheck(&plan("bash", false))), Some((Decision::Deny { .. }, DecidedBy::Policy))));
-        assert_eq!(decided(gate.precheck(&plan("editor.view", true))), Some((Decision::Approve, DecidedBy::Policy)));
+        assert!(matches!(
+            decided(gate.precheck(&plan("bash", false))),
+            Some((Decision::Deny { .. }, DecidedBy::Policy))
+        ));
+        assert_eq!(
+            decided(gate.precheck(&plan("editor.view", true))),
+            Some((Decision::Approve, DecidedBy::Policy))
+        );
         gate.set_policy(ApprovalPolicy::Auto);
-        assert_eq!(decided(gate.precheck(&plan("editor.create", false))), Some((Decision::Approve, DecidedBy::Policy)));
+        assert_eq!(
+            decided(gate.precheck(&plan("editor.create", false))),
+            Some((Decision::Approve, DecidedBy::Policy))
+        );
     }
 }

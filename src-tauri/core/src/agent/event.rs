@@ -38,16 +38,22 @@ pub enum AgentEvent {
         model: String,
     },
     /// A piece of the assistant's text as it streams in.
-    TextDelta { text: String },
+    TextDelta {
+        text: String,
+    },
     /// A complete message appended to the history (the user's, the assistant's, or tool
     /// results). Carries images in full, so the CLI does not print it.
-    Message { message: Message },
+    Message {
+        message: Message,
+    },
     ToolCall {
         id: String,
         name: String,
         input: Value,
     },
-    ApprovalNeeded { request: ApprovalRequest },
+    ApprovalNeeded {
+        request: ApprovalRequest,
+    },
     ApprovalDecided {
         id: String,
         #[serde(flatten)]
@@ -69,8 +75,13 @@ pub enum AgentEvent {
         delay_ms: u64,
         error: String,
     },
-    Usage { turn: Usage, total: Usage },
-    Error { message: String },
+    Usage {
+        turn: Usage,
+        total: Usage,
+    },
+    Error {
+        message: String,
+    },
     Done {
         status: RunStatus,
         turns: u32,

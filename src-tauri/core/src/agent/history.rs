@@ -24,8 +24,14 @@ pub fn repair(history: &mut Vec<Message>, reason: &str) -> usize {
             index += 1;
             continue;
         }
-        let ids: Vec<String> = history[index].tool_uses().map(|t| t.id.to_string()).collect();
-        if history.get(index + 1).is_none_or(|next| next.role != Role::User) {
+        let ids: Vec<String> = history[index]
+            .tool_uses()
+            .map(|t| t.id.to_string())
+            .collect();
+        if history
+            .get(index + 1)
+            .is_none_or(|next| next.role != Role::User)
+        {
             if ids.is_empty() {
                 index += 1;
                 continue;
@@ -68,11 +74,19 @@ mod tests {
     use super::*;
 
     fn call(id: &str) -> ContentBlock {
-        ContentBlock::ToolUse { id: id.into(), name: "bash".into(), input: json!({}) }
+        ContentBlock::ToolUse {
+            id: id.into(),
+            name: "bash".into(),
+            input: json!({}),
+        }
     }
 
     fn result(id: &str) -> ContentBlock {
-        ContentBlock::ToolResult { tool_use_id: id.into(), content: vec![], is_error: false }
+        ContentBlock::ToolResult {
+            tool_use_id: id.into(),
+            content: vec![],
+            is_error: false,
+        }
     }
 
     #[test]
@@ -84,11 +98,21 @@ mod tests {
             Message::assistant(vec![call("c")]),
         ];
         assert_eq!(repair(&mut history, "cancelled"), 3);
-        assert_eq!(history[2].content[0], ContentBlock::tool_error("a", "cancelled"));
+        assert_eq!(
+            history[2].content[0],
+            ContentBlock::tool_error("a", "cancelled")
+        );
         assert_eq!(history[2].content[1], result("b"));
         assert_eq!(history[2].content.len(), 3);
-        assert_eq!(history[4], Message::user(vec![ContentBlock::tool_error("c", "cancelled")]));
-        assert_eq!(repair(&mut history, "cancelled"), 0, "a repaired history needs no repair");
+        assert_eq!(
+            history[4],
+            Message::user(vec![ContentBlock::tool_error("c", "cancelled")])
+        );
+        assert_eq!(
+            repair(&mut history, "cancelled"),
+            0,
+            "a repaired history needs no repair"
+        );
     }
 
     #[test]

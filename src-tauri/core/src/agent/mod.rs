@@ -10,4 +10,6 @@ pub use approval::{
     Precheck,
 };
 pub use event::{AgentEvent, RunStatus};
-pub use run::{Agent, AgentConfig, CANCELLED, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, EventSink, RunOutcome};
+pub use run::{
+    Agent, AgentConfig, CANCELLED, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, EventSink, RunOutcome,
+};

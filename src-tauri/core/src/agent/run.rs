@@ -61,7 +61,11 @@ impl Agent {
             provider: self.provider.name().into(),
             model: self.config.model.clone(),
         });
-        let mut outcome = RunOutcome { status: RunStatus::Done, turns: 0, usage: Usage::default() };
+        let mut outcome = RunOutcome {
+            status: RunStatus::Done,
+            turns: 0,
+            usage: Usage::default(),
+        };
         let mut user_content = input;
         if self.config.max_turns <= 1 {
             user_content.push(final_turn_note(self.config.max_turns));
@@ -83,10 +87,15 @@ impl Agent {
                 }
             };
             outcome.usage.add(&response.usage);
-            sink(AgentEvent::Usage { turn: response.usage, total: outcome.usage });
+            sink(AgentEvent::Usage {
+                turn: response.usage,
+                total: outcome.usage,
+            });
             let assistant = Message::assistant(response.content);
             history.push(assistant.clone());
-            sink(AgentEvent::Message { message: assistant.clone() });
+            sink(AgentEvent::Message {
+                message: assistant.clone(),
+            });
 
             if assistant.tool_uses().next().is_none() {
                 if response.stop_reason == StopReason::PauseTurn && !final_turn {
@@ -105,7 +114,10 @@ impl Agent {
                 let refusal = if cancel.is_cancelled() {
                     Some(CANCELLED.to_string())
                 } else if final_turn {
-                    Some(format!("not run: the turn limit of {} was reached", self.config.max_turns))
+                    Some(format!(
+                        "not run: the turn limit of {} was reached",
+                        self.config.max_turns
+                    ))
                 } else {
                     response
                         .malformed_tool_inputs
@@ -121,7 +133,10 @@ impl Agent {
                 let started = Instant::now();
                 let output = match refusal {
                     Some(message) => ToolOutput::error(message),
-                    None => self.call_tool(call.id, call.name, call.input, sink, cancel).await,
+                    None => {
+                        self.call_tool(call.id, call.name, call.input, sink, cancel)
+                            .await
+                    }
                 };
                 results.push(tool_result(call.id, call.name, output, started, sink));
             }
@@ -146,10 +161,17 @@ impl Agent {
         outcome
     }
 
-    fn push_user(&self, history: &mut Vec<Message>, content: Vec<ContentBlock>, sink: &mut EventSink<'_>) {
+    fn push_user(
+        &self,
+        history: &mut Vec<Message>,
+        content: Vec<ContentBlock>,
+        sink: &mut EventSink<'_>,
+    ) {
         history::push_user(history, content);
         if let Some(last) = history.last() {
-            sink(AgentEvent::Message { message: last.clone() });
+            sink(AgentEvent::Message {
+                message: last.clone(),
+            });
         }
     }
 
@@ -174,9 +196,15 @@ impl Agent {
                 partial.push_str(&text);
                 sink(AgentEvent::TextDelta { text });
             }
-            StreamEvent::Retrying { attempt, delay_ms, error } => {
-                sink(AgentEvent::Retrying { attempt, delay_ms, error })
-            }
+            StreamEvent::Retrying {
+                attempt,
+                delay_ms,
+                error,
+            } => sink(AgentEvent::Retrying {
+                attempt,
+                delay_ms,
+                error,
+            }),
         };
         let result = tokio::select! {
             result = self.provider.stream(request, &mut on_event) => Some(result),
@@ -185,7 +213,9 @@ impl Agent {
         match result {
             Some(Ok(response)) => Ok(response),
             Some(Err(error)) => {
-                sink(AgentEvent::Error { message: error.to_string() });
+                sink(AgentEvent::Error {
+                    message: error.to_string(),
+                });
                 Err(RunStatus::Error)
             }
             None => {
@@ -226,14 +256,20 @@ impl Agent {
                     input: input.clone(),
                     plan,
                 };
-                sink(AgentEvent::ApprovalNeeded { request: request.clone() });
+                sink(AgentEvent::ApprovalNeeded {
+                    request: request.clone(),
+                });
                 tokio::select! {
                     decision = self.gate.ask(&request) => (decision, DecidedBy::User),
                     () = cancel.cancelled() => return ToolOutput::error(CANCELLED),
                 }
             }
         };
-        sink(AgentEvent::ApprovalDecided { id: id.into(), decision: decision.clone(), by });
+        sink(AgentEvent::ApprovalDecided {
+            id: id.into(),
+            decision: decision.clone(),
+            by,
+        });
         if let Decision::Deny { reason } = decision {
             let why = match (by, reason) {
                 (DecidedBy::User, Some(reason)) => format!("the user denied this action: {reason}"),
@@ -243,7 +279,9 @@ impl Agent {
             };
             return ToolOutput::error(why);
         }
-        let ctx = ToolContext { cancel: cancel.child_token() };
+        let ctx = ToolContext {
+            cancel: cancel.child_token(),
+        };
         tokio::select! {
             output = tool.run(input, &ctx) => output,
             () = cancel.cancelled() => ToolOutput::error(CANCELLED),
@@ -275,7 +313,11 @@ fn tool_result(
         images,
         duration_ms: started.elapsed().as_millis() as u64,
     });
-    ContentBlock::ToolResult { tool_use_id: id.into(), content: output.content, is_error: output.is_error }
+    ContentBlock::ToolResult {
+        tool_use_id: id.into(),
+        content: output.content,
+        is_error: output.is_error,
+    }
 }
 
 fn final_turn_note(max_turns: u32) -> ContentBlock {

@@ -20,7 +20,11 @@ use deskhand::tools::catalog::{self, ToolSettings};
 use tokio_util::sync::CancellationToken;
 
 #[derive(Parser)]
-#[command(name = "deskhand", version, about = "A computer-use agent you watch and approve")]
+#[command(
+    name = "deskhand",
+    version,
+    about = "A computer-use agent you watch and approve"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -104,7 +108,9 @@ async fn ask(args: AskArgs) -> Result<RunStatus> {
             .unwrap_or_else(|_| anthropic::DEFAULT_BASE_URL.to_string()),
         retry: RetryPolicy::default(),
     })?;
-    let settings = ToolSettings { model: args.model.clone() };
+    let settings = ToolSettings {
+        model: args.model.clone(),
+    };
     let tools = catalog::registry(args.tools.as_deref(), &settings)?;
     let approver: Box<dyn Approver> = Box::new(TerminalApprover);
     let agent = Agent {
@@ -113,7 +119,10 @@ async fn ask(args: AskArgs) -> Result<RunStatus> {
         gate: Arc::new(ApprovalGate::new(policy, approver)),
         config: AgentConfig {
             model: args.model.clone(),
-            system: args.system.clone().unwrap_or_else(|| DEFAULT_SYSTEM.to_string()),
+            system: args
+                .system
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SYSTEM.to_string()),
             max_turns: args.max_turns,
             max_tokens: DEFAULT_MAX_TOKENS,
         },
@@ -125,9 +134,18 @@ async fn ask(args: AskArgs) -> Result<RunStatus> {
     let _ = &args.data_dir;
     let session_id = uuid::Uuid::new_v4().to_string();
     let mut history = Vec::new();
-    let mut printer = Printer { json: args.json, in_text: false };
+    let mut printer = Printer {
+        json: args.json,
+        in_text: false,
+    };
     let outcome = agent
-        .run(&session_id, &mut history, input, &mut |event| printer.print(&event), &cancel)
+        .run(
+            &session_id,
+            &mut history,
+            input,
+            &mut |event| printer.print(&event),
+            &cancel,
+        )
         .await;
     Ok(outcome.status)
 }
@@ -172,24 +190,61 @@ impl Printer {
         }
         let line = match event {
             AgentEvent::ToolCall { name, input, .. } => format!("→ {name} {input}"),
-            AgentEvent::ApprovalDecided { decision: Decision::Deny { reason }, .. } => {
-                format!("✗ denied{}", reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default())
+            AgentEvent::ApprovalDecided {
+                decision: Decision::Deny { reason },
+                ..
+            } => {
+                format!(
+                    "✗ denied{}",
+                    reason
+                        .as_deref()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default()
+                )
             }
-            AgentEvent::ToolResult { name, is_error, text, images, duration_ms, .. } => {
+            AgentEvent::ToolResult {
+                name,
+                is_error,
+                text,
+                images,
+                duration_ms,
+                ..
+            } => {
                 let mark = if *is_error { "✗" } else { "✓" };
-                let mut summary: String = text.lines().next().unwrap_or_default().chars().take(160).collect();
+                let mut summary: String = text
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(160)
+                    .collect();
                 if !images.is_empty() {
                     summary.push_str(&format!(" [{} image(s)]", images.len()));
                 }
                 format!("{mark} {name} ({duration_ms} ms) {summary}")
             }
-            AgentEvent::Retrying { attempt, delay_ms, error } => {
-                format!("… {error}; retry {attempt} in {:.1} s", *delay_ms as f64 / 1000.0)
+            AgentEvent::Retrying {
+                attempt,
+                delay_ms,
+                error,
+            } => {
+                format!(
+                    "… {error}; retry {attempt} in {:.1} s",
+                    *delay_ms as f64 / 1000.0
+                )
             }
             AgentEvent::Error { message } => format!("error: {message}"),
-            AgentEvent::Done { status, turns, usage, .. } => format!(
+            AgentEvent::Done {
+                status,
+                turns,
+                usage,
+                ..
+            } => format!(
                 "[{}] {turns} turn(s), {} input + {} output tokens",
-                serde_json::to_value(status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+                serde_json::to_value(status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
                 usage.input_tokens,
                 usage.output_tokens
             ),
@@ -212,7 +267,9 @@ impl Approver for TerminalApprover {
         if !std::io::stdin().is_terminal() {
             let reason = "no terminal to ask for approval (stdin is not a TTY); run with --approve auto to allow actions";
             eprintln!("deskhand: refused {}: {reason}", request.plan.summary);
-            return Decision::Deny { reason: Some(reason.into()) };
+            return Decision::Deny {
+                reason: Some(reason.into()),
+            };
         }
         let prompt = format!(
             "\nAllow {}? [y]es / [n]o (n <reason>) / [a]lways for {} this session: ",
@@ -226,7 +283,11 @@ impl Approver for TerminalApprover {
         .await;
         let line = match answer {
             Ok(Ok(line)) => line,
-            _ => return Decision::Deny { reason: Some("could not read the answer".into()) },
+            _ => {
+                return Decision::Deny {
+                    reason: Some("could not read the answer".into()),
+                };
+            }
         };
         let line = line.trim();
         match line.chars().next().map(|c| c.to_ascii_lowercase()) {
@@ -234,9 +295,10 @@ impl Approver for TerminalApprover {
             Some('a') => Decision::ApproveKind,
             _ => {
                 let reason = line.get(1..).map(str::trim).filter(|r| !r.is_empty());
-                Decision::Deny { reason: reason.map(str::to_string) }
+                Decision::Deny {
+                    reason: reason.map(str::to_string),
+                }
             }
         }
     }
 }
-

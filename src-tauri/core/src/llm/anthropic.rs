@@ -205,8 +205,15 @@ struct StreamAssembler {
 
 enum PartialBlock {
     Text(String),
-    ToolUse { id: String, name: String, json: String },
-    Thinking { thinking: String, signature: String },
+    ToolUse {
+        id: String,
+        name: String,
+        json: String,
+    },
+    Thinking {
+        thinking: String,
+        signature: String,
+    },
     Other(Value),
 }
 
@@ -229,9 +236,8 @@ impl StreamAssembler {
         if !known.contains(&event.event.as_str()) {
             return Ok(None); // ping, and event types newer than this client
         }
-        let data: Value = serde_json::from_str(&event.data).map_err(|e| {
-            protocol_error(format!("{} event is not JSON: {e}", event.event))
-        })?;
+        let data: Value = serde_json::from_str(&event.data)
+            .map_err(|e| protocol_error(format!("{} event is not JSON: {e}", event.event)))?;
         match event.event.as_str() {
             "message_start" => {
                 if let Some(usage) = data.pointer("/message/usage") {
@@ -290,7 +296,10 @@ impl StreamAssembler {
             }
             "message_stop" => return Ok(Some(self.finish())),
             "error" => {
-                let kind = data.pointer("/error/type").and_then(Value::as_str).unwrap_or("");
+                let kind = data
+                    .pointer("/error/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
                 let message = data
                     .pointer("/error/message")
                     .and_then(Value::as_str)
@@ -323,16 +332,23 @@ impl StreamAssembler {
                                 Value::Object(Default::default())
                             }
                             Err(e) => {
-                                malformed.push((id.clone(), format!("input is not valid JSON ({e}): {json}")));
+                                malformed.push((
+                                    id.clone(),
+                                    format!("input is not valid JSON ({e}): {json}"),
+                                ));
                                 Value::Object(Default::default())
                             }
                         }
                     };
                     Some(ContentBlock::ToolUse { id, name, input })
                 }
-                PartialBlock::Thinking { thinking, signature } => {
-                    Some(ContentBlock::Thinking { thinking, signature })
-                }
+                PartialBlock::Thinking {
+                    thinking,
+                    signature,
+                } => Some(ContentBlock::Thinking {
+                    thinking,
+                    signature,
+                }),
                 PartialBlock::Other(value) => serde_json::from_value(value).ok(),
             })
             .collect();
@@ -354,8 +370,14 @@ fn merge_usage(usage: &mut Usage, value: &Value) {
     let fields: [(&str, &mut u64); 4] = [
         ("input_tokens", &mut usage.input_tokens),
         ("output_tokens", &mut usage.output_tokens),
-        ("cache_creation_input_tokens", &mut usage.cache_creation_input_tokens),
-        ("cache_read_input_tokens", &mut usage.cache_read_input_tokens),
+        (
+            "cache_creation_input_tokens",
+            &mut usage.cache_creation_input_tokens,
+        ),
+        (
+            "cache_read_input_tokens",
+            &mut usage.cache_read_input_tokens,
+        ),
     ];
     for (name, slot) in fields {
         if let Some(n) = value.get(name).and_then(Value::as_u64) {
@@ -428,7 +450,10 @@ fn network_error(error: reqwest::Error) -> ProviderError {
 }
 
 fn stream_cut(message: String, request_id: &Option<String>) -> ProviderError {
-    with_request_id(ProviderError::new(PROVIDER, ErrorKind::StreamCut, message), request_id)
+    with_request_id(
+        ProviderError::new(PROVIDER, ErrorKind::StreamCut, message),
+        request_id,
+    )
 }
 
 fn protocol_error(message: String) -> ProviderError {
@@ -445,7 +470,10 @@ mod tests {
     use super::*;
 
     fn sse(event: &str, data: Value) -> SseEvent {
-        SseEvent { event: event.into(), data: data.to_string() }
+        SseEvent {
+            event: event.into(),
+            data: data.to_string(),
+        }
     }
 
     #[test]
@@ -453,44 +481,105 @@ mod tests {
         let mut assembler = StreamAssembler::default();
         let mut deltas = Vec::new();
         let events = [
-            sse("message_start", json!({"message": {"usage": {"input_tokens": 10, "output_tokens": 1}}})),
-            sse("content_block_start", json!({"index": 0, "content_block": {"type": "text", "text": ""}})),
-            sse("content_block_delta", json!({"index": 0, "delta": {"type": "text_delta", "text": "Hel"}})),
+            sse(
+                "message_start",
+                json!({"message": {"usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            ),
+            sse(
+                "content_block_start",
+                json!({"index": 0, "content_block": {"type": "text", "text": ""}}),
+            ),
+            sse(
+                "content_block_delta",
+                json!({"index": 0, "delta": {"type": "text_delta", "text": "Hel"}}),
+            ),
             sse("future_event", json!({"whatever": true})),
-            sse("content_block_delta", json!({"index": 0, "delta": {"type": "text_delta", "text": "lo"}})),
-            sse("content_block_start", json!({"index": 1, "content_block": {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}})),
-            sse("content_block_delta", json!({"index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": "}})),
-            sse("content_block_delta", json!({"index": 1, "delta": {"type": "input_json_delta", "partial_json": "\"ls\"}"}})),
+            sse(
+                "content_block_delta",
+                json!({"index": 0, "delta": {"type": "text_delta", "text": "lo"}}),
+            ),
+            sse(
+                "content_block_start",
+                json!({"index": 1, "content_block": {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}}),
+            ),
+            sse(
+                "content_block_delta",
+                json!({"index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": "}}),
+            ),
+            sse(
+                "content_block_delta",
+                json!({"index": 1, "delta": {"type": "input_json_delta", "partial_json": "\"ls\"}"}}),
+            ),
             sse("content_block_stop", json!({"index": 1})),
-            sse("message_delta", json!({"delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 42}})),
+            sse(
+                "message_delta",
+                json!({"delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 42}}),
+            ),
         ];
         for event in &events {
-            assert!(assembler.apply(event, &mut |e| deltas.push(e)).unwrap().is_none());
+            assert!(
+                assembler
+                    .apply(event, &mut |e| deltas.push(e))
+                    .unwrap()
+                    .is_none()
+            );
         }
-        let done = assembler.apply(&sse("message_stop", json!({})), &mut |_| {}).unwrap().unwrap();
+        let done = assembler
+            .apply(&sse("message_stop", json!({})), &mut |_| {})
+            .unwrap()
+            .unwrap();
         assert_eq!(
             done.content,
             vec![
                 ContentBlock::text("Hello"),
-                ContentBlock::ToolUse { id: "t1".into(), name: "bash".into(), input: json!({"command": "ls"}) },
+                ContentBlock::ToolUse {
+                    id: "t1".into(),
+                    name: "bash".into(),
+                    input: json!({"command": "ls"})
+                },
             ]
         );
         assert_eq!(done.stop_reason, StopReason::ToolUse);
-        assert_eq!((done.usage.input_tokens, done.usage.output_tokens), (10, 42));
-        assert_eq!(deltas, vec![StreamEvent::TextDelta("Hel".into()), StreamEvent::TextDelta("lo".into())]);
+        assert_eq!(
+            (done.usage.input_tokens, done.usage.output_tokens),
+            (10, 42)
+        );
+        assert_eq!(
+            deltas,
+            vec![
+                StreamEvent::TextDelta("Hel".into()),
+                StreamEvent::TextDelta("lo".into())
+            ]
+        );
     }
 
     #[test]
     fn malformed_tool_input_is_reported_not_fatal() {
         let mut assembler = StreamAssembler::default();
         for event in [
-            sse("content_block_start", json!({"index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}})),
-            sse("content_block_delta", json!({"index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": "}})),
+            sse(
+                "content_block_start",
+                json!({"index": 0, "content_block": {"type": "tool_use", "id": "t1", "name": "bash", "input": {}}}),
+            ),
+            sse(
+                "content_block_delta",
+                json!({"index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": "}}),
+            ),
         ] {
             assembler.apply(&event, &mut |_| {}).unwrap();
         }
-        let done = assembler.apply(&sse("message_stop", json!({})), &mut |_| {}).unwrap().unwrap();
-        assert_eq!(done.content[0], ContentBlock::ToolUse { id: "t1".into(), name: "bash".into(), input: json!({}) });
+        let done = assembler
+            .apply(&sse("message_stop", json!({})), &mut |_| {})
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            done.content[0],
+            ContentBlock::ToolUse {
+                id: "t1".into(),
+                name: "bash".into(),
+                input: json!({})
+            }
+        );
         assert_eq!(done.malformed_tool_inputs.len(), 1);
         assert!(done.malformed_tool_inputs[0].1.contains("not valid JSON"));
     }
@@ -505,7 +594,10 @@ mod tests {
             message: "slow down".into(),
             retry_after: None,
         };
-        assert_eq!(error.to_string(), "Anthropic: rate limited (HTTP 429, request-id req_1): slow down");
+        assert_eq!(
+            error.to_string(),
+            "Anthropic: rate limited (HTTP 429, request-id req_1): slow down"
+        );
     }
 
     #[test]
@@ -514,9 +606,16 @@ mod tests {
             name: "computer".into(),
             description: String::new(),
             input_schema: json!({}),
-            anthropic: Some(super::super::AnthropicNativeTool { definition: json!({}), beta }),
+            anthropic: Some(super::super::AnthropicNativeTool {
+                definition: json!({}),
+                beta,
+            }),
         };
-        let tools = [native(Some("computer-use-2025-01-24")), native(None), native(Some("computer-use-2025-01-24"))];
+        let tools = [
+            native(Some("computer-use-2025-01-24")),
+            native(None),
+            native(Some("computer-use-2025-01-24")),
+        ];
         assert_eq!(betas_for(&tools), "computer-use-2025-01-24");
     }
 }

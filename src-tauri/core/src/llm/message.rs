@@ -19,11 +19,17 @@ pub struct Message {
 
 impl Message {
     pub fn user(content: Vec<ContentBlock>) -> Self {
-        Self { role: Role::User, content }
+        Self {
+            role: Role::User,
+            content,
+        }
     }
 
     pub fn assistant(content: Vec<ContentBlock>) -> Self {
-        Self { role: Role::Assistant, content }
+        Self {
+            role: Role::Assistant,
+            content,
+        }
     }
 
     /// The `tool_use` blocks of this message, in order.
@@ -95,7 +101,9 @@ impl ContentBlock {
     pub fn tool_error(tool_use_id: impl Into<String>, message: impl Into<String>) -> Self {
         Self::ToolResult {
             tool_use_id: tool_use_id.into(),
-            content: vec![ToolResultContent::Text { text: message.into() }],
+            content: vec![ToolResultContent::Text {
+                text: message.into(),
+            }],
             is_error: true,
         }
     }

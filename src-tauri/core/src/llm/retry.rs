@@ -59,7 +59,9 @@ mod tests {
         let overloaded = error(ErrorKind::Overloaded);
         for (attempt, full) in [(0, 100), (1, 200), (2, 300), (3, 300)] {
             let delay = policy.delay_before_retry(attempt, &overloaded).unwrap();
-            assert!(delay >= Duration::from_millis(full / 2) && delay <= Duration::from_millis(full));
+            assert!(
+                delay >= Duration::from_millis(full / 2) && delay <= Duration::from_millis(full)
+            );
         }
         assert_eq!(policy.delay_before_retry(5, &overloaded), None);
         assert_eq!(policy.delay_before_retry(0, &error(ErrorKind::Auth)), None);

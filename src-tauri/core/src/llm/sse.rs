@@ -68,8 +68,14 @@ mod tests {
             assert_eq!(
                 events,
                 vec![
-                    SseEvent { event: "ping".into(), data: "{}".into() },
-                    SseEvent { event: "message_start".into(), data: "{\"a\":\n\"é\"}".into() },
+                    SseEvent {
+                        event: "ping".into(),
+                        data: "{}".into()
+                    },
+                    SseEvent {
+                        event: "message_start".into(),
+                        data: "{\"a\":\n\"é\"}".into()
+                    },
                 ],
                 "split at {split}"
             );

@@ -31,7 +31,10 @@ fn make(name: &str, _settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogEr
 
 /// The registry for a run. With `requested`, exactly those tools, each of which must work;
 /// without, every built-in tool that works here.
-pub fn registry(requested: Option<&[String]>, settings: &ToolSettings) -> Result<ToolRegistry, CatalogError> {
+pub fn registry(
+    requested: Option<&[String]>,
+    settings: &ToolSettings,
+) -> Result<ToolRegistry, CatalogError> {
     let mut registry = ToolRegistry::default();
     match requested {
         Some(names) => {

@@ -49,11 +49,17 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
-        Self { content: vec![ToolResultContent::Text { text: text.into() }], is_error: false }
+        Self {
+            content: vec![ToolResultContent::Text { text: text.into() }],
+            is_error: false,
+        }
     }
 
     pub fn error(text: impl Into<String>) -> Self {
-        Self { is_error: true, ..Self::text(text) }
+        Self {
+            is_error: true,
+            ..Self::text(text)
+        }
     }
 }
 
@@ -81,14 +87,25 @@ pub struct ToolRegistry {
 impl ToolRegistry {
     pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
         let definition = tool.definition();
-        if self.tools.iter().any(|t| t.definition.name == definition.name) {
+        if self
+            .tools
+            .iter()
+            .any(|t| t.definition.name == definition.name)
+        {
             return Err(RegistryError::Duplicate(definition.name));
         }
         let validator = jsonschema::validator_for(&definition.input_schema).map_err(|e| {
-            RegistryError::BadSchema { name: definition.name.clone(), message: e.to_string() }
+            RegistryError::BadSchema {
+                name: definition.name.clone(),
+                message: e.to_string(),
+            }
         })?;
         self.definitions.push(definition.clone());
-        self.tools.push(Registered { tool, definition, validator });
+        self.tools.push(Registered {
+            tool,
+            definition,
+            validator,
+        });
         Ok(())
     }
 
@@ -114,13 +131,20 @@ impl ToolRegistry {
             .iter_errors(input)
             .map(|e| {
                 let path = e.instance_path().to_string();
-                if path.is_empty() { e.to_string() } else { format!("at `{path}`: {e}") }
+                if path.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("at `{path}`: {e}")
+                }
             })
             .collect();
         if problems.is_empty() {
             Ok(&entry.tool)
         } else {
-            Err(format!("invalid input for tool `{name}`: {}", problems.join("; ")))
+            Err(format!(
+                "invalid input for tool `{name}`: {}",
+                problems.join("; ")
+            ))
         }
     }
 }

@@ -61,7 +61,11 @@ impl Tool for EchoTool {
 }
 
 pub fn fast_retries() -> RetryPolicy {
-    RetryPolicy { max_retries: 3, base_delay: Duration::from_millis(10), max_delay: Duration::from_millis(50) }
+    RetryPolicy {
+        max_retries: 3,
+        base_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(50),
+    }
 }
 
 pub struct Harness {
@@ -69,7 +73,12 @@ pub struct Harness {
     pub echo: Arc<EchoTool>,
 }
 
-pub fn harness(base_url: &str, policy: ApprovalPolicy, approver: Box<dyn Approver>, max_turns: u32) -> Harness {
+pub fn harness(
+    base_url: &str,
+    policy: ApprovalPolicy,
+    approver: Box<dyn Approver>,
+    max_turns: u32,
+) -> Harness {
     let echo = Arc::new(EchoTool::default());
     let mut tools = ToolRegistry::default();
     tools.register(echo.clone()).unwrap();
@@ -103,10 +112,16 @@ pub async fn run_collect(
 ) -> (RunOutcome, Vec<AgentEvent>) {
     let mut events = Vec::new();
     let outcome = agent
-        .run("session-test", history, vec![ContentBlock::text(prompt)], &mut |event| {
-            on_event(&event);
-            events.push(event);
-        }, cancel)
+        .run(
+            "session-test",
+            history,
+            vec![ContentBlock::text(prompt)],
+            &mut |event| {
+                on_event(&event);
+                events.push(event);
+            },
+            cancel,
+        )
         .await;
     (outcome, events)
 }

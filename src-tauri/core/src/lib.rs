@@ -6,3 +6,6 @@ pub mod agent;
 pub mod images;
 pub mod llm;
 pub mod tools;
+
+/// The engine version, shared by the CLI and the app.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

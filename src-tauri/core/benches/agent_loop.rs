@@ -111,6 +111,7 @@ fn agent(provider: Arc<dyn Provider>) -> Agent {
             system: "bench".into(),
             max_turns: 1000,
             max_tokens: 1024,
+            ..AgentConfig::default()
         },
     }
 }

@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod images;
 pub mod llm;
+pub mod paths;
 pub mod tools;
 
 /// The engine version, shared by the CLI and the app.

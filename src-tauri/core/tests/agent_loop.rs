@@ -71,10 +71,15 @@ async fn text_only_turn_streams_and_sends_a_well_formed_request() {
     );
     assert_eq!(request.body["model"], "claude-test");
     assert_eq!(request.body["stream"], true);
-    assert_eq!(request.body["system"], "You are a test.");
+    // Prompt caching is on by default: the system prompt and the newest user turn end cached prefixes.
+    let cached = json!({"type": "ephemeral"});
+    assert_eq!(
+        request.body["system"],
+        json!([{"type": "text", "text": "You are a test.", "cache_control": cached}])
+    );
     assert_eq!(
         request.body["messages"],
-        json!([{"role": "user", "content": [{"type": "text", "text": "hi"}]}])
+        json!([{"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": cached}]}])
     );
     assert_eq!(request.body["tools"][0]["name"], "echo");
     assert_eq!(

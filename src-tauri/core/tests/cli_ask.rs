@@ -56,7 +56,7 @@ fn text_mode_streams_the_answer_to_stdout_and_the_rest_to_stderr() {
     assert!(stderr.contains("[done] 1 turn(s)"), "{stderr}");
     let body = &api.requests()[0].body;
     assert_eq!(body["model"], "claude-x");
-    assert_eq!(body["system"], "Be brief.");
+    assert_eq!(body["system"][0]["text"], "Be brief.");
     assert_eq!(body["messages"][0]["content"][0]["text"], "say hello");
 }
 

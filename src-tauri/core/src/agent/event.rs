@@ -15,6 +15,8 @@ pub enum RunStatus {
     MaxTurns,
     Cancelled,
     Error,
+    /// A `--max-cost` or `--max-tokens` budget was reached.
+    Budget,
 }
 
 impl RunStatus {
@@ -25,6 +27,7 @@ impl RunStatus {
             Self::MaxTurns => 3,
             Self::Cancelled => 130,
             Self::Error => 1,
+            Self::Budget => 4,
         }
     }
 }
@@ -75,9 +78,20 @@ pub enum AgentEvent {
         delay_ms: u64,
         error: String,
     },
+    /// Tokens of one request and of the run so far; costs in US dollars where the model's
+    /// price is known.
     Usage {
         turn: Usage,
         total: Usage,
+        turn_cost_usd: Option<f64>,
+        total_cost_usd: Option<f64>,
+    },
+    /// Older turns were replaced by a model-written summary in what is sent (the stored
+    /// history keeps them): `history[..upto]` is summarized.
+    ContextSummarized {
+        upto: usize,
+        tokens_before: u64,
+        tokens_after: u64,
     },
     Error {
         message: String,
@@ -87,5 +101,6 @@ pub enum AgentEvent {
         turns: u32,
         session_id: String,
         usage: Usage,
+        cost_usd: Option<f64>,
     },
 }

@@ -1,6 +1,7 @@
 //! The agent: its loop, its events, the approval gate and history repair.
 
 mod approval;
+pub mod context;
 mod event;
 pub mod history;
 mod run;
@@ -11,5 +12,6 @@ pub use approval::{
 };
 pub use event::{AgentEvent, RunStatus};
 pub use run::{
-    Agent, AgentConfig, CANCELLED, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, EventSink, RunOutcome,
+    Agent, AgentConfig, Budget, CANCELLED, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, EventSink,
+    RunOutcome,
 };

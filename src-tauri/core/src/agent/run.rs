@@ -7,12 +7,13 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::approval::{ApprovalGate, ApprovalRequest, DecidedBy, Decision, Precheck};
+use super::context::{ContextPolicy, Summary, estimate_request};
 use super::event::{AgentEvent, RunStatus};
 use super::history;
 use crate::images::ImageRef;
 use crate::llm::{
-    ContentBlock, Message, ModelRequest, Provider, StopReason, StreamEvent, ToolResultContent,
-    Usage,
+    ContentBlock, Message, ModelRequest, ModelResponse, Provider, StopReason, StreamEvent,
+    ToolResultContent, Usage, anthropic, pricing::Price,
 };
 use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
 
@@ -25,7 +26,34 @@ pub struct AgentConfig {
     pub model: String,
     pub system: String,
     pub max_turns: u32,
+    /// The most output tokens of one response.
     pub max_tokens: u32,
+    pub context: ContextPolicy,
+    /// The model's price, for cost reports and the cost budget.
+    pub price: Option<Price>,
+    pub budget: Budget,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            model: anthropic::DEFAULT_MODEL.into(),
+            system: String::new(),
+            max_turns: DEFAULT_MAX_TURNS,
+            max_tokens: DEFAULT_MAX_TOKENS,
+            context: ContextPolicy::default(),
+            price: None,
+            budget: Budget::default(),
+        }
+    }
+}
+
+/// Limits that stop a run cleanly once reached.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Budget {
+    pub max_cost_usd: Option<f64>,
+    /// Input, output and cache tokens together.
+    pub max_tokens: Option<u64>,
 }
 
 /// Where events go: the CLI's printer, the window's channel, the store.
@@ -43,6 +71,7 @@ pub struct RunOutcome {
     pub status: RunStatus,
     pub turns: u32,
     pub usage: Usage,
+    pub cost_usd: Option<f64>,
 }
 
 impl Agent {
@@ -65,7 +94,9 @@ impl Agent {
             status: RunStatus::Done,
             turns: 0,
             usage: Usage::default(),
+            cost_usd: self.config.price.map(|_| 0.0),
         };
+        let mut summary: Option<Summary> = None;
         let mut user_content = input;
         if self.config.max_turns <= 1 {
             user_content.push(final_turn_note(self.config.max_turns));
@@ -79,18 +110,17 @@ impl Agent {
             }
             outcome.turns += 1;
             let final_turn = outcome.turns >= self.config.max_turns;
-            let response = match self.request(history, sink, cancel).await {
+            self.summarize_if_needed(history, &mut summary, &mut outcome, sink)
+                .await;
+            let response = match self.request(history, summary.as_ref(), sink, cancel).await {
                 Ok(response) => response,
                 Err(status) => {
                     outcome.status = status;
                     break;
                 }
             };
-            outcome.usage.add(&response.usage);
-            sink(AgentEvent::Usage {
-                turn: response.usage,
-                total: outcome.usage,
-            });
+            self.count_usage(&response.usage, &mut outcome, sink);
+            let over_budget = self.over_budget(&outcome);
             let assistant = Message::assistant(response.content);
             history.push(assistant.clone());
             sink(AgentEvent::Message {
@@ -98,6 +128,10 @@ impl Agent {
             });
 
             if assistant.tool_uses().next().is_none() {
+                if over_budget.is_some() {
+                    outcome.status = RunStatus::Budget;
+                    break;
+                }
                 if response.stop_reason == StopReason::PauseTurn && !final_turn {
                     continue; // the API asks to be called again with the history as it is
                 }
@@ -113,6 +147,8 @@ impl Agent {
             for call in assistant.tool_uses() {
                 let refusal = if cancel.is_cancelled() {
                     Some(CANCELLED.to_string())
+                } else if let Some(limit) = &over_budget {
+                    Some(format!("not run: the run's budget was reached ({limit})"))
                 } else if final_turn {
                     Some(format!(
                         "not run: the turn limit of {} was reached",
@@ -142,6 +178,8 @@ impl Agent {
             }
             if cancel.is_cancelled() {
                 outcome.status = RunStatus::Cancelled;
+            } else if over_budget.is_some() {
+                outcome.status = RunStatus::Budget;
             } else if final_turn {
                 outcome.status = RunStatus::MaxTurns;
             } else if outcome.turns + 1 >= self.config.max_turns {
@@ -157,8 +195,95 @@ impl Agent {
             turns: outcome.turns,
             session_id: session_id.into(),
             usage: outcome.usage,
+            cost_usd: outcome.cost_usd,
         });
         outcome
+    }
+
+    fn count_usage(&self, usage: &Usage, outcome: &mut RunOutcome, sink: &mut EventSink<'_>) {
+        outcome.usage.add(usage);
+        let turn_cost = self.config.price.map(|price| price.cost(usage));
+        if let (Some(total), Some(turn)) = (&mut outcome.cost_usd, turn_cost) {
+            *total += turn;
+        }
+        sink(AgentEvent::Usage {
+            turn: *usage,
+            total: outcome.usage,
+            turn_cost_usd: turn_cost,
+            total_cost_usd: outcome.cost_usd,
+        });
+    }
+
+    /// Which budget the run has used up, if any.
+    fn over_budget(&self, outcome: &RunOutcome) -> Option<String> {
+        let budget = self.config.budget;
+        let u = &outcome.usage;
+        let tokens = u.input_tokens
+            + u.output_tokens
+            + u.cache_creation_input_tokens
+            + u.cache_read_input_tokens;
+        if let Some(max) = budget.max_tokens.filter(|&max| tokens >= max) {
+            return Some(format!("{tokens} tokens used of {max}"));
+        }
+        match (budget.max_cost_usd, outcome.cost_usd) {
+            (Some(max), Some(cost)) if cost >= max => {
+                Some(format!("${cost:.4} spent of ${max:.4}"))
+            }
+            _ => None,
+        }
+    }
+
+    /// Near the context window, has the model summarize the older turns, so the request
+    /// fits. On failure the request goes out whole and the provider's answer decides.
+    async fn summarize_if_needed(
+        &self,
+        history: &[Message],
+        summary: &mut Option<Summary>,
+        outcome: &mut RunOutcome,
+        sink: &mut EventSink<'_>,
+    ) {
+        let policy = &self.config.context;
+        let tools = self.tools.definitions();
+        let shaped = policy.shape(history, summary.as_ref());
+        let before = estimate_request(&self.config.system, tools, &shaped.messages);
+        if !policy.needs_summary(before) {
+            return;
+        }
+        let from = summary.as_ref().map_or(0, |s| s.upto);
+        let Some(cut) = policy.summary_cut(history, from) else {
+            return;
+        };
+        // The part to summarize ends with a user message; the instruction joins it.
+        let mut older = policy.shape(&history[..cut], summary.as_ref()).messages;
+        history::push_user(&mut older, vec![ContentBlock::text(SUMMARY_INSTRUCTION)]);
+        let request = ModelRequest {
+            model: &self.config.model,
+            system: &self.config.system,
+            messages: &older,
+            tools,
+            max_tokens: 2048,
+            cache_breakpoints: &[],
+        };
+        let Ok(response) = self.provider.stream(request, &mut |_| {}).await else {
+            return;
+        };
+        self.count_usage(&response.usage, outcome, sink);
+        let text = Message::assistant(response.content).text();
+        if text.trim().is_empty() {
+            return;
+        }
+        let candidate = Summary { upto: cut, text };
+        let after = estimate_request(
+            &self.config.system,
+            tools,
+            &policy.shape(history, Some(&candidate)).messages,
+        );
+        sink(AgentEvent::ContextSummarized {
+            upto: cut,
+            tokens_before: before,
+            tokens_after: after,
+        });
+        *summary = Some(candidate);
     }
 
     fn push_user(
@@ -180,16 +305,19 @@ impl Agent {
     async fn request(
         &self,
         history: &mut Vec<Message>,
+        summary: Option<&Summary>,
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
-    ) -> Result<crate::llm::ModelResponse, RunStatus> {
+    ) -> Result<ModelResponse, RunStatus> {
         let mut partial = String::new();
+        let shaped = self.config.context.shape(history, summary);
         let request = ModelRequest {
             model: &self.config.model,
             system: &self.config.system,
-            messages: history,
+            messages: &shaped.messages,
             tools: self.tools.definitions(),
             max_tokens: self.config.max_tokens,
+            cache_breakpoints: &shaped.cache_breakpoints,
         };
         let mut on_event = |event: StreamEvent| match event {
             StreamEvent::TextDelta(text) => {
@@ -319,6 +447,11 @@ fn tool_result(
         is_error: output.is_error,
     }
 }
+
+const SUMMARY_INSTRUCTION: &str = "[Deskhand] The conversation is getting too long for the \
+context window. Do not call any tool. Write a concise summary of everything above that is \
+needed to continue the task: the goal, what was done and its results, the current state of \
+the screen and files, and what remains. It will replace the older turns.";
 
 fn final_turn_note(max_turns: u32) -> ContentBlock {
     ContentBlock::text(format!(

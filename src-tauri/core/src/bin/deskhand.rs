@@ -9,13 +9,16 @@ use std::sync::Arc;
 use anyhow::{Result, bail};
 use async_trait::async_trait;
 use clap::{Args, Parser, Subcommand};
+use deskhand::agent::context::ContextPolicy;
 use deskhand::agent::{
     Agent, AgentConfig, AgentEvent, ApprovalGate, ApprovalPolicy, ApprovalRequest, Approver,
-    DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, Decision, RunStatus,
+    Budget, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, Decision, RunStatus,
 };
 use deskhand::images::load_attachment;
 use deskhand::llm::anthropic::{self, Anthropic, AnthropicConfig};
+use deskhand::llm::pricing::PriceTable;
 use deskhand::llm::{ContentBlock, RetryPolicy};
+use deskhand::paths;
 use deskhand::tools::catalog::{self, ToolSettings};
 use tokio_util::sync::CancellationToken;
 
@@ -59,6 +62,15 @@ struct AskArgs {
     /// An image (PNG, JPEG, GIF or WebP) to send with the prompt; repeatable.
     #[arg(long)]
     attach: Vec<PathBuf>,
+    /// Stop cleanly once the run has cost this many US dollars (needs a known model price).
+    #[arg(long, value_name = "USD")]
+    max_cost: Option<f64>,
+    /// Stop cleanly once the run has used this many tokens (input, output and cache).
+    #[arg(long, value_name = "N")]
+    max_tokens: Option<u64>,
+    /// Screenshots sent to the model at most; older ones are replaced by a placeholder.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    keep_screenshots: usize,
     /// Where history is kept (default: the OS data directory).
     #[arg(long, env = "DESKHAND_DATA_DIR")]
     data_dir: Option<PathBuf>,
@@ -112,6 +124,15 @@ async fn ask(args: AskArgs) -> Result<RunStatus> {
         model: args.model.clone(),
     };
     let tools = catalog::registry(args.tools.as_deref(), &settings)?;
+    let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
+    let price = prices.price(&args.model);
+    if args.max_cost.is_some() && price.is_none() {
+        bail!(
+            "--max-cost needs the price of `{}`: add it to {}",
+            args.model,
+            paths::config_dir().join("prices.json").display()
+        );
+    }
     let approver: Box<dyn Approver> = Box::new(TerminalApprover);
     let agent = Agent {
         provider: Arc::new(provider),
@@ -125,6 +146,15 @@ async fn ask(args: AskArgs) -> Result<RunStatus> {
                 .unwrap_or_else(|| DEFAULT_SYSTEM.to_string()),
             max_turns: args.max_turns,
             max_tokens: DEFAULT_MAX_TOKENS,
+            context: ContextPolicy {
+                keep_screenshots: Some(args.keep_screenshots),
+                ..ContextPolicy::default()
+            },
+            price,
+            budget: Budget {
+                max_cost_usd: args.max_cost,
+                max_tokens: args.max_tokens,
+            },
         },
     };
 
@@ -234,19 +264,30 @@ impl Printer {
                 )
             }
             AgentEvent::Error { message } => format!("error: {message}"),
+            AgentEvent::ContextSummarized {
+                upto,
+                tokens_before,
+                tokens_after,
+            } => format!(
+                "… summarized the first {upto} messages to fit the context ({tokens_before} → {tokens_after} tokens)"
+            ),
             AgentEvent::Done {
                 status,
                 turns,
                 usage,
+                cost_usd,
                 ..
             } => format!(
-                "[{}] {turns} turn(s), {} input + {} output tokens",
+                "[{}] {turns} turn(s), {} input + {} output tokens{}",
                 serde_json::to_value(status)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default(),
-                usage.input_tokens,
-                usage.output_tokens
+                usage.input_tokens
+                    + usage.cache_creation_input_tokens
+                    + usage.cache_read_input_tokens,
+                usage.output_tokens,
+                cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default()
             ),
             _ => return,
         };

@@ -152,9 +152,9 @@ impl Provider for Anthropic {
 struct WireRequest<'a> {
     model: &'a str,
     max_tokens: u32,
-    #[serde(skip_serializing_if = "str::is_empty")]
-    system: &'a str,
-    messages: &'a [Message],
+    #[serde(skip_serializing_if = "Value::is_null")]
+    system: Value,
+    messages: WireMessages<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Value>,
     stream: bool,
@@ -165,11 +165,59 @@ impl<'a> WireRequest<'a> {
         Self {
             model: request.model,
             max_tokens: request.max_tokens,
-            system: request.system,
-            messages: request.messages,
+            system: wire_system(request.system, !request.cache_breakpoints.is_empty()),
+            messages: WireMessages {
+                messages: request.messages,
+                breakpoints: request.cache_breakpoints,
+            },
             tools: request.tools.iter().map(wire_tool).collect(),
             stream: true,
         }
+    }
+}
+
+fn cache_control() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+/// The system prompt, as a cached text block when caching is on: the cache prefix then holds
+/// the tools and the system prompt.
+fn wire_system(system: &str, cache: bool) -> Value {
+    match (system.is_empty(), cache) {
+        (true, _) => Value::Null,
+        (false, false) => Value::String(system.into()),
+        (false, true) => {
+            json!([{"type": "text", "text": system, "cache_control": cache_control()}])
+        }
+    }
+}
+
+/// The history as sent: messages at a cache breakpoint get `cache_control` on their last block.
+/// Only those few are converted to JSON values; the rest serialise straight from the history.
+struct WireMessages<'a> {
+    messages: &'a [Message],
+    breakpoints: &'a [usize],
+}
+
+impl Serialize for WireMessages<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = serializer.serialize_seq(Some(self.messages.len()))?;
+        for (index, message) in self.messages.iter().enumerate() {
+            if !self.breakpoints.contains(&index) {
+                seq.serialize_element(message)?;
+                continue;
+            }
+            let mut value = serde_json::to_value(message).map_err(S::Error::custom)?;
+            if let Some(last) = value["content"]
+                .as_array_mut()
+                .and_then(|blocks| blocks.last_mut())
+            {
+                last["cache_control"] = cache_control();
+            }
+            seq.serialize_element(&value)?;
+        }
+        seq.end()
     }
 }
 
@@ -598,6 +646,47 @@ mod tests {
             error.to_string(),
             "Anthropic: rate limited (HTTP 429, request-id req_1): slow down"
         );
+    }
+
+    #[test]
+    fn cache_breakpoints_mark_the_system_prompt_and_the_chosen_messages() {
+        let messages = [
+            Message::user(vec![ContentBlock::text("a")]),
+            Message::assistant(vec![ContentBlock::text("b")]),
+            Message::user(vec![ContentBlock::text("c"), ContentBlock::text("d")]),
+        ];
+        let request = ModelRequest {
+            model: "m",
+            system: "sys",
+            messages: &messages,
+            tools: &[],
+            max_tokens: 10,
+            cache_breakpoints: &[2],
+        };
+        let body = serde_json::to_value(WireRequest::new(&request)).unwrap();
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}])
+        );
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "user", "content": [{"type": "text", "text": "a"}]})
+        );
+        assert_eq!(
+            body["messages"][2]["content"][0],
+            json!({"type": "text", "text": "c"})
+        );
+        assert_eq!(
+            body["messages"][2]["content"][1],
+            json!({"type": "text", "text": "d", "cache_control": {"type": "ephemeral"}})
+        );
+        let plain = serde_json::to_value(WireRequest::new(&ModelRequest {
+            cache_breakpoints: &[],
+            ..request
+        }))
+        .unwrap();
+        assert_eq!(plain["system"], "sys");
+        assert!(!plain.to_string().contains("cache_control"));
     }
 
     #[test]

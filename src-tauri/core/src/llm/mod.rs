@@ -3,6 +3,7 @@
 pub mod anthropic;
 mod error;
 mod message;
+pub mod pricing;
 mod provider;
 mod retry;
 mod sse;

@@ -31,6 +31,9 @@ pub struct ModelRequest<'a> {
     pub messages: &'a [Message],
     pub tools: &'a [ToolDefinition],
     pub max_tokens: u32,
+    /// Messages whose last block ends a cacheable prefix. Providers that cache mark these
+    /// (and the system prompt and tools before them); others ignore them.
+    pub cache_breakpoints: &'a [usize],
 }
 
 /// What a provider reports while a response streams in.

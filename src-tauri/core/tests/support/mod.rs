@@ -97,6 +97,7 @@ pub fn harness(
             system: "You are a test.".into(),
             max_turns,
             max_tokens: 1024,
+            ..AgentConfig::default()
         },
     };
     Harness { agent, echo }

@@ -72,6 +72,7 @@
 //! Event counts (`after_events`, `hang_after_events`) count every SSE event, `ping`s and
 //! unknown events included: `message_start` is event 1 and `ping` event 2.
 
+mod cache;
 mod script;
 mod server;
 mod sse;

@@ -17,6 +17,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use crate::cache::PromptCache;
 use crate::script::{Script, Turn};
 use crate::sse::{Event, Message};
 use crate::validate;
@@ -39,6 +40,7 @@ pub(crate) struct Shared {
     /// Turns and record under one lock, so the record's order is the order turns were
     /// consumed in.
     log: Mutex<Log>,
+    prompt_cache: Mutex<PromptCache>,
     validate_images: bool,
     next_request: AtomicU64,
     next_message: AtomicU64,
@@ -58,12 +60,17 @@ impl Shared {
                 turns: script.turns.into(),
                 requests: Vec::new(),
             }),
+            prompt_cache: Mutex::default(),
             validate_images: script.validate_images,
             next_request: AtomicU64::new(1),
             next_message: AtomicU64::new(1),
             next_tool: AtomicU64::new(1),
             hangups: AtomicUsize::new(0),
         }
+    }
+
+    fn prompt_cache(&self) -> MutexGuard<'_, PromptCache> {
+        self.prompt_cache.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn log(&self) -> MutexGuard<'_, Log> {
@@ -132,7 +139,7 @@ async fn messages(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
     };
     let response = match turn {
         None => error_response(500, "api_error", "stand-in script exhausted", None),
-        Some(turn) => answer(&shared, turn, &value, body.len()),
+        Some(turn) => answer(&shared, turn, &value),
     };
     with_request_id(response, &request_id)
 }
@@ -147,7 +154,7 @@ enum Ending {
     Cut,
 }
 
-fn answer(shared: &Arc<Shared>, turn: Turn, request: &Value, request_bytes: usize) -> Response {
+fn answer(shared: &Arc<Shared>, turn: Turn, request: &Value) -> Response {
     let streaming = request.get("stream") == Some(&Value::Bool(true));
     let model = request.get("model").and_then(Value::as_str).unwrap_or("");
     let resolve = |reply| {
@@ -155,7 +162,8 @@ fn answer(shared: &Arc<Shared>, turn: Turn, request: &Value, request_bytes: usiz
             "msg_standin_{}",
             shared.next_message.fetch_add(1, Ordering::SeqCst)
         );
-        Message::resolve(reply, id, model, request_bytes, || {
+        let prompt = shared.prompt_cache().bill(request);
+        Message::resolve(reply, id, model, prompt, || {
             format!(
                 "toolu_standin_{}",
                 shared.next_tool.fetch_add(1, Ordering::SeqCst)

@@ -110,7 +110,7 @@ impl Message {
         reply: &Reply,
         id: String,
         model: &str,
-        request_bytes: usize,
+        prompt: Usage,
         mut next_tool_id: impl FnMut() -> String,
     ) -> Message {
         let blocks: Vec<Block> = reply
@@ -156,9 +156,9 @@ impl Message {
                 })
                 .sum();
             Usage {
-                input_tokens: (request_bytes as u64 / 4).max(1),
+                input_tokens: prompt.input_tokens.max(1),
                 output_tokens: (output_bytes as u64 / 4).max(1),
-                ..Usage::default()
+                ..prompt
             }
         });
         Message {

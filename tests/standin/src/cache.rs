@@ -21,7 +21,7 @@ const MIN_CACHEABLE_TOKENS: u64 = 1024;
 const LOOKBACK_BLOCKS: usize = 20;
 
 #[derive(Default)]
-pub(crate) struct PromptCache {
+pub struct PromptCache {
     prefixes: HashSet<u64>,
 }
 

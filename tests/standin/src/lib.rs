@@ -86,7 +86,8 @@ use std::thread::JoinHandle;
 use axum::serve::ListenerExt as _;
 use tokio::sync::oneshot;
 
-pub use script::{Reply, ReplyBlock, Script, Turn, Usage};
+pub use cache::PromptCache;
+pub use script::{Reply, ReplyBlock, Rule, Script, Turn, Usage};
 pub use server::Recorded;
 
 use server::Shared;

@@ -17,6 +17,17 @@ pub struct Script {
     /// on big screenshots, so it is opt-in).
     #[serde(default)]
     pub validate_images: bool,
+    /// Requests these match are answered by the rule and consume no turn: for requests a
+    /// client makes at moments a script cannot predict (e.g. a summary near the context limit).
+    #[serde(default)]
+    pub rules: Vec<Rule>,
+}
+
+/// Answers every request whose last user message contains `when_last_user_contains`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Rule {
+    pub when_last_user_contains: String,
+    pub reply: Reply,
 }
 
 impl Script {
@@ -24,7 +35,31 @@ impl Script {
         Script {
             turns: turns.into_iter().collect(),
             validate_images: false,
+            rules: Vec::new(),
         }
+    }
+
+    /// Adds a [`Rule`].
+    pub fn with_rule(mut self, when_last_user_contains: impl Into<String>, reply: Reply) -> Self {
+        self.rules.push(Rule {
+            when_last_user_contains: when_last_user_contains.into(),
+            reply,
+        });
+        self
+    }
+
+    /// The reply of the first rule `request` matches, if any.
+    pub(crate) fn rule_for(rules: &[Rule], request: &Value) -> Option<Turn> {
+        let last_user = request["messages"]
+            .as_array()?
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")?;
+        let text = last_user["content"].to_string();
+        rules
+            .iter()
+            .find(|rule| text.contains(&rule.when_last_user_contains))
+            .map(|rule| Turn::Reply(rule.reply.clone()))
     }
 
     /// Turns on the magic-byte check of image data.

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::cache::PromptCache;
-use crate::script::{Script, Turn};
+use crate::script::{Rule, Script, Turn};
 use crate::sse::{Event, Message};
 use crate::validate;
 
@@ -41,6 +41,7 @@ pub(crate) struct Shared {
     /// consumed in.
     log: Mutex<Log>,
     prompt_cache: Mutex<PromptCache>,
+    rules: Vec<Rule>,
     validate_images: bool,
     next_request: AtomicU64,
     next_message: AtomicU64,
@@ -61,6 +62,7 @@ impl Shared {
                 requests: Vec::new(),
             }),
             prompt_cache: Mutex::default(),
+            rules: script.rules,
             validate_images: script.validate_images,
             next_request: AtomicU64::new(1),
             next_message: AtomicU64::new(1),
@@ -124,7 +126,7 @@ async fn messages(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
             request_id: request_id.clone(),
         });
         match verdict {
-            Ok(()) => log.turns.pop_front(),
+            Ok(()) => Script::rule_for(&shared.rules, &value).or_else(|| log.turns.pop_front()),
             Err(rejection) => {
                 drop(log);
                 let response = error_response(

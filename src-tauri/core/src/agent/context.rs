@@ -86,7 +86,7 @@ impl ContextPolicy {
             }
         }));
         let cache_breakpoints = if self.cache {
-            newest_user_turns(&messages, 2)
+            breakpoints(&messages)
         } else {
             Vec::new()
         };
@@ -163,18 +163,30 @@ fn screenshot_count(message: &Message) -> usize {
         .sum()
 }
 
-/// Indexes of the newest `n` user messages, oldest first.
-fn newest_user_turns(messages: &[Message], n: usize) -> Vec<usize> {
-    let mut found: Vec<usize> = messages
+/// Where cached prefixes end: the newest two user turns (the next request reads the first,
+/// this one writes the second), and the last message whose screenshots are already pruned.
+/// That one matters: every newer message still holds a screenshot that a later chunk will
+/// prune, so without it each chunk would leave no cached prefix to read.
+fn breakpoints(messages: &[Message]) -> Vec<usize> {
+    let mut points: Vec<usize> = messages
         .iter()
         .enumerate()
         .rev()
         .filter(|(_, m)| m.role == Role::User)
         .map(|(i, _)| i)
-        .take(n)
+        .take(2)
         .collect();
-    found.reverse();
-    found
+    let pruned_boundary = messages.iter().rposition(|m| {
+        m.content.iter().any(|block| match block {
+            ContentBlock::ToolResult { content, .. } => content.iter().any(
+                |part| matches!(part, ToolResultContent::Text { text } if text == PRUNED_SCREENSHOT),
+            ),
+            _ => false,
+        })
+    });
+    points.extend(pruned_boundary.filter(|b| !points.contains(b)));
+    points.sort_unstable();
+    points
 }
 
 /// About how many input tokens a request costs: text at four bytes a token, images at
@@ -296,9 +308,13 @@ mod tests {
     }
 
     #[test]
-    fn breakpoints_go_on_the_newest_user_turns() {
+    fn breakpoints_go_on_the_newest_user_turns_and_the_pruning_boundary() {
         let shaped = ContextPolicy::default().shape(&session(3), None);
         assert_eq!(shaped.cache_breakpoints, vec![4, 6]);
+        // Six screenshots: the oldest four are pruned, and the last of them (message 8) ends
+        // a prefix that the next chunk leaves untouched.
+        let shaped = ContextPolicy::default().shape(&session(6), None);
+        assert_eq!(shaped.cache_breakpoints, vec![8, 10, 12]);
         let uncached = ContextPolicy {
             cache: false,
             ..Default::default()

@@ -160,3 +160,70 @@ pub fn result_text(result: &Value) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+/// PNG-framed bytes of a `width` × `height` screenshot: a real header (what token estimates
+/// read) and a payload unique to `seed`, about the size of a real 1280×800 screenshot.
+pub fn fake_screenshot_png(width: u32, height: u32, seed: u64) -> Vec<u8> {
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    png.extend(width.to_be_bytes());
+    png.extend(height.to_be_bytes());
+    png.extend([8, 2, 0, 0, 0, 0, 0, 0, 0]);
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    png.extend((0..60_000).map(|_| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state as u8
+    }));
+    png
+}
+
+/// A stand-in for the computer tool's screenshot: returns a fresh 1280×800 image per call.
+#[derive(Default)]
+pub struct ScreenshotTool {
+    calls: std::sync::atomic::AtomicU64,
+}
+
+#[async_trait]
+impl Tool for ScreenshotTool {
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: "screen".into(),
+            description: "Takes a screenshot.".into(),
+            input_schema: json!({"type": "object", "properties": {"step": {"type": "integer"}}}),
+            anthropic: None,
+        }
+    }
+
+    fn plan(&self, _: &Value) -> Result<ActionPlan, String> {
+        Ok(ActionPlan {
+            kind: "screen".into(),
+            read_only: true,
+            summary: "screenshot".into(),
+            detail: Value::Null,
+        })
+    }
+
+    async fn run(&self, _: &Value, _: &ToolContext) -> ToolOutput {
+        use base64::Engine as _;
+        let n = self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let data =
+            base64::engine::general_purpose::STANDARD.encode(fake_screenshot_png(1280, 800, n));
+        ToolOutput {
+            content: vec![
+                deskhand::llm::ToolResultContent::Text {
+                    text: format!("screenshot {n}"),
+                },
+                deskhand::llm::ToolResultContent::Image {
+                    source: deskhand::llm::ImageSource::Base64 {
+                        media_type: "image/png".into(),
+                        data,
+                    },
+                },
+            ],
+            is_error: false,
+        }
+    }
+}

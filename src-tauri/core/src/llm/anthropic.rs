@@ -115,8 +115,7 @@ impl Provider for Anthropic {
         request: ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ProviderError> {
-        let body = serde_json::to_vec(&WireRequest::new(&request))
-            .map_err(|e| ProviderError::new(PROVIDER, ErrorKind::InvalidRequest, e.to_string()))?;
+        let body = request_body(&request)?;
         let betas = betas_for(request.tools);
         let mut attempt = 0;
         loop {
@@ -145,6 +144,12 @@ impl Provider for Anthropic {
             tokio::time::sleep(delay).await;
         }
     }
+}
+
+/// The JSON body of a streaming request, exactly as sent.
+pub fn request_body(request: &ModelRequest<'_>) -> Result<Vec<u8>, ProviderError> {
+    serde_json::to_vec(&WireRequest::new(request))
+        .map_err(|e| ProviderError::new(PROVIDER, ErrorKind::InvalidRequest, e.to_string()))
 }
 
 /// The request body as the API expects it; tools take their native form where they have one.

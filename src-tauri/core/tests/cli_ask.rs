@@ -19,6 +19,7 @@ fn deskhand(api: &StandIn, data: &tempfile::TempDir) -> Command {
         .env("ANTHROPIC_BASE_URL", api.url())
         .env_remove("ANTHROPIC_MODEL")
         .env("DESKHAND_DATA_DIR", data.path())
+        .env("DESKHAND_CONFIG_DIR", data.path())
         .stdin(Stdio::null());
     command
 }
@@ -240,5 +241,35 @@ fn ctrl_c_cancels_cleanly_with_exit_130() {
     assert_eq!(
         (done["type"].as_str(), done["status"].as_str()),
         (Some("done"), Some("cancelled"))
+    );
+}
+
+#[test]
+fn a_cost_budget_ends_the_run_with_status_budget_and_exit_4() {
+    let turns: Vec<Turn> = (0..5)
+        .map(|_| Turn::tool_use("no_such_tool", json!({})))
+        .collect();
+    let api = StandIn::spawn(turns);
+    let data = tempfile::tempdir().unwrap();
+    // The stand-in bills about 100 input tokens a request: at $3/MTok a budget of $0.0004 is
+    // crossed on the second request.
+    let (output, stdout, _) = run(deskhand(&api, &data)
+        .env("DESKHAND_MAX_COST", "0.0004")
+        .args(["ask", "--json", "go"]));
+    assert_eq!(output.status.code(), Some(4));
+    let events = json_lines(&stdout);
+    let done = events.last().unwrap();
+    assert_eq!(done["status"], "budget");
+    assert!(done["cost_usd"].as_f64().unwrap() >= 0.0004);
+    assert!(api.requests().len() < 5);
+    let usage = events.iter().find(|e| e["type"] == "usage").unwrap();
+    assert!(usage["turn_cost_usd"].as_f64().unwrap() > 0.0);
+
+    let (output, _, stderr) =
+        run(deskhand(&api, &data).args(["ask", "--model", "local-llm", "--max-cost", "1", "go"]));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr.contains("--max-cost needs the price of `local-llm`"),
+        "{stderr}"
     );
 }

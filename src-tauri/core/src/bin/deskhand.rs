@@ -63,10 +63,10 @@ struct AskArgs {
     #[arg(long)]
     attach: Vec<PathBuf>,
     /// Stop cleanly once the run has cost this many US dollars (needs a known model price).
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", env = "DESKHAND_MAX_COST")]
     max_cost: Option<f64>,
     /// Stop cleanly once the run has used this many tokens (input, output and cache).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", env = "DESKHAND_MAX_TOKENS")]
     max_tokens: Option<u64>,
     /// Screenshots sent to the model at most; older ones are replaced by a placeholder.
     #[arg(long, default_value_t = 3, value_name = "N")]

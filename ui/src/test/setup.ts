@@ -1,0 +1,14 @@
+import '@testing-library/jest-dom/vitest';
+import { clearMocks } from '@tauri-apps/api/mocks';
+import { cleanup } from '@testing-library/svelte';
+import { afterEach } from 'vitest';
+
+afterEach(() => {
+  cleanup();
+  clearMocks();
+});
+
+// jsdom has no blob URLs; make them observable instead.
+let blobCount = 0;
+URL.createObjectURL = () => `blob:test/${++blobCount}`;
+URL.revokeObjectURL = () => undefined;

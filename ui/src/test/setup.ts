@@ -12,3 +12,12 @@ afterEach(() => {
 let blobCount = 0;
 URL.createObjectURL = () => `blob:test/${++blobCount}`;
 URL.revokeObjectURL = () => undefined;
+
+// jsdom has <dialog> but not its modal methods.
+HTMLDialogElement.prototype.showModal ??= function (this: HTMLDialogElement) {
+  this.setAttribute('open', '');
+};
+HTMLDialogElement.prototype.close ??= function (this: HTMLDialogElement) {
+  this.removeAttribute('open');
+  this.dispatchEvent(new Event('close'));
+};

@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# The window's frontend: lint, type-check and component tests (Vitest, jsdom, Tauri IPC mocks).
+(cd ui && npm ci --no-audit --no-fund && npm run lint && npm run check && npm test)
 # HOME changes below for isolation; cargo and rustup must keep theirs.
 export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
 export PATH="$CARGO_HOME/bin:$PATH"

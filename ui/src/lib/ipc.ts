@@ -1,0 +1,188 @@
+// Every call from the webview to the Tauri shell goes through this module; components never
+// call `invoke` themselves. The contract is docs/ipc.md.
+import { Channel, invoke } from '@tauri-apps/api/core';
+import type { AgentEvent, ApprovalMode, Decision, Message, Usage } from './types';
+
+/** An image the shell holds for the next message: a file, a paste, a drop or a capture. */
+export interface AttachedImage {
+  id: string;
+  sha256: string;
+  media_type: string;
+  width: number;
+  height: number;
+}
+
+export interface AttachmentRef {
+  id: string;
+}
+
+export interface SessionSummary {
+  id: string;
+  title: string;
+  /** RFC 3339. */
+  created_at: string;
+  updated_at: string;
+  message_count: number;
+  model: string;
+  usage: Usage;
+}
+
+export interface SessionHit extends SessionSummary {
+  /** Plain text around the match. */
+  snippet: string;
+}
+
+export interface LoadedSession {
+  session: SessionSummary;
+  messages: Message[];
+  events: AgentEvent[];
+}
+
+export interface Monitor {
+  id: string;
+  name: string;
+  width: number;
+  height: number;
+  primary: boolean;
+}
+
+export interface ProviderInfo {
+  id: string;
+  name: string;
+  models: string[];
+}
+
+export interface Settings {
+  provider: string;
+  model: string;
+  approval_mode: ApprovalMode;
+  max_turns: number;
+  /** A `Monitor.id`; null means the primary monitor. */
+  monitor: string | null;
+  /** The size screenshots are scaled to before the model sees them. */
+  screenshot_size: { width: number; height: number };
+}
+
+export interface KeyStatus {
+  provider: string;
+  set: boolean;
+  /** The key's last four characters when set; the key itself never reaches the webview. */
+  last4: string | null;
+  /** Where the key comes from: the OS keyring, or an environment variable that overrides it. */
+  source: 'keyring' | 'environment' | null;
+  keyring_available: boolean;
+  /** Why the keyring cannot be used, when it cannot. */
+  keyring_error: string | null;
+}
+
+export type IpcErrorKind =
+  | 'no_key'
+  | 'keyring_unavailable'
+  | 'busy'
+  | 'not_found'
+  | 'invalid'
+  | 'capture_failed'
+  | 'internal';
+
+export interface IpcError {
+  kind: IpcErrorKind;
+  message: string;
+}
+
+/** Commands reject with an `IpcError`; anything else (a bare string) is normalized to one. */
+export function toIpcError(error: unknown): IpcError {
+  if (typeof error === 'object' && error !== null && 'kind' in error && 'message' in error) {
+    return error as IpcError;
+  }
+  return { kind: 'internal', message: error instanceof Error ? error.message : String(error) };
+}
+
+/** Starts a run; resolves with its session id once it has started. Events stream to `onEvent`. */
+export function sendMessage(
+  sessionId: string | null,
+  text: string,
+  attachments: AttachmentRef[],
+  onEvent: (event: AgentEvent) => void,
+): Promise<string> {
+  const channel = new Channel<AgentEvent>(onEvent);
+  return invoke<string>('send_message', { sessionId, text, attachments, onEvent: channel });
+}
+
+export function approve(toolUseId: string, decision: Decision): Promise<void> {
+  return invoke('approve', { toolUseId, decision });
+}
+
+export function stop(): Promise<void> {
+  return invoke('stop');
+}
+
+export function setApprovalMode(mode: ApprovalMode): Promise<void> {
+  return invoke('set_approval_mode', { mode });
+}
+
+export function captureScreen(): Promise<AttachedImage> {
+  return invoke<AttachedImage>('capture_screen');
+}
+
+/** Sends the file's bytes as the raw request body, not as JSON. */
+export function attachImage(bytes: Uint8Array): Promise<AttachedImage> {
+  return invoke<AttachedImage>('attach_image', bytes);
+}
+
+export function discardAttachment(id: string): Promise<void> {
+  return invoke('discard_attachment', { id });
+}
+
+/** An image's encoded bytes, sent by the shell as a binary response. */
+export function getImage(sha256: string): Promise<ArrayBuffer> {
+  return invoke<ArrayBuffer>('get_image', { sha256 });
+}
+
+export function listSessions(): Promise<SessionSummary[]> {
+  return invoke<SessionSummary[]>('list_sessions');
+}
+
+export function searchSessions(query: string): Promise<SessionHit[]> {
+  return invoke<SessionHit[]>('search_sessions', { query });
+}
+
+export function renameSession(id: string, title: string): Promise<void> {
+  return invoke('rename_session', { id, title });
+}
+
+export function deleteSession(id: string): Promise<void> {
+  return invoke('delete_session', { id });
+}
+
+/** Asks where to save and writes the file; resolves with its path, or null if cancelled. */
+export function exportSession(id: string, format: 'markdown' | 'json'): Promise<string | null> {
+  return invoke<string | null>('export_session', { id, format });
+}
+
+export function loadSession(id: string): Promise<LoadedSession> {
+  return invoke<LoadedSession>('load_session', { id });
+}
+
+export function getSettings(): Promise<Settings> {
+  return invoke<Settings>('get_settings');
+}
+
+export function setSettings(settings: Settings): Promise<Settings> {
+  return invoke<Settings>('set_settings', { settings });
+}
+
+export function listMonitors(): Promise<Monitor[]> {
+  return invoke<Monitor[]>('list_monitors');
+}
+
+export function listProviders(): Promise<ProviderInfo[]> {
+  return invoke<ProviderInfo[]>('list_providers');
+}
+
+export function setApiKey(provider: string, key: string): Promise<KeyStatus> {
+  return invoke<KeyStatus>('set_api_key', { provider, key });
+}
+
+export function keyStatus(): Promise<KeyStatus> {
+  return invoke<KeyStatus>('key_status');
+}

@@ -1,0 +1,229 @@
+import { describe, expect, it } from 'vitest';
+import type { AgentEvent } from '../types';
+import {
+  approvalRequest,
+  assistantText,
+  delta,
+  done,
+  image,
+  message,
+  started,
+  toolCall,
+  toolResult,
+  usage,
+  userText,
+} from '../../test/events';
+import { applyEvent } from './reduce';
+import { initialRunState, type RunState } from './state';
+
+function fold(events: AgentEvent[], state: RunState = initialRunState(), now = 1_000): RunState {
+  for (const event of events) applyEvent(state, event, now);
+  return state;
+}
+
+const texts = (state: RunState) =>
+  state.chat.map((m) => `${m.role}: ${m.blocks.map((b) => (b.kind === 'text' ? b.text : `[${b.kind}]`)).join(' ')}`);
+
+describe('applyEvent', () => {
+  it('streams text into a draft that the complete message replaces', () => {
+    const state = fold([started(), userText('hi'), delta('Hel'), delta('lo **there**')]);
+    expect(state.phase).toBe('running');
+    expect(state.sessionId).toBe('s1');
+    expect(state.draft).toBe('Hello **there**');
+    expect(texts(state)).toEqual(['user: hi']);
+
+    fold([assistantText('Hello **there**'), done('done')], state);
+    expect(state.draft).toBe('');
+    expect(texts(state)).toEqual(['user: hi', 'assistant: Hello **there**']);
+    expect(state.phase).toBe('finished');
+    expect(state.outcome).toBe('done');
+  });
+
+  it('follows a tool call through approval to its result and screenshot', () => {
+    const state = fold([
+      started(),
+      userText('click it'),
+      message({
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Clicking.' },
+          { type: 'tool_use', id: 't1', name: 'computer', input: { action: 'left_click' } },
+        ],
+      }),
+      toolCall('t1'),
+    ]);
+    expect(state.timeline).toHaveLength(1);
+    expect(state.timeline[0]?.phase).toBe('proposed');
+    expect(state.chat[1]?.blocks).toEqual([
+      { kind: 'text', text: 'Clicking.' },
+      { kind: 'tool', id: 't1', name: 'computer' },
+    ]);
+
+    fold([{ type: 'approval_needed', request: approvalRequest('t1') }], state);
+    expect(state.pending?.tool_use_id).toBe('t1');
+    expect(state.timeline[0]?.phase).toBe('awaiting_approval');
+    expect(state.timeline[0]?.plan).toEqual({
+      kind: 'computer.left_click',
+      read_only: false,
+      summary: 'left_click at (100, 50) → screen (150, 75)',
+      detail: { model: [100, 50], screen: [150, 75] },
+    });
+
+    fold([{ type: 'approval_decided', id: 't1', decision: 'approve', by: 'user' }], state);
+    expect(state.pending).toBeNull();
+    expect(state.timeline[0]?.phase).toBe('running');
+    expect(state.timeline[0]?.decision).toEqual({ decision: 'approve', by: 'user' });
+
+    fold([toolResult('t1', { images: [image('aa')], ms: 340 })], state);
+    expect(state.timeline[0]?.phase).toBe('done');
+    expect(state.timeline[0]?.result).toEqual({
+      isError: false,
+      text: '',
+      images: [image('aa')],
+      durationMs: 340,
+    });
+    expect(state.screen).toEqual(image('aa'));
+  });
+
+  it('records a denial with its reason and keeps it denied after the error result', () => {
+    const state = fold([
+      started(),
+      toolCall('t1'),
+      { type: 'approval_needed', request: approvalRequest('t1') },
+      { type: 'approval_decided', id: 't1', decision: 'deny', reason: 'wrong button', by: 'user' },
+      toolResult('t1', { isError: true, text: 'the user denied this action: wrong button' }),
+    ]);
+    expect(state.pending).toBeNull();
+    expect(state.timeline[0]?.phase).toBe('denied');
+    expect(state.timeline[0]?.decision).toEqual({ decision: 'deny', reason: 'wrong button', by: 'user' });
+  });
+
+  it('marks actions the policy decided without asking anyone', () => {
+    const state = fold([
+      started(),
+      toolCall('t1', 'computer', { action: 'screenshot' }),
+      { type: 'approval_decided', id: 't1', decision: 'approve', by: 'policy' },
+      toolResult('t1', { images: [image('bb')] }),
+    ]);
+    expect(state.pending).toBeNull();
+    expect(state.timeline[0]?.plan).toBeNull();
+    expect(state.timeline[0]?.decision?.by).toBe('policy');
+    expect(state.timeline[0]?.phase).toBe('done');
+  });
+
+  it('keeps partial text and clears the approval when a stop cuts a stream', () => {
+    const state = fold([started(), userText('write'), delta('Once upon'), delta(' a time')]);
+    fold([assistantText('Once upon a time'), done('cancelled')], state);
+    expect(texts(state)).toEqual(['user: write', 'assistant: Once upon a time']);
+    expect(state.draft).toBe('');
+    expect(state.outcome).toBe('cancelled');
+  });
+
+  it('ends a pending approval when a stop answers it as cancelled', () => {
+    const state = fold([
+      started(),
+      toolCall('t1'),
+      { type: 'approval_needed', request: approvalRequest('t1') },
+      toolResult('t1', { isError: true, text: 'cancelled by the user' }),
+    ]);
+    expect(state.pending).toBeNull();
+    expect(state.timeline[0]?.phase).toBe('cancelled');
+    fold([done('cancelled')], state);
+    expect(state.phase).toBe('finished');
+  });
+
+  it('keeps text an error cut off visible, and says what to do', () => {
+    const state = fold([
+      started(),
+      userText('go'),
+      delta('Half an ans'),
+      { type: 'error', message: 'anthropic: network error: connection reset' },
+      done('error'),
+    ]);
+    expect(texts(state)).toEqual(['user: go', 'assistant: Half an ans']);
+    expect(state.chat[1]?.historyIndex).toBeNull();
+    expect(state.error?.kind).toBe('network');
+    expect(state.error?.advice).toMatch(/connection/);
+    expect(state.outcome).toBe('error');
+  });
+
+  it('counts down to a retry and clears it when the stream resumes', () => {
+    const state = fold([started()], initialRunState(), 0);
+    applyEvent(
+      state,
+      { type: 'retrying', attempt: 2, delay_ms: 4000, error: 'anthropic: rate limited (HTTP 429)' },
+      10_000,
+    );
+    expect(state.retry).toEqual({
+      attempt: 2,
+      error: 'anthropic: rate limited (HTTP 429)',
+      kind: 'rate_limited',
+      at: 14_000,
+    });
+    applyEvent(state, delta('ok'), 14_100);
+    expect(state.retry).toBeNull();
+  });
+
+  it('classifies overloaded and authentication errors', () => {
+    expect(fold([{ type: 'error', message: 'anthropic: the service is overloaded (HTTP 529)' }]).error?.kind).toBe(
+      'overloaded',
+    );
+    expect(
+      fold([{ type: 'error', message: 'anthropic: authentication failed (check the API key) (HTTP 401)' }]).error
+        ?.kind,
+    ).toBe('auth');
+  });
+
+  it('adds run usage to what the session used before', () => {
+    const state = fold([started(), { type: 'usage', turn: usage(10, 5), total: usage(10, 5) }, done('done', usage(10, 5))]);
+    expect(state.usage).toEqual(usage(10, 5));
+    fold([started(), { type: 'usage', turn: usage(7, 3), total: usage(7, 3) }], state);
+    expect(state.usage).toEqual(usage(17, 8));
+    fold([{ type: 'usage', turn: usage(1, 1), total: usage(8, 4) }, done('done', usage(8, 4), 2)], state);
+    expect(state.usage).toEqual(usage(18, 9));
+    expect(state.turns).toBe(3);
+  });
+
+  it('replaces a user message the core merged into a trailing one, and hides tool results', () => {
+    const state = fold([
+      started(),
+      userText('first'),
+      message({ role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'bash', input: {} }] }),
+      message({
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'out' }] }],
+      }),
+      done('cancelled'),
+      started(),
+      message({
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'out' }] },
+          { type: 'text', text: 'second' },
+        ],
+      }),
+    ]);
+    expect(texts(state)).toEqual(['user: first', 'assistant: [tool]', 'user: second']);
+    expect(state.historyLength).toBe(3);
+    fold([assistantText('ok')], state);
+    expect(state.chat.at(-1)?.historyIndex).toBe(3);
+  });
+
+  it('shows attached images by reference and makes the newest the current screen', () => {
+    const state = fold([
+      message({
+        role: 'user',
+        content: [
+          { type: 'text', text: 'look' },
+          { type: 'image', source: { type: 'ref', ...image('cc') } },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },
+        ],
+      }),
+    ]);
+    expect(state.chat[0]?.blocks).toEqual([
+      { kind: 'text', text: 'look' },
+      { kind: 'image', image: image('cc') },
+    ]);
+    expect(state.screen).toEqual(image('cc'));
+  });
+});

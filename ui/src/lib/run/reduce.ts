@@ -1,0 +1,178 @@
+// Folds AgentEvents into RunState, in place (so that a Svelte `$state` proxy updates only
+// what changed). The same fold rebuilds a reopened session from its stored events.
+import type { AgentEvent, ContentBlock, ImageRef, ImageSource, Message } from '../types';
+import { errorKind, errorNotice } from './errors';
+import { addUsage, type ChatBlock, type RunState, type TimelineEntry } from './state';
+
+/** The core's tool result text when a stop interrupted an action (agent/run.rs CANCELLED). */
+export const CANCELLED_TEXT = 'cancelled by the user';
+
+export function applyEvent(state: RunState, event: AgentEvent, now: number): void {
+  if (event.type !== 'retrying') state.retry = null;
+  switch (event.type) {
+    case 'started':
+      state.sessionId = event.session_id;
+      state.provider = event.provider;
+      state.model = event.model;
+      state.phase = 'running';
+      state.outcome = null;
+      state.error = null;
+      state.usageBase = { ...state.usage };
+      return;
+    case 'text_delta':
+      state.draft += event.text;
+      return;
+    case 'message':
+      applyMessage(state, event.message);
+      return;
+    case 'tool_call':
+      state.timeline.push({
+        id: event.id,
+        name: event.name,
+        input: event.input,
+        plan: null,
+        decision: null,
+        result: null,
+        phase: 'proposed',
+      });
+      return;
+    case 'approval_needed': {
+      const { tool_use_id, kind, read_only, summary, detail } = event.request;
+      const entry = findEntry(state, tool_use_id);
+      if (entry) {
+        entry.plan = { kind, read_only, summary, detail };
+        entry.phase = 'awaiting_approval';
+      }
+      state.pending = event.request;
+      return;
+    }
+    case 'approval_decided': {
+      const { id, by } = event;
+      const decision =
+        event.decision === 'deny'
+          ? { decision: event.decision, reason: event.reason, by }
+          : { decision: event.decision, by };
+      const entry = findEntry(state, id);
+      if (entry) {
+        entry.decision = decision;
+        entry.phase = decision.decision === 'deny' ? 'denied' : 'running';
+      }
+      if (state.pending?.tool_use_id === id) state.pending = null;
+      return;
+    }
+    case 'tool_result': {
+      const entry = findEntry(state, event.id);
+      if (entry) {
+        entry.result = {
+          isError: event.is_error,
+          text: event.text,
+          images: event.images,
+          durationMs: event.duration_ms,
+        };
+        entry.phase = resultPhase(entry, event.is_error, event.text);
+      }
+      if (state.pending?.tool_use_id === event.id) state.pending = null;
+      const last = event.images.at(-1);
+      if (last) state.screen = last;
+      return;
+    }
+    case 'retrying':
+      state.retry = {
+        attempt: event.attempt,
+        error: event.error,
+        kind: errorKind(event.error),
+        at: now + event.delay_ms,
+      };
+      return;
+    case 'usage':
+      state.usage = addUsage(state.usageBase, event.total);
+      return;
+    case 'error':
+      state.error = errorNotice(event.message);
+      return;
+    case 'done':
+      state.sessionId = event.session_id;
+      state.phase = 'finished';
+      state.outcome = event.status;
+      state.turns += event.turns;
+      state.usage = addUsage(state.usageBase, event.usage);
+      state.pending = null;
+      keepInterruptedDraft(state);
+      return;
+  }
+}
+
+function findEntry(state: RunState, id: string): TimelineEntry | undefined {
+  return state.timeline.find((entry) => entry.id === id);
+}
+
+function resultPhase(entry: TimelineEntry, isError: boolean, text: string): TimelineEntry['phase'] {
+  if (entry.phase === 'denied') return 'denied';
+  if (!isError) return 'done';
+  return text === CANCELLED_TEXT ? 'cancelled' : 'failed';
+}
+
+/** A message appended to the history. A user message right after a user message is the core
+ * merging new content into it (history::push_user), so it replaces that one. */
+function applyMessage(state: RunState, message: Message): void {
+  const merged = message.role === 'user' && state.lastRole === 'user';
+  const historyIndex = merged ? state.historyLength - 1 : state.historyLength;
+  if (!merged) state.historyLength += 1;
+  state.lastRole = message.role;
+
+  if (message.role === 'assistant') state.draft = '';
+  for (const block of message.content) {
+    const image = blockImage(block);
+    if (image) state.screen = image;
+  }
+
+  const blocks = message.content.flatMap(chatBlocks);
+  const existing = state.chat.findIndex((m) => m.historyIndex === historyIndex);
+  if (blocks.length === 0) {
+    if (existing >= 0) state.chat.splice(existing, 1);
+    return;
+  }
+  const chatMessage = { key: state.nextKey++, role: message.role, blocks, historyIndex };
+  if (existing >= 0) state.chat[existing] = chatMessage;
+  else state.chat.push(chatMessage);
+}
+
+function chatBlocks(block: ContentBlock): ChatBlock[] {
+  switch (block.type) {
+    case 'text':
+      return block.text.trim() ? [{ kind: 'text', text: block.text }] : [];
+    case 'image': {
+      const image = imageRef(block.source);
+      return image ? [{ kind: 'image', image }] : [];
+    }
+    case 'tool_use':
+      return [{ kind: 'tool', id: block.id, name: block.name }];
+    case 'thinking':
+      return [{ kind: 'thinking', text: block.thinking }];
+    case 'tool_result':
+    case 'redacted_thinking':
+      return [];
+  }
+}
+
+function blockImage(block: ContentBlock): ImageRef | null {
+  return block.type === 'image' ? imageRef(block.source) : null;
+}
+
+/** Only referenced images can be shown: the shell strips pixels out of events. */
+function imageRef(source: ImageSource): ImageRef | null {
+  if (source.type !== 'ref') return null;
+  return { sha256: source.sha256, media_type: source.media_type, bytes: source.bytes };
+}
+
+/** Text that streamed in but never became a message (an error cut it off) stays visible. */
+function keepInterruptedDraft(state: RunState): void {
+  if (!state.draft) return;
+  state.chat.push({
+    key: state.nextKey++,
+    role: 'assistant',
+    blocks: [{ kind: 'text', text: state.draft }],
+    historyIndex: null,
+  });
+  state.draft = '';
+}

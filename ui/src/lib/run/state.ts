@@ -1,0 +1,132 @@
+// The state of the window's current session, as folded from its AgentEvents.
+import type {
+  ActionPlan,
+  ApprovalRequest,
+  DecidedBy,
+  Decision,
+  ImageRef,
+  Role,
+  RunStatus,
+  Usage,
+} from '../types';
+import type { ErrorNotice, ErrorKind } from './errors';
+
+export type ChatBlock =
+  | { kind: 'text'; text: string }
+  | { kind: 'image'; image: ImageRef }
+  | { kind: 'tool'; id: string; name: string }
+  | { kind: 'thinking'; text: string };
+
+export interface ChatMessage {
+  /** Stable key for rendering. */
+  key: number;
+  role: Role;
+  blocks: ChatBlock[];
+  /** Index in the session's history; null for text a stop or an error cut off unsaved. */
+  historyIndex: number | null;
+}
+
+export type ActionPhase =
+  | 'proposed'
+  | 'awaiting_approval'
+  | 'running'
+  | 'done'
+  | 'failed'
+  | 'denied'
+  | 'cancelled';
+
+export interface ActionResult {
+  isError: boolean;
+  text: string;
+  images: ImageRef[];
+  durationMs: number;
+}
+
+export interface TimelineEntry {
+  id: string;
+  name: string;
+  input: unknown;
+  /** Known when the action was put to the person. */
+  plan: ActionPlan | null;
+  decision: (Decision & { by: DecidedBy }) | null;
+  result: ActionResult | null;
+  phase: ActionPhase;
+}
+
+export interface RetryNotice {
+  attempt: number;
+  error: string;
+  kind: ErrorKind;
+  /** When the next attempt is sent, in epoch milliseconds. */
+  at: number;
+}
+
+/** idle: nothing sent yet; running: events are arriving; stopping: a stop was asked for. */
+export type RunPhase = 'idle' | 'running' | 'stopping' | 'finished';
+
+export interface RunState {
+  sessionId: string | null;
+  provider: string | null;
+  model: string | null;
+  phase: RunPhase;
+  outcome: RunStatus | null;
+  chat: ChatMessage[];
+  /** The assistant's text as it streams in, before its message is complete. */
+  draft: string;
+  timeline: TimelineEntry[];
+  pending: ApprovalRequest | null;
+  /** The newest screenshot, what an approval is shown on. */
+  screen: ImageRef | null;
+  retry: RetryNotice | null;
+  error: ErrorNotice | null;
+  /** Everything this session has used, over all its runs. */
+  usage: Usage;
+  turns: number;
+  /** Session usage when the current run started; the run's totals add to it. */
+  usageBase: Usage;
+  historyLength: number;
+  /** The role of the history's last message, to recognise merged user messages. */
+  lastRole: Role | null;
+  nextKey: number;
+}
+
+export function zeroUsage(): Usage {
+  return {
+    input_tokens: 0,
+    output_tokens: 0,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+  };
+}
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    input_tokens: a.input_tokens + b.input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    cache_creation_input_tokens: a.cache_creation_input_tokens + b.cache_creation_input_tokens,
+    cache_read_input_tokens: a.cache_read_input_tokens + b.cache_read_input_tokens,
+  };
+}
+
+export function initialRunState(): RunState {
+  return {
+    sessionId: null,
+    provider: null,
+    model: null,
+    phase: 'idle',
+    outcome: null,
+    chat: [],
+    draft: '',
+    timeline: [],
+    pending: null,
+    screen: null,
+    retry: null,
+    error: null,
+    usage: zeroUsage(),
+    turns: 0,
+    usageBase: zeroUsage(),
+    historyLength: 0,
+    lastRole: null,
+    nextKey: 0,
+  };
+}

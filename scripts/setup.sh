@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+sudo_cmd=()
+[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+
 mapfile -t packages < <(sed -e 's/#.*//' -e '/^\s*$/d' scripts/apt-packages.txt)
 missing=()
 for p in "${packages[@]}"; do
@@ -11,8 +14,6 @@ for p in "${packages[@]}"; do
 done
 if ((${#missing[@]})); then
   echo "setup: installing ${#missing[@]} system packages: ${missing[*]}" >&2
-  sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
@@ -20,8 +21,6 @@ fi
 # Debian's nodejs comes without npm; NodeSource's includes it and conflicts with Debian's npm.
 if ! command -v npm >/dev/null 2>&1; then
   echo "setup: installing npm" >&2
-  sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends npm >/dev/null
 fi
 

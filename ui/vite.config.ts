@@ -13,6 +13,10 @@ export default defineConfig({
     environment: 'jsdom',
     setupFiles: ['./src/test/setup.ts'],
     include: ['src/**/*.test.ts'],
+    // CI machines are small and shared: a component test that types into inputs can take
+    // several seconds there, and a timeout leaves its typing running into the next test.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     pool: 'threads',
     poolOptions: { threads: { maxThreads: 2, minThreads: 1 } },
   },

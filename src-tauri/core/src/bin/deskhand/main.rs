@@ -1,0 +1,50 @@
+//! `deskhand`: the headless CLI over the same core the window uses. Its flags, JSON Lines and
+//! exit statuses are a contract that scripts depend on.
+
+mod approver;
+mod ask;
+mod printer;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use deskhand::agent::RunStatus;
+
+#[derive(Parser)]
+#[command(
+    name = "deskhand",
+    version,
+    about = "A computer-use agent you watch and approve"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the agent on a prompt until it is done.
+    Ask(ask::AskArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(anyhow::anyhow!("cannot start the async runtime: {e}")),
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Ask(args) => ask::run(args).await,
+        }
+    });
+    match result {
+        Ok(status) => ExitCode::from(status.exit_code() as u8),
+        Err(e) => fail(e),
+    }
+}
+
+fn fail(error: anyhow::Error) -> ExitCode {
+    eprintln!("deskhand: {error:#}");
+    ExitCode::from(RunStatus::Error.exit_code() as u8)
+}

@@ -1,0 +1,110 @@
+//! How `ask` shows a run: text for people, JSON Lines for scripts.
+
+use std::io::Write;
+
+use deskhand::agent::{AgentEvent, Decision};
+
+/// Text mode: the assistant's words on stdout, everything else on stderr.
+/// JSON mode: one event per line on stdout (full messages excepted: they carry image data).
+pub struct Printer {
+    pub json: bool,
+    pub in_text: bool,
+}
+
+impl Printer {
+    pub fn print(&mut self, event: &AgentEvent) {
+        if self.json {
+            if !matches!(event, AgentEvent::Message { .. }) {
+                let mut out = std::io::stdout().lock();
+                let _ = serde_json::to_writer(&mut out, event);
+                let _ = writeln!(out);
+                let _ = out.flush();
+            }
+            return;
+        }
+        if let AgentEvent::TextDelta { text } = event {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
+            self.in_text = true;
+            return;
+        }
+        let line = match event {
+            AgentEvent::ToolCall { name, input, .. } => format!("→ {name} {input}"),
+            AgentEvent::ApprovalDecided {
+                decision: Decision::Deny { reason },
+                ..
+            } => {
+                format!(
+                    "✗ denied{}",
+                    reason
+                        .as_deref()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default()
+                )
+            }
+            AgentEvent::ToolResult {
+                name,
+                is_error,
+                text,
+                images,
+                duration_ms,
+                ..
+            } => {
+                let mark = if *is_error { "✗" } else { "✓" };
+                let mut summary: String = text
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(160)
+                    .collect();
+                if !images.is_empty() {
+                    summary.push_str(&format!(" [{} image(s)]", images.len()));
+                }
+                format!("{mark} {name} ({duration_ms} ms) {summary}")
+            }
+            AgentEvent::Retrying {
+                attempt,
+                delay_ms,
+                error,
+            } => {
+                format!(
+                    "… {error}; retry {attempt} in {:.1} s",
+                    *delay_ms as f64 / 1000.0
+                )
+            }
+            AgentEvent::Error { message } => format!("error: {message}"),
+            AgentEvent::ContextSummarized {
+                upto,
+                tokens_before,
+                tokens_after,
+            } => format!(
+                "… summarized the first {upto} messages to fit the context ({tokens_before} → {tokens_after} tokens)"
+            ),
+            AgentEvent::Done {
+                status,
+                turns,
+                usage,
+                cost_usd,
+                ..
+            } => format!(
+                "[{}] {turns} turn(s), {} input + {} output tokens{}",
+                serde_json::to_value(status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                usage.input_tokens
+                    + usage.cache_creation_input_tokens
+                    + usage.cache_read_input_tokens,
+                usage.output_tokens,
+                cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default()
+            ),
+            _ => return,
+        };
+        if std::mem::take(&mut self.in_text) {
+            println!();
+        }
+        eprintln!("{line}");
+    }
+}

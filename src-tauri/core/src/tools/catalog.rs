@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use super::computer::ComputerTool;
 use super::{RegistryError, Tool, ToolRegistry};
 
 /// Settings the built-in tools read when they are made.
@@ -9,6 +10,8 @@ use super::{RegistryError, Tool, ToolRegistry};
 pub struct ToolSettings {
     /// The model, since some tools take a different version per model.
     pub model: String,
+    /// The monitor the computer tool sees and acts on (default: the primary one).
+    pub monitor: Option<usize>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -22,11 +25,18 @@ pub enum CatalogError {
 }
 
 /// Every built-in tool name, in the order they are offered.
-pub const BUILTIN: &[&str] = &[];
+pub const BUILTIN: &[&str] = &["computer"];
 
 /// Makes one built-in tool, or says why it cannot work on this machine.
-fn make(name: &str, _settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogError> {
-    Err(CatalogError::Unknown(name.to_string()))
+fn make(name: &str, settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogError> {
+    let unavailable = |reason: String| CatalogError::Unavailable {
+        tool: name.to_string(),
+        reason,
+    };
+    match name {
+        "computer" => Ok(Arc::new(ComputerTool::open(settings).map_err(unavailable)?)),
+        _ => Err(CatalogError::Unknown(name.to_string())),
+    }
 }
 
 /// The registry for a run. With `requested`, exactly those tools, each of which must work;

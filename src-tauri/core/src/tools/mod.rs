@@ -2,6 +2,7 @@
 //! them to the model and checks each call's input against the tool's JSON Schema.
 
 pub mod catalog;
+pub mod computer;
 
 use std::sync::Arc;
 

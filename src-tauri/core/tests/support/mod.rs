@@ -1,6 +1,8 @@
 //! Shared test helpers: an agent wired to a stand-in server, and a scriptable test tool.
 #![allow(dead_code)] // each test binary uses its own part of this module
 
+pub mod x11;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 

@@ -53,6 +53,9 @@ pub struct AskArgs {
     /// Screenshots sent to the model at most; older ones are replaced by a placeholder.
     #[arg(long, default_value_t = 3, value_name = "N")]
     keep_screenshots: usize,
+    /// The monitor the computer tool uses (see `deskhand monitors`; default: the primary one).
+    #[arg(long, value_name = "N", env = "DESKHAND_MONITOR")]
+    monitor: Option<usize>,
     /// Where history is kept (default: the OS data directory).
     #[arg(long, env = "DESKHAND_DATA_DIR")]
     data_dir: Option<PathBuf>,
@@ -82,6 +85,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     })?;
     let settings = ToolSettings {
         model: args.model.clone(),
+        monitor: args.monitor,
     };
     let tools = catalog::registry(args.tools.as_deref(), &settings)?;
     let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;

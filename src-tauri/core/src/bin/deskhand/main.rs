@@ -3,7 +3,9 @@
 
 mod approver;
 mod ask;
+mod monitors;
 mod printer;
+mod screenshot;
 
 use std::process::ExitCode;
 
@@ -25,6 +27,10 @@ struct Cli {
 enum Command {
     /// Run the agent on a prompt until it is done.
     Ask(ask::AskArgs),
+    /// Capture a monitor as the model sees it and write it to a file.
+    Screenshot(screenshot::ScreenshotArgs),
+    /// List the monitors (* marks the default).
+    Monitors,
 }
 
 fn main() -> ExitCode {
@@ -36,6 +42,8 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Ask(args) => ask::run(args).await,
+            Command::Screenshot(args) => screenshot::run(args).map(|()| RunStatus::Done),
+            Command::Monitors => monitors::run().map(|()| RunStatus::Done),
         }
     });
     match result {

@@ -1,0 +1,239 @@
+//! The computer tool's two costs per step, against the reference implementation's ways,
+//! measured in the same run on the same screen:
+//!
+//! 1. The screenshot pipeline (capture, scale to the model's size, encode, base64) of a
+//!    1920x1080 screen with real content (xterms full of text), against `scrot` then
+//!    ImageMagick `convert -resize` then base64.
+//! 2. A click step (click, settle, screenshot; no approval) on an idle screen, against the
+//!    reference's click, fixed 2 s sleep, then `scrot` + `convert`.
+//!
+//! Also the encoded sizes: PNG (fast compression) against JPEG.
+//!
+//! Run: `cargo bench -p deskhand --bench computer`. Uses `$DISPLAY` if it is set, else
+//! starts its own Xvfb (1920x1080) on :37.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use deskhand::tools::catalog::ToolSettings;
+use deskhand::tools::computer::ComputerTool;
+use deskhand::tools::computer::pipeline::{self, Format};
+use deskhand::tools::computer::screen::{self, Screen, XcapScreen};
+use deskhand::tools::{Tool, ToolContext};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+struct Kill(Vec<Child>);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn spawn(program: &str, args: &[&str]) -> Child {
+    Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{program}: {e}"))
+}
+
+/// A display with real content on it: its own Xvfb unless `$DISPLAY` is set.
+fn display() -> Kill {
+    let mut children = Vec::new();
+    if std::env::var_os("DISPLAY").is_none() {
+        children.push(spawn(
+            "Xvfb",
+            &[
+                ":37",
+                "-screen",
+                "0",
+                "1920x1080x24",
+                "-noreset",
+                "-nolisten",
+                "tcp",
+            ],
+        ));
+        // SAFETY: set before any thread that reads the environment is started.
+        unsafe { std::env::set_var("DISPLAY", ":37") };
+        for _ in 0..50 {
+            if Command::new("xdpyinfo")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        children.push(spawn("openbox", &[]));
+    }
+    for (geometry, command) in [
+        ("120x50+0+0", "ls -la /usr/bin; sleep 600"),
+        ("100x45+900+100", "cat /etc/services; sleep 600"),
+        ("80x30+300+500", "env; sleep 600"),
+    ] {
+        children.push(spawn(
+            "xterm",
+            &["-geometry", geometry, "-e", "sh", "-c", command],
+        ));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    Kill(children)
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn time<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let started = Instant::now();
+    let out = f();
+    (out, started.elapsed())
+}
+
+/// The reference's screenshot: `scrot`, then `convert -resize` to the model size, then base64.
+fn reference_screenshot(dir: &std::path::Path) -> usize {
+    let raw = dir.join("raw.png");
+    let scaled = dir.join("scaled.png");
+    let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
+    ok(Command::new("scrot").arg("-o").arg(&raw));
+    ok(Command::new("convert")
+        .arg(&raw)
+        .args(["-resize", "1366x768!"])
+        .arg(&scaled));
+    BASE64.encode(std::fs::read(&scaled).unwrap()).len()
+}
+
+fn main() {
+    let _display = display();
+    let dir = tempfile::tempdir().unwrap();
+    let screen = XcapScreen::open().expect("a display");
+    let monitor = screen::choose(screen.monitors().unwrap(), None).unwrap();
+
+    // 1. The screenshot pipeline.
+    const RUNS: usize = 30;
+    let mut ours = Vec::new();
+    let (mut capture, mut scale, mut encode, mut b64) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut png_bytes = 0;
+    for _ in 0..RUNS {
+        let ((), total) = time(|| {
+            let shot = pipeline::screenshot(&screen, &monitor, Format::Png).unwrap();
+            let (data, t) = time(|| BASE64.encode(&shot.bytes));
+            png_bytes = shot.bytes.len();
+            capture.push(shot.timings.capture);
+            scale.push(shot.timings.scale);
+            encode.push(shot.timings.encode);
+            b64.push(t);
+            std::hint::black_box(data);
+        });
+        ours.push(total);
+    }
+    let mut jpeg = Vec::new();
+    let mut jpeg_bytes = 0;
+    for _ in 0..RUNS {
+        let (shot, t) =
+            time(|| pipeline::screenshot(&screen, &monitor, Format::Jpeg { quality: 80 }).unwrap());
+        jpeg_bytes = shot.bytes.len();
+        jpeg.push(t);
+    }
+    let mut reference = Vec::new();
+    for _ in 0..10 {
+        let (_, t) = time(|| reference_screenshot(dir.path()));
+        reference.push(t);
+    }
+    let (ours_m, ref_m) = (median(ours), median(reference));
+    println!(
+        "Screenshot pipeline, {} -> 1366x768, medians:",
+        monitor.geometry.pixels
+    );
+    println!("| way | median | stages |");
+    println!("|---|---|---|");
+    println!(
+        "| Deskhand (xcap, fast_image_resize bilinear, PNG fast, base64) | {:.1} ms | capture {:.1}, scale {:.1}, encode {:.1}, base64 {:.1} |",
+        ms(ours_m),
+        ms(median(capture)),
+        ms(median(scale)),
+        ms(median(encode)),
+        ms(median(b64))
+    );
+    println!("| Deskhand, JPEG q80 | {:.1} ms | |", ms(median(jpeg)));
+    println!(
+        "| reference (scrot, convert -resize, base64) | {:.1} ms | |",
+        ms(ref_m)
+    );
+    println!(
+        "Deskhand is {:.1}x faster than the reference.",
+        ref_m.as_secs_f64() / ours_m.as_secs_f64()
+    );
+    println!(
+        "Encoded size: PNG {} bytes, JPEG q80 {} bytes.",
+        png_bytes, jpeg_bytes
+    );
+
+    // 2. A click step on an idle screen.
+    let tool = ComputerTool::open(&ToolSettings {
+        model: "claude-sonnet-4-5".into(),
+        monitor: None,
+    })
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ctx = ToolContext {
+        cancel: CancellationToken::new(),
+    };
+    // An empty corner of the desktop: clicking there changes nothing.
+    let click = json!({"action": "left_click", "coordinate": [1300, 740]});
+    let mut steps = Vec::new();
+    for _ in 0..20 {
+        let (out, t) = time(|| runtime.block_on(tool.run(&click, &ctx)));
+        assert!(!out.is_error, "{:?}", out.content);
+        steps.push(t);
+    }
+    let mut reference_steps = Vec::new();
+    for _ in 0..3 {
+        let (_, t) = time(|| {
+            let status = Command::new("xdotool")
+                .args(["mousemove", "1828", "1040", "click", "1"])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            std::thread::sleep(Duration::from_secs(2));
+            reference_screenshot(dir.path())
+        });
+        reference_steps.push(t);
+    }
+    let (step_m, ref_step_m) = (median(steps), median(reference_steps));
+    println!();
+    println!("Click step on an idle screen (click, settle, screenshot), medians:");
+    println!("| way | median |");
+    println!("|---|---|");
+    println!(
+        "| Deskhand (settle: 50 ms floor, frames 40 ms apart, 1.5 s cap) | {:.0} ms |",
+        ms(step_m)
+    );
+    println!(
+        "| reference (xdotool click, sleep 2 s, scrot + convert) | {:.0} ms |",
+        ms(ref_step_m)
+    );
+    println!(
+        "Deskhand is {:.1}x faster per step.",
+        ref_step_m.as_secs_f64() / step_m.as_secs_f64()
+    );
+}

@@ -1,0 +1,26 @@
+//! `deskhand monitors`: the monitors the computer tool can use, and what the model sees of each.
+
+use anyhow::Result;
+use deskhand::tools::computer::scaling::model_size;
+use deskhand::tools::computer::screen::{Screen, XcapScreen};
+
+pub fn run() -> Result<()> {
+    let monitors = XcapScreen::open()?.monitors()?;
+    let default = monitors.iter().position(|m| m.primary).unwrap_or(0);
+    for m in &monitors {
+        let g = m.geometry;
+        println!(
+            "{}{} {}: {} at ({}, {}), scale {}, model sees {}{}",
+            m.index,
+            if m.index == default { "*" } else { " " },
+            m.name,
+            g.pixels,
+            g.x,
+            g.y,
+            m.scale_factor,
+            model_size(g.pixels),
+            if m.primary { ", primary" } else { "" },
+        );
+    }
+    Ok(())
+}

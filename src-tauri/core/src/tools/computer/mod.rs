@@ -1,0 +1,466 @@
+//! The computer tool: Anthropic's `computer_20250124` / `computer_20251124` on the real
+//! screen. Model coordinates are mapped onto the chosen monitor, actions go through the
+//! `Input` seam, and each action answers with a fresh screenshot once the screen settles.
+
+pub mod action;
+pub mod input;
+pub mod keys;
+pub mod pipeline;
+pub mod scaling;
+pub mod screen;
+pub mod settle;
+pub mod version;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use self::action::{Action, Click, Point, ScrollDirection};
+use self::input::{Axis, Button, Direction, EnigoInput, Input, Key};
+use self::pipeline::{Format, Screenshot};
+use self::scaling::Mapping;
+use self::screen::{Monitor, Screen, XcapScreen};
+use self::settle::SettlePolicy;
+use self::version::ToolVersion;
+use super::catalog::ToolSettings;
+use super::{ActionPlan, Tool, ToolContext, ToolOutput};
+use crate::llm::{AnthropicNativeTool, ImageSource, ToolDefinition, ToolResultContent};
+
+/// `type` sends text in pieces this long, so a stop can land between them.
+const TYPE_CHUNK_CHARS: usize = 50;
+/// A drag moves through this many points, since some applications ignore a jump.
+const DRAG_STEPS: i32 = 8;
+
+pub struct ComputerTool {
+    version: ToolVersion,
+    driver: Arc<Driver>,
+}
+
+/// What performs actions; shared with the blocking task that runs each one.
+struct Driver {
+    screen: Arc<dyn Screen>,
+    input: Mutex<Box<dyn Input>>,
+    monitor: Monitor,
+    mapping: Mapping,
+    settle: SettlePolicy,
+    format: Format,
+}
+
+impl ComputerTool {
+    /// The tool on `monitor` (the primary one, else the first, when `None`).
+    pub fn new(
+        screen: Arc<dyn Screen>,
+        input: Box<dyn Input>,
+        monitor: Option<usize>,
+        version: ToolVersion,
+        settle: SettlePolicy,
+    ) -> Result<Self, screen::ScreenError> {
+        let monitor = screen::choose(screen.monitors()?, monitor)?;
+        let mapping = Mapping::new(monitor.geometry);
+        Ok(Self {
+            version,
+            driver: Arc::new(Driver {
+                screen,
+                input: Mutex::new(input),
+                monitor,
+                mapping,
+                settle,
+                format: Format::Png,
+            }),
+        })
+    }
+
+    /// The real screen and input, or why they cannot work here.
+    pub fn open(settings: &ToolSettings) -> Result<Self, String> {
+        let screen = XcapScreen::open().map_err(|e| e.to_string())?;
+        let input = EnigoInput::open().map_err(|e| e.to_string())?;
+        Self::new(
+            Arc::new(screen),
+            Box::new(input),
+            settings.monitor,
+            ToolVersion::for_model(&settings.model),
+            SettlePolicy::default(),
+        )
+        .map_err(|e| e.to_string())
+    }
+
+    pub fn mapping(&self) -> Mapping {
+        self.driver.mapping
+    }
+
+    pub fn monitor(&self) -> &Monitor {
+        &self.driver.monitor
+    }
+}
+
+fn action_name(input: &Value) -> &str {
+    input["action"].as_str().unwrap_or("?")
+}
+
+fn point_json(p: Point) -> Value {
+    json!([p.x, p.y])
+}
+
+/// JSON Schema for providers without Anthropic's native tool, and for checking every call.
+fn input_schema(version: ToolVersion) -> Value {
+    let mut actions = action::ACTIONS.to_vec();
+    if version.has_zoom() {
+        actions.push(action::ZOOM);
+    }
+    let point = json!({"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 2, "maxItems": 2});
+    let mut properties = json!({
+        "action": {"type": "string", "enum": actions},
+        "coordinate": point.clone(),
+        "start_coordinate": point,
+        "text": {"type": "string"},
+        "key": {"type": "string"},
+        "scroll_direction": {"type": "string", "enum": ["up", "down", "left", "right"]},
+        "scroll_amount": {"type": "integer", "minimum": 1, "maximum": action::MAX_SCROLL},
+        "duration": {"type": "number", "minimum": 0, "maximum": action::MAX_DURATION_S},
+    });
+    if version.has_zoom() {
+        properties["region"] = json!({"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 4, "maxItems": 4});
+    }
+    json!({"type": "object", "properties": properties, "required": ["action"]})
+}
+
+fn description(mapping: &Mapping, version: ToolVersion) -> String {
+    let size = mapping.model;
+    let zoom = if version.has_zoom() {
+        " `zoom` (region [x1, y1, x2, y2]) returns that part of the screen at full resolution."
+    } else {
+        ""
+    };
+    format!(
+        "Use the computer's mouse and keyboard and see its screen. The screen is {size} pixels; \
+         coordinates are [x, y] in those pixels, from [0, 0] at the top left. Actions: \
+         `screenshot`; `left_click`, `right_click`, `middle_click`, `double_click`, \
+         `triple_click` (optional `coordinate`, optional modifier such as \"shift\" in `text`); \
+         `mouse_move` (`coordinate`); `left_click_drag` (`coordinate`, optional \
+         `start_coordinate`); `left_mouse_down`, `left_mouse_up`; `scroll` (optional \
+         `coordinate`, `scroll_direction` up/down/left/right, `scroll_amount` in wheel clicks); \
+         `type` (`text`); `key` (`text` in xdotool syntax, e.g. \"ctrl+s\", \"Return\", \
+         \"alt+Tab\"); `hold_key` (`text`, `duration` in seconds); `wait` (`duration`); \
+         `cursor_position`.{zoom} Every action except `cursor_position` returns a new \
+         screenshot. Take a screenshot first, and check each step's result."
+    )
+}
+
+#[async_trait]
+impl Tool for ComputerTool {
+    fn definition(&self) -> ToolDefinition {
+        let model = self.driver.mapping.model;
+        let mut native = json!({
+            "type": self.version.tool_type(),
+            "name": "computer",
+            "display_width_px": model.width,
+            "display_height_px": model.height,
+        });
+        if self.version.has_zoom() {
+            native["enable_zoom"] = json!(true);
+        }
+        ToolDefinition {
+            name: "computer".into(),
+            description: description(&self.driver.mapping, self.version),
+            input_schema: input_schema(self.version),
+            anthropic: Some(AnthropicNativeTool {
+                definition: native,
+                beta: Some(self.version.beta()),
+            }),
+        }
+    }
+
+    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
+        let mapping = &self.driver.mapping;
+        let action = action::parse(input, mapping.model, self.version)?;
+        let name = action_name(input);
+        let points = action.points();
+        let screen: Vec<(i32, i32)> = points.iter().map(|p| mapping.to_screen(p.x, p.y)).collect();
+        let mut summary = name.to_string();
+        for (p, s) in points.iter().zip(&screen) {
+            summary.push_str(&format!(" ({}, {}) → screen ({}, {})", p.x, p.y, s.0, s.1));
+        }
+        if let Some(text) = input["text"].as_str() {
+            let short: String = text.chars().take(60).collect();
+            let more = if short.len() < text.len() { "…" } else { "" };
+            summary.push_str(&format!(" {short:?}{more}"));
+        }
+        Ok(ActionPlan {
+            kind: format!("computer.{name}"),
+            read_only: action.is_read_only(),
+            summary,
+            detail: json!({
+                "action": name,
+                "monitor": self.driver.monitor.index,
+                "model_points": points.iter().map(|p| point_json(*p)).collect::<Vec<_>>(),
+                "screen_points": screen.iter().map(|(x, y)| json!({"x": x, "y": y})).collect::<Vec<_>>(),
+                "model_size": mapping.model,
+            }),
+        })
+    }
+
+    async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
+        let action = match action::parse(input, self.driver.mapping.model, self.version) {
+            Ok(action) => action,
+            Err(e) => return ToolOutput::error(e),
+        };
+        let driver = self.driver.clone();
+        let cancel = ctx.cancel.clone();
+        let label = action_name(input).to_string();
+        match tokio::task::spawn_blocking(move || driver.perform(&action, &cancel)).await {
+            Ok(Ok(output)) => output,
+            Ok(Err(e)) => ToolOutput::error(format!("{label} failed: {e}")),
+            Err(e) => ToolOutput::error(format!("{label} failed: {e}")),
+        }
+    }
+}
+
+fn image_content(shot: &Screenshot) -> ToolResultContent {
+    ToolResultContent::Image {
+        source: ImageSource::Base64 {
+            media_type: shot.media_type.into(),
+            data: BASE64.encode(&shot.bytes),
+        },
+    }
+}
+
+/// Sleeps in small steps so that a stop ends it; says whether it was stopped.
+fn sleep_unless_stopped(duration: Duration, cancel: &CancellationToken) -> bool {
+    let until = Instant::now() + duration;
+    while !cancel.is_cancelled() {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(20)));
+    }
+    true
+}
+
+impl Driver {
+    fn perform(&self, action: &Action, cancel: &CancellationToken) -> Result<ToolOutput, String> {
+        match action {
+            Action::Screenshot => {
+                let shot = pipeline::screenshot(self.screen.as_ref(), &self.monitor, self.format)
+                    .map_err(|e| e.to_string())?;
+                return Ok(ToolOutput {
+                    content: vec![image_content(&shot)],
+                    is_error: false,
+                });
+            }
+            Action::CursorPosition => {
+                let (x, y) = self.input().location().map_err(|e| e.to_string())?;
+                return Ok(match self.mapping.to_model(x, y) {
+                    Some((mx, my)) => ToolOutput::text(format!("X={mx},Y={my}")),
+                    None => ToolOutput::error(format!(
+                        "the pointer is at ({x}, {y}) on the desktop, outside this screen"
+                    )),
+                });
+            }
+            Action::Zoom { from, to } => return self.zoom(*from, *to),
+            _ => {}
+        }
+        let stopped = self.act(action, cancel).map_err(|e| e.to_string())?;
+        if stopped {
+            return Err("stopped by the user".into());
+        }
+        let settled = settle::settle(
+            &mut || self.screen.capture(&self.monitor),
+            self.settle,
+            cancel,
+        )
+        .map_err(|e| e.to_string())?;
+        let shot = pipeline::finish(
+            &settled.frame,
+            self.mapping.model,
+            self.format,
+            settled.capturing,
+        );
+        Ok(ToolOutput {
+            content: vec![image_content(&shot)],
+            is_error: false,
+        })
+    }
+
+    fn input(&self) -> std::sync::MutexGuard<'_, Box<dyn Input>> {
+        self.input.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn zoom(&self, from: Point, to: Point) -> Result<ToolOutput, String> {
+        let frame = self
+            .screen
+            .capture(&self.monitor)
+            .map_err(|e| e.to_string())?;
+        let mut mapping = self.mapping;
+        // Map onto the frame actually captured.
+        mapping.geometry.pixels = frame.size;
+        let (l, t, w, h) = mapping.to_pixels(from.x, from.y, to.x, to.y);
+        let size = scaling::within_limits(scaling::Size::new(w, h));
+        let crop = pipeline::resize(&frame, Some((l, t, w, h)), size);
+        let shot = Screenshot {
+            bytes: pipeline::encode(&crop, self.format),
+            media_type: self.format.media_type(),
+            screen: frame.size,
+            model: size,
+            timings: Default::default(),
+        };
+        Ok(ToolOutput {
+            content: vec![image_content(&shot)],
+            is_error: false,
+        })
+    }
+
+    fn move_to(&self, input: &mut Box<dyn Input>, p: Point) -> Result<(), input::InputError> {
+        let (x, y) = self.mapping.to_screen(p.x, p.y);
+        input.move_to(x, y)
+    }
+
+    /// Performs an input action; true if a stop cut it short.
+    fn act(&self, action: &Action, cancel: &CancellationToken) -> Result<bool, input::InputError> {
+        let mut input = self.input();
+        match action {
+            Action::Click {
+                click,
+                at,
+                modifiers,
+            } => {
+                if let Some(p) = at {
+                    self.move_to(&mut input, *p)?;
+                }
+                let (button, times) = match click {
+                    Click::Left => (Button::Left, 1),
+                    Click::Right => (Button::Right, 1),
+                    Click::Middle => (Button::Middle, 1),
+                    Click::Double => (Button::Left, 2),
+                    Click::Triple => (Button::Left, 3),
+                };
+                with_keys_held(&mut input, modifiers, |input| {
+                    for _ in 0..times {
+                        input.button(button, Direction::Click)?;
+                    }
+                    Ok(())
+                })?;
+            }
+            Action::MouseMove { to } => self.move_to(&mut input, *to)?,
+            Action::Drag { from, to } => {
+                if let Some(p) = from {
+                    self.move_to(&mut input, *p)?;
+                }
+                let (x0, y0) = input.location()?;
+                let (x1, y1) = self.mapping.to_screen(to.x, to.y);
+                input.button(Button::Left, Direction::Press)?;
+                let glide = (|| {
+                    for step in 1..=DRAG_STEPS {
+                        std::thread::sleep(Duration::from_millis(10));
+                        input.move_to(
+                            x0 + (x1 - x0) * step / DRAG_STEPS,
+                            y0 + (y1 - y0) * step / DRAG_STEPS,
+                        )?;
+                    }
+                    Ok(())
+                })();
+                let released = input.button(Button::Left, Direction::Release);
+                glide.and(released)?;
+            }
+            Action::MouseDown { at } | Action::MouseUp { at } => {
+                if let Some(p) = at {
+                    self.move_to(&mut input, *p)?;
+                }
+                let direction = if matches!(action, Action::MouseDown { .. }) {
+                    Direction::Press
+                } else {
+                    Direction::Release
+                };
+                input.button(Button::Left, direction)?;
+            }
+            Action::Scroll {
+                at,
+                direction,
+                amount,
+                modifiers,
+            } => {
+                if let Some(p) = at {
+                    self.move_to(&mut input, *p)?;
+                }
+                let amount = *amount as i32;
+                let (length, axis) = match direction {
+                    ScrollDirection::Up => (-amount, Axis::Vertical),
+                    ScrollDirection::Down => (amount, Axis::Vertical),
+                    ScrollDirection::Left => (-amount, Axis::Horizontal),
+                    ScrollDirection::Right => (amount, Axis::Horizontal),
+                };
+                with_keys_held(&mut input, modifiers, |input| input.scroll(length, axis))?;
+            }
+            Action::Type { text } => {
+                let chars: Vec<char> = text.chars().collect();
+                for chunk in chars.chunks(TYPE_CHUNK_CHARS) {
+                    if cancel.is_cancelled() {
+                        return Ok(true);
+                    }
+                    input.text(&chunk.iter().collect::<String>())?;
+                }
+            }
+            Action::Key { combos } => {
+                for combo in combos {
+                    if cancel.is_cancelled() {
+                        return Ok(true);
+                    }
+                    let (last, held) = combo.split_last().expect("a combo has a key");
+                    with_keys_held(&mut input, held, |input| input.key(*last, Direction::Click))?;
+                }
+            }
+            Action::HoldKey { keys, duration } => {
+                let mut stopped = false;
+                with_keys_held(&mut input, keys, |_| {
+                    stopped = sleep_unless_stopped(*duration, cancel);
+                    Ok(())
+                })?;
+                return Ok(stopped);
+            }
+            Action::Wait { duration } => {
+                drop(input);
+                return Ok(sleep_unless_stopped(*duration, cancel));
+            }
+            Action::Screenshot | Action::CursorPosition | Action::Zoom { .. } => {}
+        }
+        Ok(false)
+    }
+}
+
+/// Presses `keys` in order, runs `body`, then releases them in reverse, also when `body`
+/// fails, so no modifier is left stuck.
+fn with_keys_held(
+    input: &mut Box<dyn Input>,
+    keys: &[Key],
+    body: impl FnOnce(&mut Box<dyn Input>) -> Result<(), input::InputError>,
+) -> Result<(), input::InputError> {
+    let mut pressed = Vec::new();
+    let mut result = Ok(());
+    for key in keys {
+        match input.key(*key, Direction::Press) {
+            Ok(()) => pressed.push(*key),
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    if result.is_ok() {
+        result = body(input);
+    }
+    for key in pressed.iter().rev() {
+        let released = input.key(*key, Direction::Release);
+        if result.is_ok() {
+            result = released;
+        }
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests;

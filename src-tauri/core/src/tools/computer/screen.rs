@@ -1,0 +1,361 @@
+//! The `Screen` seam: which monitors there are, and a frame of one of them. xcap in the app,
+//! a scripted fake in unit tests.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::Serialize;
+
+use super::scaling::{Geometry, Size};
+
+/// One monitor as Deskhand uses it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Monitor {
+    /// Position in the list, what `--monitor N` and the setting pick.
+    pub index: usize,
+    /// The capture backend's id for it.
+    pub id: u32,
+    pub name: String,
+    pub primary: bool,
+    pub scale_factor: f32,
+    pub geometry: Geometry,
+}
+
+/// Captured pixels, RGBA, row by row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frame {
+    pub size: Size,
+    pub rgba: Vec<u8>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScreenError {
+    #[error("no display: {0}")]
+    NoDisplay(String),
+    #[error("cannot list the monitors: {0}")]
+    Monitors(String),
+    #[error("there is no monitor {index}; this desktop has {count} (0 to {last})", last = .count.saturating_sub(1))]
+    NoSuchMonitor { index: usize, count: usize },
+    #[error("screen capture failed: {0}")]
+    Capture(String),
+}
+
+pub trait Screen: Send + Sync {
+    fn monitors(&self) -> Result<Vec<Monitor>, ScreenError>;
+    fn capture(&self, monitor: &Monitor) -> Result<Frame, ScreenError>;
+}
+
+/// The monitor to use: `index` if given, else the primary one, else the first.
+pub fn choose(monitors: Vec<Monitor>, index: Option<usize>) -> Result<Monitor, ScreenError> {
+    let count = monitors.len();
+    if count == 0 {
+        return Err(ScreenError::NoDisplay(
+            "the display reports no monitors".into(),
+        ));
+    }
+    match index {
+        Some(index) => monitors
+            .into_iter()
+            .nth(index)
+            .ok_or(ScreenError::NoSuchMonitor { index, count }),
+        None => {
+            let at = monitors.iter().position(|m| m.primary).unwrap_or(0);
+            Ok(monitors.into_iter().nth(at).expect("index in range"))
+        }
+    }
+}
+
+/// Real monitors: captured with xcap. On X11 the list comes from RandR itself, because xcap
+/// skips RandR monitors that have no output of their own (`xrandr --setmonitor` splitting a
+/// wide screen, or virtual monitors on Xvfb); those are captured as a region of the output
+/// they lie on.
+pub struct XcapScreen;
+
+impl XcapScreen {
+    /// Fails early, with the reason, where no display can be reached.
+    pub fn open() -> Result<Self, ScreenError> {
+        #[cfg(target_os = "linux")]
+        if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+            return Err(ScreenError::NoDisplay(
+                "neither DISPLAY nor WAYLAND_DISPLAY is set".into(),
+            ));
+        }
+        let screen = Self;
+        if screen.monitors()?.is_empty() {
+            return Err(ScreenError::NoDisplay(
+                "the display reports no monitors".into(),
+            ));
+        }
+        Ok(screen)
+    }
+
+    fn xcap_monitors() -> Result<Vec<xcap::Monitor>, ScreenError> {
+        xcap::Monitor::all().map_err(|e| ScreenError::Monitors(e.to_string()))
+    }
+
+    /// The list as xcap reports it, in logical units that are turned back into pixels.
+    fn monitors_from_xcap() -> Result<Vec<Monitor>, ScreenError> {
+        let err = |e: xcap::XCapError| ScreenError::Monitors(e.to_string());
+        let mut out = Vec::new();
+        for (index, m) in Self::xcap_monitors()?.into_iter().enumerate() {
+            let scale = m.scale_factor().map_err(err)?;
+            let scale = if scale.is_finite() && scale > 0.0 {
+                scale
+            } else {
+                1.0
+            };
+            let physical = |v: f64| (v * f64::from(scale)).round();
+            let (x, y) = (
+                f64::from(m.x().map_err(err)?),
+                f64::from(m.y().map_err(err)?),
+            );
+            let (w, h) = (
+                f64::from(m.width().map_err(err)?),
+                f64::from(m.height().map_err(err)?),
+            );
+            let pixels = Size::new(physical(w) as u32, physical(h) as u32);
+            // Input is in physical pixels on X11 and Windows, in logical points on macOS.
+            let geometry = if cfg!(target_os = "macos") {
+                Geometry {
+                    x: x as i32,
+                    y: y as i32,
+                    input: Size::new(w as u32, h as u32),
+                    pixels,
+                }
+            } else {
+                Geometry {
+                    x: physical(x) as i32,
+                    y: physical(y) as i32,
+                    input: pixels,
+                    pixels,
+                }
+            };
+            out.push(Monitor {
+                index,
+                id: m.id().map_err(err)?,
+                name: m.name().map_err(err)?,
+                primary: m.is_primary().unwrap_or(false),
+                scale_factor: scale,
+                geometry,
+            });
+        }
+        Ok(out)
+    }
+
+    fn on_x11() -> bool {
+        cfg!(target_os = "linux")
+            && std::env::var("XDG_SESSION_TYPE").as_deref() != Ok("wayland")
+            && !std::env::var("WAYLAND_DISPLAY")
+                .unwrap_or_default()
+                .to_lowercase()
+                .contains("wayland")
+    }
+}
+
+impl Screen for XcapScreen {
+    fn monitors(&self) -> Result<Vec<Monitor>, ScreenError> {
+        #[cfg(target_os = "linux")]
+        if Self::on_x11() {
+            return randr::monitors();
+        }
+        Self::monitors_from_xcap()
+    }
+
+    fn capture(&self, monitor: &Monitor) -> Result<Frame, ScreenError> {
+        let failed = |e: xcap::XCapError| ScreenError::Capture(e.to_string());
+        let all = Self::xcap_monitors()?;
+        let image = if let Some(m) = all.iter().find(|m| m.id().ok() == Some(monitor.id)) {
+            m.capture_image().map_err(failed)?
+        } else {
+            // A monitor without an output of its own: a region of the one it lies on.
+            let g = monitor.geometry;
+            let host = all
+                .iter()
+                .find(|m| {
+                    let (Ok(x), Ok(y), Ok(w), Ok(h)) = (m.x(), m.y(), m.width(), m.height()) else {
+                        return false;
+                    };
+                    g.x >= x
+                        && g.y >= y
+                        && g.x + g.pixels.width as i32 <= x + w as i32
+                        && g.y + g.pixels.height as i32 <= y + h as i32
+                })
+                .ok_or_else(|| {
+                    ScreenError::Capture(format!(
+                        "monitor {} ({}) is gone",
+                        monitor.index, monitor.name
+                    ))
+                })?;
+            let (hx, hy) = (host.x().map_err(failed)?, host.y().map_err(failed)?);
+            host.capture_region(
+                (g.x - hx) as u32,
+                (g.y - hy) as u32,
+                g.pixels.width,
+                g.pixels.height,
+            )
+            .map_err(failed)?
+        };
+        Ok(Frame {
+            size: Size::new(image.width(), image.height()),
+            rgba: image.into_raw(),
+        })
+    }
+}
+
+/// RandR's own monitor list, in physical pixels (what X11 input uses too).
+#[cfg(target_os = "linux")]
+mod randr {
+    use x11rb::connection::Connection as _;
+    use x11rb::protocol::randr::ConnectionExt as _;
+    use x11rb::protocol::xproto::ConnectionExt as _;
+
+    use super::{Geometry, Monitor, ScreenError, Size};
+
+    pub fn monitors() -> Result<Vec<Monitor>, ScreenError> {
+        let (conn, screen) =
+            x11rb::connect(None).map_err(|e| ScreenError::NoDisplay(e.to_string()))?;
+        let err = |e: &dyn std::fmt::Display| ScreenError::Monitors(e.to_string());
+        let root = conn.setup().roots[screen].root;
+        let reply = conn
+            .randr_get_monitors(root, true)
+            .map_err(|e| err(&e))?
+            .reply()
+            .map_err(|e| err(&e))?;
+        let scale = xcap::Monitor::all()
+            .ok()
+            .and_then(|all| all.first()?.scale_factor().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .unwrap_or(1.0);
+        reply
+            .monitors
+            .iter()
+            .enumerate()
+            .map(|(index, m)| {
+                let name = conn
+                    .get_atom_name(m.name)
+                    .map_err(|e| err(&e))?
+                    .reply()
+                    .map_err(|e| err(&e))?;
+                let size = Size::new(u32::from(m.width), u32::from(m.height));
+                Ok(Monitor {
+                    index,
+                    // xcap's id is the output's; a monitor without one goes by its name atom.
+                    id: m.outputs.first().copied().unwrap_or(m.name),
+                    name: String::from_utf8_lossy(&name.name).into_owned(),
+                    primary: m.primary,
+                    scale_factor: scale,
+                    geometry: Geometry {
+                        x: i32::from(m.x),
+                        y: i32::from(m.y),
+                        input: size,
+                        pixels: size,
+                    },
+                })
+            })
+            .collect()
+    }
+}
+
+/// A screen for unit tests: fixed monitors, frames served in order (the last one repeats).
+pub struct FakeScreen {
+    pub monitors: Vec<Monitor>,
+    frames: Mutex<VecDeque<Frame>>,
+    captures: AtomicUsize,
+}
+
+impl FakeScreen {
+    pub fn new(monitors: Vec<Monitor>, frames: Vec<Frame>) -> Self {
+        Self {
+            monitors,
+            frames: Mutex::new(frames.into()),
+            captures: AtomicUsize::new(0),
+        }
+    }
+
+    /// One monitor of `width` x `height` at the origin, showing a flat frame.
+    pub fn single(width: u32, height: u32) -> Self {
+        let size = Size::new(width, height);
+        let monitor = Monitor {
+            index: 0,
+            id: 1,
+            name: "fake".into(),
+            primary: true,
+            scale_factor: 1.0,
+            geometry: Geometry {
+                x: 0,
+                y: 0,
+                input: size,
+                pixels: size,
+            },
+        };
+        Self::new(vec![monitor], vec![Frame::filled(size, 0x40)])
+    }
+
+    pub fn captures(&self) -> usize {
+        self.captures.load(Ordering::SeqCst)
+    }
+}
+
+impl Frame {
+    /// A frame of one grey level, for tests.
+    pub fn filled(size: Size, level: u8) -> Self {
+        Self {
+            size,
+            rgba: vec![level; size.width as usize * size.height as usize * 4],
+        }
+    }
+}
+
+impl Screen for FakeScreen {
+    fn monitors(&self) -> Result<Vec<Monitor>, ScreenError> {
+        Ok(self.monitors.clone())
+    }
+
+    fn capture(&self, _: &Monitor) -> Result<Frame, ScreenError> {
+        self.captures.fetch_add(1, Ordering::SeqCst);
+        let mut frames = self.frames.lock().unwrap_or_else(|e| e.into_inner());
+        match frames.len() {
+            0 => Err(ScreenError::Capture("the fake screen has no frames".into())),
+            1 => Ok(frames[0].clone()),
+            _ => Ok(frames.pop_front().expect("not empty")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn monitor(index: usize, primary: bool) -> Monitor {
+        let size = Size::new(100, 100);
+        Monitor {
+            index,
+            id: index as u32,
+            name: format!("m{index}"),
+            primary,
+            scale_factor: 1.0,
+            geometry: Geometry {
+                x: 100 * index as i32,
+                y: 0,
+                input: size,
+                pixels: size,
+            },
+        }
+    }
+
+    #[test]
+    fn the_primary_monitor_is_the_default_and_an_index_picks_another() {
+        let all = vec![monitor(0, false), monitor(1, true)];
+        assert_eq!(choose(all.clone(), None).unwrap().index, 1);
+        assert_eq!(choose(all.clone(), Some(0)).unwrap().index, 0);
+        let err = choose(all, Some(2)).unwrap_err().to_string();
+        assert_eq!(err, "there is no monitor 2; this desktop has 2 (0 to 1)");
+        // Xvfb reports no primary monitor: the first one is used.
+        assert_eq!(choose(vec![monitor(0, false)], None).unwrap().index, 0);
+        assert!(matches!(
+            choose(vec![], None),
+            Err(ScreenError::NoDisplay(_))
+        ));
+    }
+}

@@ -1,0 +1,271 @@
+//! The computer tool on a real X display (Xvfb under `scripts/test.sh`), checked by real X
+//! programs: xterm runs what was typed, xev reports every key, click and scroll, and xdotool
+//! says where the pointer is.
+
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use deskhand::tools::catalog::ToolSettings;
+use deskhand::tools::computer::ComputerTool;
+use deskhand::tools::computer::keys::TABLE;
+use deskhand::tools::{Tool, ToolContext, ToolOutput};
+use serde_json::{Value, json};
+use support::x11::{self, Program, Xev};
+use tokio_util::sync::CancellationToken;
+
+fn computer(model: &str, monitor: Option<usize>) -> ComputerTool {
+    ComputerTool::open(&ToolSettings {
+        model: model.into(),
+        monitor,
+    })
+    .expect("the computer tool works on this display")
+}
+
+fn act(tool: &ComputerTool, input: Value) -> ToolOutput {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let out = runtime.block_on(tool.run(
+        &input,
+        &ToolContext {
+            cancel: CancellationToken::new(),
+        },
+    ));
+    assert!(!out.is_error, "{input}: {:?}", out.content);
+    out
+}
+
+/// The model point that maps onto desktop point `(x, y)`.
+fn model_point(tool: &ComputerTool, x: i32, y: i32) -> Value {
+    let (mx, my) = tool.mapping().to_model(x, y).expect("on this monitor");
+    json!([mx, my])
+}
+
+#[test]
+fn moves_clicks_and_drags_land_exactly_where_the_model_aimed() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let tool = computer("claude-sonnet-4-5", None);
+    let mapping = tool.mapping();
+    assert_eq!(
+        (mapping.model.width, mapping.model.height),
+        (1366, 768),
+        "1920x1080 is scaled"
+    );
+    for (mx, my) in [(0, 0), (1365, 767), (683, 384), (17, 701), (1000, 3)] {
+        act(
+            &tool,
+            json!({"action": "mouse_move", "coordinate": [mx, my]}),
+        );
+        assert_eq!(
+            x11::pointer(),
+            mapping.to_screen(mx, my),
+            "model ({mx}, {my})"
+        );
+        // And back: cursor_position reports the point the model asked for.
+        let out = act(&tool, json!({"action": "cursor_position"}));
+        assert_eq!(
+            out.content,
+            vec![deskhand::llm::ToolResultContent::Text {
+                text: format!("X={mx},Y={my}")
+            }]
+        );
+    }
+
+    let xev = Xev::open("deskhand-clicks", 200, 150, 800, 600);
+    let (wx, wy, _, _) = x11::window_geometry(&xev.id);
+    let start = model_point(&tool, wx + 40, wy + 30);
+    let end = model_point(&tool, wx + 600, wy + 450);
+    let screen =
+        |p: &Value| mapping.to_screen(p[0].as_u64().unwrap() as u32, p[1].as_u64().unwrap() as u32);
+    act(&tool, json!({"action": "left_click", "coordinate": start}));
+    act(&tool, json!({"action": "right_click", "coordinate": end}));
+    act(
+        &tool,
+        json!({"action": "left_click_drag", "start_coordinate": start, "coordinate": end}),
+    );
+    let events = xev.wait_for("the drag's release", |e| {
+        e.iter().filter(|e| e.kind == "ButtonRelease").count() >= 3
+    });
+    let buttons: Vec<(&str, u32, (i32, i32))> = events
+        .iter()
+        .filter(|e| e.kind.starts_with("Button"))
+        .map(|e| (e.kind.as_str(), e.button.unwrap(), e.root))
+        .collect();
+    assert_eq!(
+        buttons,
+        vec![
+            ("ButtonPress", 1, screen(&start)),
+            ("ButtonRelease", 1, screen(&start)),
+            ("ButtonPress", 3, screen(&end)),
+            ("ButtonRelease", 3, screen(&end)),
+            ("ButtonPress", 1, screen(&start)),
+            ("ButtonRelease", 1, screen(&end)),
+        ]
+    );
+    // The drag moved through points in between, as a hand would.
+    let press = events
+        .iter()
+        .rposition(|e| e.kind == "ButtonPress")
+        .unwrap();
+    let moves = events[press..]
+        .iter()
+        .filter(|e| e.kind == "MotionNotify")
+        .count();
+    assert!(moves >= 3, "{moves} motion events during the drag");
+}
+
+#[test]
+fn scrolling_sends_wheel_clicks_in_each_direction() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let tool = computer("claude-sonnet-4-5", None);
+    let xev = Xev::open("deskhand-scroll", 300, 200, 600, 400);
+    let (wx, wy, _, _) = x11::window_geometry(&xev.id);
+    let at = model_point(&tool, wx + 100, wy + 100);
+    for (direction, amount) in [("up", 3), ("down", 2), ("left", 1), ("right", 4)] {
+        act(
+            &tool,
+            json!({"action": "scroll", "coordinate": at, "scroll_direction": direction, "scroll_amount": amount}),
+        );
+    }
+    let events = xev.wait_for("10 wheel clicks", |e| {
+        e.iter().filter(|e| e.kind == "ButtonRelease").count() >= 10
+    });
+    let wheel: Vec<u32> = events
+        .iter()
+        .filter(|e| e.kind == "ButtonPress")
+        .filter_map(|e| e.button)
+        .collect();
+    // X wheel buttons: 4 up, 5 down, 6 left, 7 right.
+    assert_eq!(wheel, vec![4, 4, 4, 5, 5, 6, 7, 7, 7, 7]);
+}
+
+/// Toggles are pressed twice so that they are left as they were.
+const TOGGLES: &[&str] = &["Caps_Lock", "Num_Lock", "Scroll_Lock"];
+/// Keys the window manager grabs, so no application sees them: openbox's default
+/// configuration runs `scrot` on Print.
+const GRABBED_BY_THE_WM: &[&str] = &["Print"];
+
+#[test]
+fn every_key_in_the_table_reaches_an_x_client() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let tool = computer("claude-sonnet-4-5", None);
+    let xev = Xev::open("deskhand-keys", 100, 100, 500, 400);
+    let (wx, wy, _, _) = x11::window_geometry(&xev.id);
+    act(
+        &tool,
+        json!({"action": "left_click", "coordinate": model_point(&tool, wx + 50, wy + 50)}),
+    );
+    let mut names = Vec::new();
+    for (x_name, _, _) in TABLE {
+        if GRABBED_BY_THE_WM.contains(x_name) {
+            continue;
+        }
+        names.push(*x_name);
+        if TOGGLES.contains(x_name) {
+            names.push(*x_name);
+        }
+    }
+    act(&tool, json!({"action": "key", "text": names.join(" ")}));
+    let events = xev.wait_for("every key", |e| {
+        e.iter().filter(|e| e.kind == "KeyRelease").count() >= names.len()
+    });
+    let pressed: Vec<String> = events
+        .iter()
+        .filter(|e| e.kind == "KeyPress")
+        .filter_map(|e| e.keysym.clone())
+        .collect();
+    assert_eq!(pressed, names, "the keysyms xev saw, in order");
+}
+
+#[test]
+fn combos_hold_their_modifiers_around_the_key() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let tool = computer("claude-sonnet-4-5", None);
+    let xev = Xev::open("deskhand-combos", 100, 100, 500, 400);
+    let (wx, wy, _, _) = x11::window_geometry(&xev.id);
+    act(
+        &tool,
+        json!({"action": "left_click", "coordinate": model_point(&tool, wx + 50, wy + 50)}),
+    );
+    act(&tool, json!({"action": "key", "text": "ctrl+shift+t"}));
+    let events = xev.wait_for("ctrl+shift+t", |e| {
+        e.iter().filter(|e| e.kind == "KeyRelease").count() >= 3
+    });
+    let keys: Vec<(String, String)> = events
+        .iter()
+        .filter(|e| e.kind.starts_with("Key"))
+        .map(|e| (e.kind.clone(), e.keysym.clone().unwrap()))
+        .collect();
+    let k = |kind: &str, sym: &str| (kind.to_string(), sym.to_string());
+    assert_eq!(
+        keys,
+        vec![
+            k("KeyPress", "Control_L"),
+            k("KeyPress", "Shift_L"),
+            k("KeyPress", "T"),
+            k("KeyRelease", "T"),
+            k("KeyRelease", "Shift_L"),
+            k("KeyRelease", "Control_L"),
+        ]
+    );
+}
+
+#[test]
+fn xterm_runs_what_was_typed_unicode_included() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("typed.txt");
+    let _xterm = Program(
+        Command::new("xterm")
+            .args([
+                "-u8",
+                "-T",
+                "deskhand-xterm",
+                "-geometry",
+                "100x20+400+300",
+                "-e",
+                "bash",
+                "--norc",
+                "--noprofile",
+            ])
+            .env("LC_ALL", "C.UTF-8")
+            .env("PS1", "$ ")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("xterm starts"),
+    );
+    let id = x11::window_by_name("deskhand-xterm");
+    let (wx, wy, w, h) = x11::window_geometry(&id);
+    let tool = computer("claude-sonnet-4-5", None);
+    act(
+        &tool,
+        json!({"action": "left_click", "coordinate": model_point(&tool, wx + w as i32 / 2, wy + h as i32 / 2)}),
+    );
+    let text = "héllo ✓ Ж — 日本";
+    let command = format!("printf '%s' '{text}' > {}", out_file.display());
+    act(&tool, json!({"action": "type", "text": command}));
+    act(&tool, json!({"action": "key", "text": "Return"}));
+    let until = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&out_file).unwrap_or_default() != text {
+        assert!(
+            Instant::now() < until,
+            "xterm wrote {:?}",
+            std::fs::read_to_string(&out_file).ok()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

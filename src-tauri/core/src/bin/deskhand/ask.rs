@@ -15,11 +15,14 @@ use deskhand::llm::anthropic::{self, Anthropic, AnthropicConfig};
 use deskhand::llm::pricing::PriceTable;
 use deskhand::llm::{ContentBlock, RetryPolicy};
 use deskhand::paths;
+use deskhand::secrets::{self, ApiKey, OsKeyring};
+use deskhand::store::{Recorder, StoreError};
 use deskhand::tools::catalog::{self, ToolSettings};
 use tokio_util::sync::CancellationToken;
 
 use crate::approver::TerminalApprover;
 use crate::printer::Printer;
+use crate::sessions::open_store;
 
 #[derive(Args)]
 pub struct AskArgs {
@@ -56,6 +59,10 @@ pub struct AskArgs {
     /// Where history is kept (default: the OS data directory).
     #[arg(long, env = "DESKHAND_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    /// Continue this stored session (its id, or the first characters of it) with its full
+    /// history.
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
     prompt: String,
 }
 
@@ -70,12 +77,9 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     for path in &args.attach {
         input.push(load_attachment(path)?);
     }
-    let api_key = std::env::var("ANTHROPIC_API_KEY").unwrap_or_default();
-    if api_key.trim().is_empty() {
-        bail!("no Anthropic API key: set ANTHROPIC_API_KEY");
-    }
+    let api_key = anthropic_key()?;
     let provider = Anthropic::new(AnthropicConfig {
-        api_key,
+        api_key: api_key.expose().to_string(),
         base_url: std::env::var("ANTHROPIC_BASE_URL")
             .unwrap_or_else(|_| anthropic::DEFAULT_BASE_URL.to_string()),
         retry: RetryPolicy::default(),
@@ -118,26 +122,59 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         },
     };
 
+    let store = open_store(args.data_dir.clone())?;
+    let (mut recorder, mut history) = match &args.session {
+        Some(id) => Recorder::resume(&store, &store.resolve_id(id)?)?,
+        None => (
+            Recorder::create(&store, &uuid::Uuid::new_v4().to_string())?,
+            Vec::new(),
+        ),
+    };
+    let session_id = recorder.session_id().to_string();
+
     let cancel = CancellationToken::new();
     watch_ctrl_c(cancel.clone());
-    // store: open the store in `args.data_dir`, create or resume the session, persist every event.
-    let _ = &args.data_dir;
-    let session_id = uuid::Uuid::new_v4().to_string();
-    let mut history = Vec::new();
     let mut printer = Printer {
         json: args.json,
         in_text: false,
     };
+    let mut not_saved: Option<StoreError> = None;
     let outcome = agent
         .run(
             &session_id,
             &mut history,
             input,
-            &mut |event| printer.print(&event),
+            // Stored before shown: whatever was printed survives a crash.
+            &mut |event| {
+                if not_saved.is_none()
+                    && let Err(e) = recorder.record(&event)
+                {
+                    eprintln!("deskhand: stopping the run: {e}");
+                    not_saved = Some(e);
+                    cancel.cancel();
+                }
+                printer.print(&event);
+            },
             &cancel,
         )
         .await;
+    if let Some(e) = not_saved {
+        return Err(anyhow::Error::new(e).context("the run's history could not be saved"));
+    }
     Ok(outcome.status)
+}
+
+/// `$ANTHROPIC_API_KEY` for this run, else the key stored with `deskhand key set anthropic`.
+fn anthropic_key() -> Result<ApiKey> {
+    let provider = secrets::provider("anthropic")?;
+    match secrets::lookup(&OsKeyring::default(), provider) {
+        Ok(Some((key, _))) => Ok(key),
+        Ok(None) => bail!(
+            "no Anthropic API key: set {} or store one with `deskhand key set anthropic`",
+            provider.env
+        ),
+        Err(e) => bail!("no Anthropic API key: {} is not set, and {e}", provider.env),
+    }
 }
 
 /// The first Ctrl-C stops the run cleanly; a second one exits at once.

@@ -3,7 +3,9 @@
 
 mod approver;
 mod ask;
+mod key;
 mod printer;
+mod sessions;
 
 use std::process::ExitCode;
 
@@ -23,8 +25,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the agent on a prompt until it is done.
+    /// Run the agent on a prompt until it is done (`--session ID` continues a session).
     Ask(ask::AskArgs),
+    /// The local history: list, show, search, rename, export, import, delete, prune.
+    Sessions(sessions::SessionsArgs),
+    /// API keys in the OS keyring: set, status, delete.
+    Key(key::KeyArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +42,8 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Ask(args) => ask::run(args).await,
+            Command::Sessions(args) => sessions::run(args).map(|()| RunStatus::Done),
+            Command::Key(args) => key::run(args).map(|()| RunStatus::Done),
         }
     });
     match result {

@@ -11,7 +11,7 @@ use deskhand::agent::{
     DEFAULT_MAX_TURNS, RunStatus,
 };
 use deskhand::images::load_attachment;
-use deskhand::llm::anthropic::{self, Anthropic, AnthropicConfig};
+use deskhand::llm::config::{self, ProviderSettings};
 use deskhand::llm::pricing::PriceTable;
 use deskhand::llm::{ContentBlock, RetryPolicy};
 use deskhand::paths;
@@ -35,9 +35,17 @@ pub struct AskArgs {
     /// Tools to offer, comma-separated (default: every tool that works on this machine).
     #[arg(long, value_delimiter = ',')]
     tools: Option<Vec<String>>,
-    /// The model (default: $ANTHROPIC_MODEL, else a current Claude model).
-    #[arg(long, env = "ANTHROPIC_MODEL", default_value = anthropic::DEFAULT_MODEL)]
-    model: String,
+    /// Who serves the model: anthropic, openai, azure, openrouter, ollama, lmstudio, vllm or
+    /// compatible (default: $LLM_PROVIDER, else Anthropic, else the one whose key is set).
+    #[arg(long)]
+    provider: Option<String>,
+    /// The model (default: $ANTHROPIC_MODEL or $OPENAI_MODEL, else the provider's default).
+    #[arg(long)]
+    model: Option<String>,
+    /// The provider's base URL (default: $ANTHROPIC_BASE_URL, $OPENAI_BASE_URL or
+    /// $AZURE_OPENAI_ENDPOINT, else the service's own).
+    #[arg(long)]
+    base_url: Option<String>,
     /// Replaces the default system prompt.
     #[arg(long)]
     system: Option<String>,
@@ -70,36 +78,38 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     for path in &args.attach {
         input.push(load_attachment(path)?);
     }
-    let api_key = std::env::var("ANTHROPIC_API_KEY").unwrap_or_default();
-    if api_key.trim().is_empty() {
-        bail!("no Anthropic API key: set ANTHROPIC_API_KEY");
-    }
-    let provider = Anthropic::new(AnthropicConfig {
-        api_key,
-        base_url: std::env::var("ANTHROPIC_BASE_URL")
-            .unwrap_or_else(|_| anthropic::DEFAULT_BASE_URL.to_string()),
-        retry: RetryPolicy::default(),
-    })?;
+    let chosen = config::choose(
+        &ProviderSettings {
+            provider: args.provider.clone(),
+            model: args.model.clone(),
+            base_url: args.base_url.clone(),
+        },
+        &config::process_env,
+        // Until the key store lands, keys come from the environment only.
+        &|_| Ok(None),
+        RetryPolicy::default(),
+    )?;
+    let model = chosen.model.clone();
     let settings = ToolSettings {
-        model: args.model.clone(),
+        model: model.clone(),
     };
     let tools = catalog::registry(args.tools.as_deref(), &settings)?;
     let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
-    let price = prices.price(&args.model);
+    let price = prices.price(&model);
     if args.max_cost.is_some() && price.is_none() {
         bail!(
             "--max-cost needs the price of `{}`: add it to {}",
-            args.model,
+            model,
             paths::config_dir().join("prices.json").display()
         );
     }
     let approver: Box<dyn Approver> = Box::new(TerminalApprover);
     let agent = Agent {
-        provider: Arc::new(provider),
+        provider: chosen.provider,
         tools: Arc::new(tools),
         gate: Arc::new(ApprovalGate::new(policy, approver)),
         config: AgentConfig {
-            model: args.model.clone(),
+            model: model.clone(),
             system: args
                 .system
                 .clone()
@@ -108,6 +118,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             max_tokens: DEFAULT_MAX_TOKENS,
             context: ContextPolicy {
                 keep_screenshots: Some(args.keep_screenshots),
+                context_window: config::context_window(&model),
                 ..ContextPolicy::default()
             },
             price,

@@ -359,7 +359,7 @@ impl ChunkDecoder {
                 .calls
                 .len()
                 .checked_sub(1)
-                .filter(|&last| !(named && !self.calls[last].name.is_empty())),
+                .filter(|&last| !named || self.calls[last].name.is_empty()),
         };
         let slot = slot.unwrap_or_else(|| {
             self.calls.push(PartialCall {

@@ -82,13 +82,72 @@ pub fn harness(
     approver: Box<dyn Approver>,
     max_turns: u32,
 ) -> Harness {
-    let provider = Anthropic::new(AnthropicConfig {
-        api_key: API_KEY.into(),
-        base_url: base_url.into(),
-        retry: fast_retries(),
-    })
-    .unwrap();
-    harness_with(Arc::new(provider), policy, approver, max_turns)
+    harness_with(anthropic_provider(base_url), policy, approver, max_turns)
+}
+
+/// The echo tool and a test config around any provider.
+pub fn harness_with(
+    provider: Arc<dyn Provider>,
+    policy: ApprovalPolicy,
+    approver: Box<dyn Approver>,
+    max_turns: u32,
+) -> Harness {
+    let echo = Arc::new(EchoTool::default());
+    let mut tools = ToolRegistry::default();
+    tools.register(echo.clone()).unwrap();
+    let agent = agent_with(provider, tools, policy, approver, max_turns);
+    Harness { agent, echo }
+}
+
+/// An agent with these tools, talking to the stand-in at `base_url`.
+pub fn agent(
+    base_url: &str,
+    tools: ToolRegistry,
+    policy: ApprovalPolicy,
+    approver: Box<dyn Approver>,
+    max_turns: u32,
+) -> Agent {
+    agent_with(
+        anthropic_provider(base_url),
+        tools,
+        policy,
+        approver,
+        max_turns,
+    )
+}
+
+/// An agent with these tools and any provider.
+pub fn agent_with(
+    provider: Arc<dyn Provider>,
+    tools: ToolRegistry,
+    policy: ApprovalPolicy,
+    approver: Box<dyn Approver>,
+    max_turns: u32,
+) -> Agent {
+    Agent {
+        provider,
+        tools: Arc::new(tools),
+        gate: Arc::new(ApprovalGate::new(policy, approver)),
+        config: AgentConfig {
+            model: "claude-test".into(),
+            system: "You are a test.".into(),
+            max_turns,
+            max_tokens: 1024,
+            ..AgentConfig::default()
+        },
+    }
+}
+
+/// The Anthropic provider at the stand-in's `base_url`, with [`API_KEY`].
+pub fn anthropic_provider(base_url: &str) -> Arc<Anthropic> {
+    Arc::new(
+        Anthropic::new(AnthropicConfig {
+            api_key: API_KEY.into(),
+            base_url: base_url.into(),
+            retry: fast_retries(),
+        })
+        .unwrap(),
+    )
 }
 
 /// An OpenAI-compatible provider for `service` at `base_url`, with [`API_KEY`].
@@ -102,31 +161,6 @@ pub fn openai_provider(base_url: &str, service: Service) -> Arc<OpenAi> {
         })
         .unwrap(),
     )
-}
-
-/// The echo tool and a test config around any provider.
-pub fn harness_with(
-    provider: Arc<dyn Provider>,
-    policy: ApprovalPolicy,
-    approver: Box<dyn Approver>,
-    max_turns: u32,
-) -> Harness {
-    let echo = Arc::new(EchoTool::default());
-    let mut tools = ToolRegistry::default();
-    tools.register(echo.clone()).unwrap();
-    let agent = Agent {
-        provider,
-        tools: Arc::new(tools),
-        gate: Arc::new(ApprovalGate::new(policy, approver)),
-        config: AgentConfig {
-            model: "claude-test".into(),
-            system: "You are a test.".into(),
-            max_turns,
-            max_tokens: 1024,
-            ..AgentConfig::default()
-        },
-    };
-    Harness { agent, echo }
 }
 
 /// Runs one input, collecting events; `on_event` may cancel.

@@ -110,7 +110,11 @@ fn known_providers() -> String {
 /// models this table does not know (local ones are often served with less than they take).
 pub fn context_window(model: &str) -> u64 {
     // A provider prefix (`openai/gpt-4o` on OpenRouter) does not change the model.
-    let model = model.rsplit('/').next().unwrap_or(model);
+    let model = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
     let windows: [(&str, u64); 7] = [
         ("claude", 200_000),
         ("gpt-4.1", 1_047_576),
@@ -593,6 +597,7 @@ mod tests {
         assert_eq!(context_window("claude-sonnet-4-5"), 200_000);
         assert_eq!(context_window("openai/gpt-4o-mini"), 128_000);
         assert_eq!(context_window("gpt-4.1-mini"), 1_047_576);
+        assert_eq!(context_window("Qwen/Qwen2.5-VL-7B-Instruct"), 128_000);
         assert_eq!(context_window("llava:13b"), 32_768);
     }
 

@@ -55,7 +55,9 @@ fn missing_and_contradictory_settings_are_one_line_before_any_request() {
     let api = StandIn::spawn([Turn::text("never sent")]);
     let dir = tempfile::tempdir().unwrap();
     let base = format!("{}/v1", api.url());
-    let cases: Vec<(Vec<&str>, Vec<(&str, &str)>, Vec<&str>)> = vec![
+    /// Flags, environment, and what the one line must say.
+    type Case<'a> = (Vec<&'a str>, Vec<(&'a str, &'a str)>, Vec<&'a str>);
+    let cases: Vec<Case> = vec![
         (
             vec!["--provider", "gemini"],
             vec![],

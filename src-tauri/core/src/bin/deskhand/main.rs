@@ -26,7 +26,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the agent on a prompt until it is done (`--session ID` continues a session).
-    Ask(ask::AskArgs),
+    Ask(Box<ask::AskArgs>),
     /// The local history: list, show, search, rename, export, import, delete, prune.
     Sessions(sessions::SessionsArgs),
     /// API keys in the OS keyring: set, status, delete.
@@ -41,7 +41,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Ask(args) => ask::run(args).await,
+            Command::Ask(args) => ask::run(*args).await,
             Command::Sessions(args) => sessions::run(args).map(|()| RunStatus::Done),
             Command::Key(args) => key::run(args).map(|()| RunStatus::Done),
         }

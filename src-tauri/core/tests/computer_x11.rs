@@ -269,3 +269,93 @@ fn xterm_runs_what_was_typed_unicode_included() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Two RandR monitors splitting the screen, removed again when dropped.
+struct SplitScreen;
+
+impl SplitScreen {
+    fn new() -> SplitScreen {
+        x11::run(
+            "xrandr",
+            &["--setmonitor", "DH-LEFT", "960/254x1080/286+0+0", "none"],
+        );
+        x11::run(
+            "xrandr",
+            &["--setmonitor", "DH-RIGHT", "960/254x1080/286+960+0", "none"],
+        );
+        SplitScreen
+    }
+}
+
+impl Drop for SplitScreen {
+    fn drop(&mut self) {
+        for name in ["DH-LEFT", "DH-RIGHT"] {
+            let _ = Command::new("xrandr").args(["--delmonitor", name]).status();
+        }
+    }
+}
+
+#[test]
+fn clicks_map_onto_each_of_two_monitors() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let _split = SplitScreen::new();
+    use deskhand::tools::computer::screen::{Screen, XcapScreen};
+    let monitors = XcapScreen::open().unwrap().monitors().unwrap();
+    let index = |name: &str| {
+        monitors
+            .iter()
+            .find(|m| m.name == name)
+            .unwrap_or_else(|| panic!("no {name} in {monitors:?}"))
+            .index
+    };
+    let xev = Xev::open("deskhand-two-monitors", 100, 100, 1700, 600);
+    let mut expected = Vec::new();
+    for (name, origin) in [("DH-LEFT", 0), ("DH-RIGHT", 960)] {
+        let tool = computer("claude-sonnet-4-5", Some(index(name)));
+        let mapping = tool.mapping();
+        assert_eq!(
+            (mapping.geometry.x, mapping.geometry.y),
+            (origin, 0),
+            "{name}"
+        );
+        // The screenshot is of this monitor alone.
+        let shot = act(&tool, json!({"action": "screenshot"}));
+        let deskhand::llm::ToolResultContent::Image { source } = &shot.content[0] else {
+            panic!("no image")
+        };
+        let deskhand::llm::ImageSource::Base64 { data, .. } = source;
+        use base64::Engine as _;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .unwrap();
+        let size = imagesize::blob_size(&png).unwrap();
+        assert_eq!(
+            (size.width as u32, size.height as u32),
+            (mapping.model.width, mapping.model.height)
+        );
+        for (mx, my) in [(200, 200), (700, 500)] {
+            act(
+                &tool,
+                json!({"action": "left_click", "coordinate": [mx, my]}),
+            );
+            let screen = mapping.to_screen(mx, my);
+            assert_eq!(x11::pointer(), screen, "{name} model ({mx}, {my})");
+            assert!(
+                screen.0 >= origin && screen.0 < origin + 960,
+                "{name}: {screen:?}"
+            );
+            expected.push(screen);
+        }
+    }
+    let events = xev.wait_for("four clicks", |e| {
+        e.iter().filter(|e| e.kind == "ButtonRelease").count() >= 4
+    });
+    let pressed: Vec<(i32, i32)> = events
+        .iter()
+        .filter(|e| e.kind == "ButtonPress")
+        .map(|e| e.root)
+        .collect();
+    assert_eq!(pressed, expected);
+}

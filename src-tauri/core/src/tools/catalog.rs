@@ -1,17 +1,38 @@
 //! The built-in tools by name, and which of them can work on this machine.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use super::bash::{self, BashTool};
 use super::computer::ComputerTool;
+use super::editor::EditorTool;
 use super::{RegistryError, Tool, ToolRegistry};
 
 /// Settings the built-in tools read when they are made.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ToolSettings {
     /// The model, since some tools take a different version per model.
     pub model: String,
     /// The monitor the computer tool sees and acts on (default: the primary one).
     pub monitor: Option<usize>,
+    /// How long one bash command may run before it is killed.
+    pub bash_timeout: Duration,
+    /// Bytes kept of each of a bash command's stdout and stderr.
+    pub bash_output_limit: usize,
+    /// The most characters an editor `view` returns (the tool's `max_characters`).
+    pub editor_max_characters: Option<usize>,
+}
+
+impl Default for ToolSettings {
+    fn default() -> Self {
+        Self {
+            model: String::new(),
+            monitor: None,
+            bash_timeout: bash::DEFAULT_TIMEOUT,
+            bash_output_limit: bash::DEFAULT_OUTPUT_LIMIT,
+            editor_max_characters: None,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -25,7 +46,7 @@ pub enum CatalogError {
 }
 
 /// Every built-in tool name, in the order they are offered.
-pub const BUILTIN: &[&str] = &["computer"];
+pub const BUILTIN: &[&str] = &["computer", "bash", "editor"];
 
 /// Makes one built-in tool, or says why it cannot work on this machine.
 fn make(name: &str, settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogError> {
@@ -35,6 +56,11 @@ fn make(name: &str, settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogErr
     };
     match name {
         "computer" => Ok(Arc::new(ComputerTool::open(settings).map_err(unavailable)?)),
+        "bash" => Ok(Arc::new(BashTool::new(
+            settings.bash_timeout,
+            settings.bash_output_limit,
+        ))),
+        "editor" => Ok(Arc::new(EditorTool::new(settings.editor_max_characters))),
         _ => Err(CatalogError::Unknown(name.to_string())),
     }
 }

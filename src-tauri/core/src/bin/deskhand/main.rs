@@ -3,9 +3,11 @@
 
 mod approver;
 mod ask;
+mod key;
 mod monitors;
 mod printer;
 mod screenshot;
+mod sessions;
 
 use std::process::ExitCode;
 
@@ -25,8 +27,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the agent on a prompt until it is done.
-    Ask(ask::AskArgs),
+    /// Run the agent on a prompt until it is done (`--session ID` continues a session).
+    Ask(Box<ask::AskArgs>),
+    /// The local history: list, show, search, rename, export, import, delete, prune.
+    Sessions(sessions::SessionsArgs),
+    /// API keys in the OS keyring: set, status, delete.
+    Key(key::KeyArgs),
     /// Capture a monitor as the model sees it and write it to a file.
     Screenshot(screenshot::ScreenshotArgs),
     /// List the monitors (* marks the default).
@@ -41,7 +47,9 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Ask(args) => ask::run(args).await,
+            Command::Ask(args) => ask::run(*args).await,
+            Command::Sessions(args) => sessions::run(args).map(|()| RunStatus::Done),
+            Command::Key(args) => key::run(args).map(|()| RunStatus::Done),
             Command::Screenshot(args) => screenshot::run(args).map(|()| RunStatus::Done),
             Command::Monitors => monitors::run().map(|()| RunStatus::Done),
         }

@@ -189,6 +189,7 @@ fn main() {
     let tool = ComputerTool::open(&ToolSettings {
         model: "claude-sonnet-4-5".into(),
         monitor: None,
+        ..ToolSettings::default()
     })
     .unwrap();
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -19,6 +19,7 @@ fn computer(model: &str, monitor: Option<usize>) -> ComputerTool {
     ComputerTool::open(&ToolSettings {
         model: model.into(),
         monitor,
+        ..ToolSettings::default()
     })
     .expect("the computer tool works on this display")
 }

@@ -109,6 +109,15 @@ impl ToolRegistry {
         Ok(())
     }
 
+    /// The same tools, each wrapped: the window keeps their screenshots and steps out of
+    /// the way while they act. Definitions and schemas stay as they were.
+    pub fn wrap_tools(mut self, wrap: impl Fn(Arc<dyn Tool>) -> Arc<dyn Tool>) -> Self {
+        for entry in &mut self.tools {
+            entry.tool = wrap(entry.tool.clone());
+        }
+        self
+    }
+
     pub fn definitions(&self) -> &[ToolDefinition] {
         &self.definitions
     }

@@ -8,7 +8,7 @@ use clap::Args;
 use deskhand::agent::context::ContextPolicy;
 use deskhand::agent::{
     Agent, AgentConfig, ApprovalGate, ApprovalPolicy, Approver, Budget, DEFAULT_MAX_TOKENS,
-    DEFAULT_MAX_TURNS, RunStatus,
+    DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, RunStatus,
 };
 use deskhand::images::load_attachment;
 use deskhand::llm::anthropic::{self, Anthropic, AnthropicConfig};
@@ -58,11 +58,6 @@ pub struct AskArgs {
     data_dir: Option<PathBuf>,
     prompt: String,
 }
-
-const DEFAULT_SYSTEM: &str = "You are Deskhand, an assistant that works on the user's computer \
-through the tools you are given, while the user watches and approves each action. Take a \
-screenshot before acting on the screen, act in small steps, and check the result of each step. \
-If an action is denied, do not retry it; ask or choose another way.";
 
 pub async fn run(args: AskArgs) -> Result<RunStatus> {
     let policy: ApprovalPolicy = args.approve.parse().map_err(anyhow::Error::msg)?;

@@ -1,14 +1,34 @@
 //! The built-in tools by name, and which of them can work on this machine.
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use super::bash::{self, BashTool};
+use super::editor::EditorTool;
 use super::{RegistryError, Tool, ToolRegistry};
 
 /// Settings the built-in tools read when they are made.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ToolSettings {
     /// The model, since some tools take a different version per model.
     pub model: String,
+    /// How long one bash command may run before it is killed.
+    pub bash_timeout: Duration,
+    /// Bytes kept of each of a bash command's stdout and stderr.
+    pub bash_output_limit: usize,
+    /// The most characters an editor `view` returns (the tool's `max_characters`).
+    pub editor_max_characters: Option<usize>,
+}
+
+impl Default for ToolSettings {
+    fn default() -> Self {
+        Self {
+            model: String::new(),
+            bash_timeout: bash::DEFAULT_TIMEOUT,
+            bash_output_limit: bash::DEFAULT_OUTPUT_LIMIT,
+            editor_max_characters: None,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -22,11 +42,18 @@ pub enum CatalogError {
 }
 
 /// Every built-in tool name, in the order they are offered.
-pub const BUILTIN: &[&str] = &[];
+pub const BUILTIN: &[&str] = &["bash", "editor"];
 
 /// Makes one built-in tool, or says why it cannot work on this machine.
-fn make(name: &str, _settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogError> {
-    Err(CatalogError::Unknown(name.to_string()))
+fn make(name: &str, settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogError> {
+    match name {
+        "bash" => Ok(Arc::new(BashTool::new(
+            settings.bash_timeout,
+            settings.bash_output_limit,
+        ))),
+        "editor" => Ok(Arc::new(EditorTool::new(settings.editor_max_characters))),
+        _ => Err(CatalogError::Unknown(name.to_string())),
+    }
 }
 
 /// The registry for a run. With `requested`, exactly those tools, each of which must work;

@@ -1,7 +1,10 @@
 //! Tools the model can call: the trait every tool implements, and the registry that offers
 //! them to the model and checks each call's input against the tool's JSON Schema.
 
+pub mod bash;
+mod capped;
 pub mod catalog;
+pub mod editor;
 
 use std::sync::Arc;
 
@@ -61,6 +64,13 @@ impl ToolOutput {
             ..Self::text(text)
         }
     }
+}
+
+/// Environment variables that hold provider API keys. Tools that start programs (the shell,
+/// plugin servers) leave them out, so that a key never reaches the model through `env`.
+pub fn is_secret_variable(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .is_some_and(|n| n.to_ascii_uppercase().ends_with("API_KEY"))
 }
 
 #[derive(Debug, thiserror::Error)]

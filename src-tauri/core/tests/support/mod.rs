@@ -82,13 +82,25 @@ pub fn harness(
     let echo = Arc::new(EchoTool::default());
     let mut tools = ToolRegistry::default();
     tools.register(echo.clone()).unwrap();
+    let agent = agent(base_url, tools, policy, approver, max_turns);
+    Harness { agent, echo }
+}
+
+/// An agent with these tools, talking to the stand-in at `base_url`.
+pub fn agent(
+    base_url: &str,
+    tools: ToolRegistry,
+    policy: ApprovalPolicy,
+    approver: Box<dyn Approver>,
+    max_turns: u32,
+) -> Agent {
     let provider = Anthropic::new(AnthropicConfig {
         api_key: API_KEY.into(),
         base_url: base_url.into(),
         retry: fast_retries(),
     })
     .unwrap();
-    let agent = Agent {
+    Agent {
         provider: Arc::new(provider),
         tools: Arc::new(tools),
         gate: Arc::new(ApprovalGate::new(policy, approver)),
@@ -99,8 +111,7 @@ pub fn harness(
             max_tokens: 1024,
             ..AgentConfig::default()
         },
-    };
-    Harness { agent, echo }
+    }
 }
 
 /// Runs one input, collecting events; `on_event` may cancel.

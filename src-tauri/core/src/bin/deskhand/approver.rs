@@ -23,8 +23,13 @@ impl Approver for TerminalApprover {
             "\nAllow {}? [y]es / [n]o (n <reason>) / [a]lways for {} this session: ",
             request.plan.summary, request.plan.kind
         );
+        // An edit is approved by its diff, shown before the question.
+        let diff = request.plan.detail["diff"].as_str().map(str::to_string);
         let answer = tokio::task::spawn_blocking(move || {
             let mut line = String::new();
+            if let Some(diff) = diff {
+                eprint!("\n{diff}");
+            }
             eprint!("{prompt}");
             std::io::stdin().read_line(&mut line).map(|_| line)
         })

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::Args;
@@ -50,6 +51,9 @@ pub struct AskArgs {
     /// Stop cleanly once the run has used this many tokens (input, output and cache).
     #[arg(long, value_name = "N", env = "DESKHAND_MAX_TOKENS")]
     max_tokens: Option<u64>,
+    /// Seconds one bash command may run before it is killed (default 120).
+    #[arg(long, value_name = "SECS", env = "DESKHAND_BASH_TIMEOUT", value_parser = parse_seconds)]
+    bash_timeout: Option<Duration>,
     /// Screenshots sent to the model at most; older ones are replaced by a placeholder.
     #[arg(long, default_value_t = 3, value_name = "N")]
     keep_screenshots: usize,
@@ -75,8 +79,11 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             .unwrap_or_else(|_| anthropic::DEFAULT_BASE_URL.to_string()),
         retry: RetryPolicy::default(),
     })?;
+    let defaults = ToolSettings::default();
     let settings = ToolSettings {
         model: args.model.clone(),
+        bash_timeout: args.bash_timeout.unwrap_or(defaults.bash_timeout),
+        ..defaults
     };
     let tools = catalog::registry(args.tools.as_deref(), &settings)?;
     let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
@@ -133,6 +140,13 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         )
         .await;
     Ok(outcome.status)
+}
+
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    match text.parse::<f64>() {
+        Ok(seconds) if seconds > 0.0 && seconds.is_finite() => Ok(Duration::from_secs_f64(seconds)),
+        _ => Err(format!("`{text}` is not a positive number of seconds")),
+    }
 }
 
 /// The first Ctrl-C stops the run cleanly; a second one exits at once.

@@ -1,0 +1,326 @@
+//! The `bash` tool (`bash_20250124`): one persistent shell per session, so `cd` and exported
+//! variables carry over between calls.
+//!
+//! Each command is handed to the shell through a quoted here-document and `eval`, so a syntax
+//! error is an ordinary failed command instead of a shell waiting for the rest of a string.
+//! A random marker printed after it on stdout (with the exit status) and on stderr tells where
+//! the command's output ends. The shell leads its own process group: a timeout, a stop or a
+//! restart kills the whole group, the command and everything it started, never the app.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::Mutex;
+
+use super::{ActionPlan, Tool, ToolContext, ToolOutput, capped::CappedOutput};
+use crate::llm::{AnthropicNativeTool, ToolDefinition};
+
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Bytes kept of each of stdout and stderr (half from the start, half from the end).
+pub const DEFAULT_OUTPUT_LIMIT: usize = 20_000;
+
+const DESCRIPTION: &str = "Run a command in a persistent bash shell. The working directory, \
+variables and functions carry over between calls. Give `command` to run, or `restart: true` \
+for a fresh shell. Commands read no input (stdin is /dev/null) and are killed after a timeout, \
+so do not start interactive programs; run long jobs in the background with their output \
+redirected to a file. Long output is shortened to its start and end.";
+
+pub struct BashTool {
+    shell: Mutex<Option<Shell>>,
+    timeout: Duration,
+    output_limit: usize,
+}
+
+impl BashTool {
+    pub fn new(timeout: Duration, output_limit: usize) -> Self {
+        Self {
+            shell: Mutex::new(None),
+            timeout,
+            output_limit,
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for BashTool {
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: "bash".into(),
+            description: DESCRIPTION.into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The bash command to run."},
+                    "restart": {"type": "boolean", "description": "Start a fresh shell instead."}
+                },
+                "additionalProperties": false
+            }),
+            anthropic: Some(AnthropicNativeTool {
+                definition: json!({"type": "bash_20250124", "name": "bash"}),
+                beta: None,
+            }),
+        }
+    }
+
+    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
+        if input["restart"].as_bool() == Some(true) {
+            return Ok(ActionPlan {
+                kind: "bash".into(),
+                read_only: false,
+                summary: "restart the bash shell".into(),
+                detail: json!({"restart": true}),
+            });
+        }
+        match input["command"].as_str() {
+            Some(command) if !command.trim().is_empty() => Ok(ActionPlan {
+                kind: "bash".into(),
+                read_only: false,
+                summary: format!("bash: {command}"),
+                detail: json!({"command": command, "timeout_s": self.timeout.as_secs_f64()}),
+            }),
+            _ => Err(
+                "give `command` (the shell command to run), or `restart: true` for a fresh shell"
+                    .into(),
+            ),
+        }
+    }
+
+    async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
+        let mut slot = self.shell.lock().await;
+        if input["restart"].as_bool() == Some(true) {
+            *slot = None; // dropping the shell kills its process group
+            return match Shell::start() {
+                Ok(shell) => {
+                    *slot = Some(shell);
+                    ToolOutput::text("The shell has been restarted.")
+                }
+                Err(e) => ToolOutput::error(e),
+            };
+        }
+        let command = input["command"].as_str().unwrap_or_default();
+        // Taken out of the slot while the command runs: if this call is dropped midway (a
+        // stop), the shell drops with it and its process group is killed.
+        let mut shell = match slot.take() {
+            Some(shell) => shell,
+            None => match Shell::start() {
+                Ok(shell) => shell,
+                Err(e) => return ToolOutput::error(e),
+            },
+        };
+        let mut stdout = Stream::new(self.output_limit);
+        let mut stderr = Stream::new(self.output_limit);
+        let ended = tokio::select! {
+            ended = tokio::time::timeout(self.timeout, shell.execute(command, &mut stdout, &mut stderr)) => ended,
+            () = ctx.cancel.cancelled() => return ToolOutput::error("cancelled: the command was killed"),
+        };
+        let output = |note: Option<String>| format_output(stdout.finish(), stderr.finish(), note);
+        match ended {
+            Ok(Ok(Ended::Status(status))) => {
+                *slot = Some(shell);
+                let note = (status != 0).then(|| format!("[exit status {status}]"));
+                ToolOutput::text(output(note))
+            }
+            Ok(Ok(Ended::ShellExited)) => {
+                let status = shell.exit_status().await;
+                ToolOutput::text(output(Some(format!(
+                    "[the shell exited ({status}); the next command starts a fresh shell]"
+                ))))
+            }
+            Ok(Err(e)) => ToolOutput::error(output(Some(format!(
+                "[the shell failed: {e}; the next command starts a fresh shell]"
+            )))),
+            Err(_) => {
+                drop(shell);
+                ToolOutput::error(output(Some(format!(
+                    "[timed out after {} s: the command was killed. The shell was restarted, so \
+                     the working directory, variables and background jobs are reset.]",
+                    self.timeout.as_secs_f64()
+                ))))
+            }
+        }
+    }
+}
+
+/// stdout, then stderr under a heading, then a note, leaving out what is empty.
+fn format_output(stdout: String, stderr: String, note: Option<String>) -> String {
+    let mut text = stdout;
+    if !stderr.is_empty() {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str("[stderr]\n");
+        text.push_str(&stderr);
+    }
+    if let Some(note) = note {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&note);
+    }
+    if text.is_empty() {
+        text.push_str("(no output)");
+    }
+    text
+}
+
+enum Ended {
+    Status(i32),
+    ShellExited,
+}
+
+struct Shell {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: ChildStdout,
+    stderr: ChildStderr,
+    /// The shell's pid, which is also its process group's id.
+    group: i32,
+}
+
+impl Shell {
+    fn start() -> Result<Shell, String> {
+        let mut command = Command::new("bash");
+        command
+            .args(["--noprofile", "--norc"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        for (name, _) in std::env::vars_os() {
+            if super::is_secret_variable(&name) {
+                command.env_remove(name);
+            }
+        }
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("cannot start bash: {e}"))?;
+        let (Some(stdin), Some(stdout), Some(stderr), Some(pid)) = (
+            child.stdin.take(),
+            child.stdout.take(),
+            child.stderr.take(),
+            child.id(),
+        ) else {
+            return Err("cannot start bash: its pipes are missing".into());
+        };
+        Ok(Shell {
+            child,
+            stdin,
+            stdout,
+            stderr,
+            group: pid as i32,
+        })
+    }
+
+    async fn execute(
+        &mut self,
+        command: &str,
+        stdout: &mut Stream,
+        stderr: &mut Stream,
+    ) -> std::io::Result<Ended> {
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        let marker = format!("__deskhand_done_{id}__");
+        let script = format!(
+            "IFS= read -r -d '' __deskhand_command <<'__deskhand_command_{id}__'\n\
+             {command}\n\
+             __deskhand_command_{id}__\n\
+             eval \"$__deskhand_command\" < /dev/null; \
+             printf '%s %d\\n' {marker} \"$?\"; printf '%s\\n' {marker} >&2\n"
+        );
+        self.stdin.write_all(script.as_bytes()).await?;
+        self.stdin.flush().await?;
+        let marker = marker.as_bytes();
+        let (status, _) = tokio::try_join!(
+            stdout.read_until_marker(&mut self.stdout, marker),
+            stderr.read_until_marker(&mut self.stderr, marker),
+        )?;
+        Ok(match status {
+            Some(status) => Ended::Status(status.trim().parse().unwrap_or(-1)),
+            None => Ended::ShellExited,
+        })
+    }
+
+    async fn exit_status(&mut self) -> String {
+        match tokio::time::timeout(Duration::from_secs(2), self.child.wait()).await {
+            Ok(Ok(status)) => status.to_string(),
+            _ => "status unknown".into(),
+        }
+    }
+}
+
+impl Drop for Shell {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) with a negative pid signals that process group; `group` is the
+        // shell's own group (it was started with `process_group(0)`), never the app's.
+        unsafe {
+            libc::kill(-self.group, libc::SIGKILL);
+        }
+    }
+}
+
+/// One output stream of one command: what arrived, capped, less the end marker.
+struct Stream {
+    kept: CappedOutput,
+    /// The last bytes, held back while they could be the start of the marker.
+    pending: Vec<u8>,
+}
+
+impl Stream {
+    fn new(limit: usize) -> Self {
+        Self {
+            kept: CappedOutput::new(limit),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Copies `reader` in until `marker`, and returns the rest of the marker's line, or
+    /// `None` if the stream ended first.
+    async fn read_until_marker(
+        &mut self,
+        reader: &mut (impl AsyncRead + Unpin),
+        marker: &[u8],
+    ) -> std::io::Result<Option<String>> {
+        let mut found: Option<Vec<u8>> = None;
+        let mut buffer = vec![0u8; 16 * 1024];
+        loop {
+            let n = reader.read(&mut buffer).await?;
+            if n == 0 {
+                return Ok(None);
+            }
+            match &mut found {
+                Some(rest) => rest.extend_from_slice(&buffer[..n]),
+                None => {
+                    self.pending.extend_from_slice(&buffer[..n]);
+                    if let Some(at) = find(&self.pending, marker) {
+                        self.kept.push(&self.pending[..at]);
+                        found = Some(self.pending.split_off(at + marker.len()));
+                        self.pending.clear();
+                    } else {
+                        let keep = self.pending.len().min(marker.len() - 1);
+                        let flush = self.pending.len() - keep;
+                        self.kept.push(&self.pending[..flush]);
+                        self.pending.drain(..flush);
+                    }
+                }
+            }
+            if let Some(rest) = &found
+                && let Some(end) = rest.iter().position(|&b| b == b'\n')
+            {
+                return Ok(Some(String::from_utf8_lossy(&rest[..end]).into_owned()));
+            }
+        }
+    }
+
+    /// Everything kept, including what was held back when the command did not finish.
+    fn finish(mut self) -> String {
+        self.kept.push(&self.pending);
+        self.kept.finish()
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}

@@ -1,0 +1,258 @@
+//! The bash tool on a real bash: state that persists, timeouts that kill, capped output,
+//! restarts, stops and bytes that are not UTF-8.
+
+use std::path::Path;
+use std::time::Duration;
+
+use deskhand::llm::ToolResultContent;
+use deskhand::tools::bash::{BashTool, DEFAULT_OUTPUT_LIMIT};
+use deskhand::tools::{Tool, ToolContext, ToolOutput};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+fn bash() -> BashTool {
+    BashTool::new(Duration::from_secs(30), DEFAULT_OUTPUT_LIMIT)
+}
+
+fn ctx() -> ToolContext {
+    ToolContext {
+        cancel: CancellationToken::new(),
+    }
+}
+
+fn text(output: &ToolOutput) -> String {
+    output
+        .content
+        .iter()
+        .map(|c| match c {
+            ToolResultContent::Text { text } => text.as_str(),
+            ToolResultContent::Image { .. } => "[image]",
+        })
+        .collect()
+}
+
+async fn run(tool: &BashTool, command: &str) -> ToolOutput {
+    tool.run(&json!({ "command": command }), &ctx()).await
+}
+
+/// A process is gone once it no longer exists or is only a zombie waiting to be reaped.
+fn gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+async fn wait_until_gone(pid: &str) -> bool {
+    for _ in 0..100 {
+        if gone(pid) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn working_directory_variables_and_functions_carry_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = bash();
+    let first = run(
+        &tool,
+        &format!(
+            "cd {}\nexport GREETING=hello\ncount=41\nshout() {{ echo \"$1!\"; }}",
+            dir.path().display()
+        ),
+    )
+    .await;
+    assert!(!first.is_error, "{}", text(&first));
+    assert_eq!(text(&first), "(no output)");
+
+    let second = run(&tool, "pwd; echo $GREETING $((count + 1)); shout hi").await;
+    assert!(!second.is_error);
+    assert_eq!(
+        text(&second),
+        format!(
+            "{}\nhello 42\nhi!\n",
+            dir.path().canonicalize().unwrap().display()
+        )
+    );
+}
+
+#[tokio::test]
+async fn stdout_stderr_and_the_exit_status_all_come_back() {
+    let tool = bash();
+    let output = run(
+        &tool,
+        "echo to-out; echo to-err >&2; printf 'no newline'; false",
+    )
+    .await;
+    assert!(
+        !output.is_error,
+        "a failing command is a result, not a tool error"
+    );
+    assert_eq!(
+        text(&output),
+        "to-out\nno newline\n[stderr]\nto-err\n[exit status 1]"
+    );
+}
+
+#[tokio::test]
+async fn a_syntax_error_fails_that_command_only() {
+    let tool = bash();
+    let broken = run(&tool, "echo 'never closed").await;
+    let shown = text(&broken);
+    assert!(shown.contains("[stderr]"), "{shown}");
+    assert!(shown.contains("unexpected EOF"), "{shown}");
+    assert!(shown.ends_with("[exit status 2]"), "{shown}");
+    assert_eq!(text(&run(&tool, "echo still here").await), "still here\n");
+}
+
+#[tokio::test]
+async fn commands_read_no_input() {
+    let tool = bash();
+    let output = run(
+        &tool,
+        "read line; echo \"read: [$line] $?\"; cat; echo done",
+    )
+    .await;
+    assert_eq!(text(&output), "read: [] 1\ndone\n");
+}
+
+#[tokio::test]
+async fn bytes_that_are_not_utf8_are_replaced() {
+    let tool = bash();
+    let output = run(&tool, r"printf 'a\xff\xfeb\n'; printf '\xc3' >&2").await;
+    assert!(!output.is_error);
+    assert_eq!(text(&output), "a\u{fffd}\u{fffd}b\n[stderr]\n\u{fffd}");
+    assert_eq!(text(&run(&tool, "echo fine").await), "fine\n");
+}
+
+#[tokio::test]
+async fn long_output_keeps_its_start_and_end() {
+    let tool = BashTool::new(Duration::from_secs(30), 2_000);
+    let output = run(&tool, "seq 1 100000; seq 1 5000 >&2").await;
+    assert!(!output.is_error);
+    let shown = text(&output);
+    let (stdout, stderr) = shown.split_once("[stderr]\n").unwrap();
+    assert!(stdout.starts_with("1\n2\n3\n"), "{stdout}");
+    assert!(stdout.ends_with("99999\n100000\n"), "{stdout}");
+    // seq 1 100000 prints 588,895 bytes; 1,000 are kept from each end.
+    assert!(
+        stdout.contains("[... 586895 bytes ("),
+        "the note says how much was cut: {stdout}"
+    );
+    assert!(stderr.starts_with("1\n2\n") && stderr.ends_with("4999\n5000\n"));
+    assert!(stderr.contains("cut from the middle"));
+    assert!(shown.len() < 5_000, "{} bytes", shown.len());
+}
+
+#[tokio::test]
+async fn a_command_past_its_timeout_is_killed_and_the_shell_starts_fresh() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let tool = BashTool::new(Duration::from_secs(1), DEFAULT_OUTPUT_LIMIT);
+    run(&tool, "export MARK=before").await;
+    let output = run(
+        &tool,
+        &format!(
+            "echo $$ > {p}; sleep 300 & echo $! >> {p}; echo started; sleep 300",
+            p = pids.display()
+        ),
+    )
+    .await;
+    assert!(output.is_error);
+    let shown = text(&output);
+    assert!(
+        shown.starts_with("started\n"),
+        "partial output is kept: {shown}"
+    );
+    assert!(
+        shown.contains("timed out after 1 s: the command was killed"),
+        "{shown}"
+    );
+    let pids = std::fs::read_to_string(&pids).unwrap();
+    for pid in pids.lines() {
+        assert!(wait_until_gone(pid).await, "process {pid} still runs");
+    }
+    let after = run(&tool, "echo \"mark=[$MARK]\"").await;
+    assert!(!after.is_error);
+    assert_eq!(text(&after), "mark=[]\n", "a fresh shell");
+}
+
+#[tokio::test]
+async fn restart_gives_a_fresh_shell_and_ends_the_old_ones_jobs() {
+    let tool = bash();
+    let started = run(&tool, "export MARK=old; sleep 300 & echo $!").await;
+    let job = text(&started);
+    let restarted = tool.run(&json!({"restart": true}), &ctx()).await;
+    assert!(!restarted.is_error);
+    assert_eq!(text(&restarted), "The shell has been restarted.");
+    assert!(wait_until_gone(&job).await, "background job {job} survived");
+    assert_eq!(text(&run(&tool, "echo \"[$MARK]\"").await), "[]\n");
+}
+
+#[tokio::test]
+async fn exit_ends_the_shell_and_the_next_command_gets_a_new_one() {
+    let tool = bash();
+    let output = run(&tool, "echo bye; exit 5").await;
+    let shown = text(&output);
+    assert!(shown.starts_with("bye\n"), "{shown}");
+    assert!(
+        shown.contains("the shell exited (exit status: 5)"),
+        "{shown}"
+    );
+    assert_eq!(text(&run(&tool, "echo again").await), "again\n");
+}
+
+#[tokio::test]
+async fn a_stop_kills_the_running_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let tool = bash();
+    let cancel = CancellationToken::new();
+    let ctx = ToolContext {
+        cancel: cancel.clone(),
+    };
+    let command = json!({"command": format!("sleep 300 & echo $! > {}; wait", pid_file.display())});
+    let stopper = async {
+        while !Path::new(&pid_file).exists() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        cancel.cancel();
+    };
+    let (output, ()) = tokio::join!(tool.run(&command, &ctx), stopper);
+    assert!(output.is_error);
+    assert!(text(&output).contains("cancelled"), "{}", text(&output));
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    assert!(wait_until_gone(&pid).await, "sleep {pid} survived the stop");
+    assert_eq!(text(&run(&tool, "echo next").await), "next\n");
+}
+
+#[test]
+fn the_plan_shows_the_exact_command() {
+    let tool = bash();
+    let plan = tool
+        .plan(&json!({"command": "rm -rf build && make -j2 'all'"}))
+        .unwrap();
+    assert_eq!(plan.kind, "bash");
+    assert!(!plan.read_only);
+    assert_eq!(plan.summary, "bash: rm -rf build && make -j2 'all'");
+    assert_eq!(plan.detail["command"], "rm -rf build && make -j2 'all'");
+    assert!(tool.plan(&json!({})).is_err());
+    assert!(tool.plan(&json!({"command": "  "})).is_err());
+    assert_eq!(
+        tool.plan(&json!({"restart": true})).unwrap().summary,
+        "restart the bash shell"
+    );
+    let definition = tool.definition();
+    assert_eq!(
+        definition.anthropic.unwrap().definition,
+        json!({"type": "bash_20250124", "name": "bash"})
+    );
+    assert_eq!(definition.input_schema["type"], "object");
+    assert!(definition.description.contains("persistent"));
+}

@@ -1,0 +1,192 @@
+//! Bash and the editor inside real runs against the stand-in server: denied actions do
+//! nothing and the model is told, and `deskhand ask --tools bash,editor` works end to end.
+
+mod support;
+
+use std::process::{Command, Stdio};
+
+use deskhand::agent::{AgentEvent, ApprovalPolicy, Decision, FixedApprover, RunStatus};
+use deskhand::tools::catalog::{self, ToolSettings};
+use deskhand_standin::{StandIn, Turn};
+use serde_json::{Value, json};
+use support::*;
+use tokio_util::sync::CancellationToken;
+
+const EDITOR: &str = "str_replace_based_edit_tool";
+
+#[tokio::test]
+async fn denied_actions_run_nothing_write_nothing_and_the_model_is_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    let notes = dir.path().join("notes.txt");
+    let api = StandIn::spawn([
+        Turn::tool_uses([
+            (
+                "bash",
+                json!({"command": format!("touch {}", marker.display())}),
+            ),
+            (
+                EDITOR,
+                json!({"command": "create", "path": notes.display().to_string(), "file_text": "secret plan\n"}),
+            ),
+            (
+                EDITOR,
+                json!({"command": "view", "path": dir.path().display().to_string()}),
+            ),
+        ]),
+        Turn::text("Understood, I will not."),
+    ]);
+    let names = ["bash".to_string(), "editor".to_string()];
+    let tools = catalog::registry(Some(&names), &ToolSettings::default()).unwrap();
+    let denier = FixedApprover(Decision::Deny {
+        reason: Some("not on my machine".into()),
+    });
+    let agent = agent(&api.url(), tools, ApprovalPolicy::Ask, Box::new(denier), 10);
+    let mut history = Vec::new();
+    let (outcome, events) = run_collect(
+        &agent,
+        &mut history,
+        "tidy up",
+        &CancellationToken::new(),
+        |_| {},
+    )
+    .await;
+
+    assert_eq!(outcome.status, RunStatus::Done);
+    assert!(!marker.exists(), "the denied command ran");
+    assert!(!notes.exists(), "the denied file was written");
+
+    // The person was asked with the exact command and the diff; the view needed no one.
+    let asked: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ApprovalNeeded { request } => Some(request.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked.len(), 2);
+    assert_eq!(
+        asked[0].plan.summary,
+        format!("bash: touch {}", marker.display())
+    );
+    assert_eq!(
+        asked[1].plan.detail["diff"],
+        format!(
+            "--- /dev/null\n+++ {}\n@@ -0,0 +1 @@\n+secret plan\n",
+            notes.display()
+        )
+    );
+
+    let requests = api.requests();
+    assert!(requests.iter().all(|r| r.rejected.is_none()));
+    let results = last_tool_results(&requests[1].body);
+    assert_eq!(results.len(), 3);
+    for denied in &results[..2] {
+        assert_eq!(denied["is_error"], true);
+        assert_eq!(
+            result_text(denied),
+            "the user denied this action: not on my machine"
+        );
+    }
+    assert!(results[2].get("is_error").is_none());
+    assert!(result_text(&results[2]).contains("excluding hidden items"));
+}
+
+/// A process run of the CLI: the model (the stand-in) makes a directory with bash, writes
+/// and edits a file with the editor, and checks the result with bash in the same shell.
+#[test]
+fn ask_with_bash_and_editor_changes_files_end_to_end() {
+    let work = tempfile::tempdir().unwrap();
+    let root = work.path().canonicalize().unwrap();
+    let app = root.join("project/app.py");
+    let app_path = app.display().to_string();
+    let api = StandIn::spawn([
+        Turn::tool_use(
+            "bash",
+            json!({"command": "mkdir -p project && cd project && printf 'hello\\n' > greeting.txt && pwd; env | grep API_KEY; echo \"keys found: $?\""}),
+        ),
+        Turn::tool_use(
+            EDITOR,
+            json!({"command": "create", "path": app_path, "file_text": "def main():\n    print('hi')\n"}),
+        ),
+        Turn::tool_use(
+            EDITOR,
+            json!({"command": "str_replace", "path": app_path, "old_str": "print('hi')", "new_str": "print(open('greeting.txt').read())"}),
+        ),
+        Turn::tool_use(
+            EDITOR,
+            json!({"command": "insert", "path": app_path, "insert_line": 2, "new_str": "\nmain()"}),
+        ),
+        Turn::tool_use("bash", json!({"command": "ls; python3 app.py"})),
+        Turn::text("The project is set up."),
+    ]);
+    let output = Command::new(env!("CARGO_BIN_EXE_deskhand"))
+        .args([
+            "ask",
+            "--json",
+            "--tools",
+            "bash,editor",
+            "--approve",
+            "auto",
+            "set up the project",
+        ])
+        .current_dir(&root)
+        .env("ANTHROPIC_API_KEY", API_KEY)
+        .env("ANTHROPIC_BASE_URL", api.url())
+        .env("OPENAI_API_KEY", "sk-other-provider")
+        .env("DESKHAND_DATA_DIR", &root)
+        .env("DESKHAND_CONFIG_DIR", &root)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
+
+    assert_eq!(
+        std::fs::read_to_string(root.join("project/greeting.txt")).unwrap(),
+        "hello\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&app).unwrap(),
+        "def main():\n    print(open('greeting.txt').read())\n\nmain()\n"
+    );
+
+    let requests = api.requests();
+    assert_eq!(requests.len(), 6);
+    assert!(requests.iter().all(|r| r.rejected.is_none()));
+    let first = &requests[0];
+    assert_eq!(
+        first.body["tools"],
+        json!([
+            {"type": "bash_20250124", "name": "bash"},
+            {"type": "text_editor_20250728", "name": EDITOR}
+        ])
+    );
+    assert!(!first.headers.contains_key("anthropic-beta"));
+
+    let answer = |i: usize| -> Value { last_tool_results(&requests[i].body)[0].clone() };
+    let made = answer(1);
+    assert!(made.get("is_error").is_none(), "{made}");
+    assert_eq!(
+        result_text(&made),
+        format!("{}\nkeys found: 1\n", root.join("project").display()),
+        "no API key reaches the shell"
+    );
+    assert_eq!(result_text(&answer(2)), format!("File created: {app_path}"));
+    assert!(result_text(&answer(3)).contains("print(open('greeting.txt').read())"));
+    assert!(result_text(&answer(4)).contains("     4\tmain()\n"));
+    // Still in `project`: the shell kept the `cd` of the first command.
+    assert_eq!(result_text(&answer(5)), "app.py\ngreeting.txt\nhello\n\n");
+
+    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let decided: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "approval_decided")
+        .collect();
+    assert_eq!(decided.len(), 5);
+    assert!(decided.iter().all(|e| e["by"] == "policy"));
+    assert_eq!(events.last().unwrap()["status"], "done");
+}

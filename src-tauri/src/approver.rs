@@ -43,7 +43,9 @@ impl PendingApprovals {
             .questions()
             .get_mut(id)
             .and_then(|q| q.answer.take())
-            .ok_or_else(|| IpcError::not_found(format!("no action `{id}` is waiting for approval")))?;
+            .ok_or_else(|| {
+                IpcError::not_found(format!("no action `{id}` is waiting for approval"))
+            })?;
         sender
             .send(decision)
             .map_err(|_| IpcError::not_found(format!("action `{id}` no longer waits for approval")))
@@ -130,7 +132,10 @@ mod tests {
             let pending = pending.clone();
             async move { WindowApprover { pending }.decide(&request("t2")).await }
         });
-        while pending.answer("t2", Decision::Deny { reason: None }).is_err() {
+        while pending
+            .answer("t2", Decision::Deny { reason: None })
+            .is_err()
+        {
             tokio::task::yield_now().await;
         }
         assert_eq!(waiting.await.unwrap(), Decision::Deny { reason: None });

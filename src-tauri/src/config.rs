@@ -90,7 +90,9 @@ impl Settings {
         }
         let model = self.model.trim();
         if model.is_empty() || model.len() > 200 {
-            return Err(IpcError::invalid("the model name must be 1 to 200 characters"));
+            return Err(IpcError::invalid(
+                "the model name must be 1 to 200 characters",
+            ));
         }
         if !(1..=MAX_TURNS_LIMIT).contains(&self.max_turns) {
             return Err(IpcError::invalid(format!(
@@ -151,9 +153,7 @@ impl SettingsFile {
             std::fs::write(&temporary, json)?;
             std::fs::rename(&temporary, &self.path)
         };
-        write().map_err(|e| {
-            IpcError::internal(format!("cannot save {}: {e}", self.path.display()))
-        })
+        write().map_err(|e| IpcError::internal(format!("cannot save {}: {e}", self.path.display())))
     }
 }
 

@@ -116,7 +116,8 @@ pub struct Attachments(Mutex<HashMap<String, ContentBlock>>);
 impl Attachments {
     /// Checks encoded image bytes as the API would, and holds them.
     pub fn attach(&self, bytes: Vec<u8>, cache: &ImageCache) -> IpcResult<AttachedImage> {
-        let block = image_block(&bytes, "the image").map_err(|e| IpcError::invalid(upper_first(&e.to_string())))?;
+        let block = image_block(&bytes, "the image")
+            .map_err(|e| IpcError::invalid(upper_first(&e.to_string())))?;
         let size = imagesize::blob_size(&bytes)
             .map_err(|e| IpcError::invalid(format!("cannot read the image's size: {e}")))?;
         let ContentBlock::Image { source } = &block else {
@@ -201,9 +202,13 @@ mod tests {
         let text = wire.to_string();
         assert!(!text.contains(&BASE64.encode(PNG)), "{text}");
         let sha = content_hash(PNG);
-        let expected = json!({"type": "ref", "sha256": sha, "media_type": "image/png", "bytes": PNG.len()});
+        let expected =
+            json!({"type": "ref", "sha256": sha, "media_type": "image/png", "bytes": PNG.len()});
         assert_eq!(wire["message"]["content"][0]["source"], expected);
-        assert_eq!(wire["message"]["content"][1]["content"][0]["source"], expected);
+        assert_eq!(
+            wire["message"]["content"][1]["content"][0]["source"],
+            expected
+        );
         assert_eq!(cache.get(&sha).unwrap().1.as_slice(), PNG);
     }
 
@@ -211,13 +216,26 @@ mod tests {
     fn attachments_are_checked_held_and_taken_once() {
         let cache = ImageCache::default();
         let attachments = Attachments::default();
-        let error = attachments.attach(b"%PDF-1.7".to_vec(), &cache).unwrap_err();
-        assert_eq!(error.message, "The image is not a PNG, JPEG, GIF or WebP image");
+        let error = attachments
+            .attach(b"%PDF-1.7".to_vec(), &cache)
+            .unwrap_err();
+        assert_eq!(
+            error.message,
+            "The image is not a PNG, JPEG, GIF or WebP image"
+        );
         let image = attachments.attach(PNG.to_vec(), &cache).unwrap();
-        assert_eq!((image.width, image.height, image.media_type.as_str()), (1, 1, "image/png"));
+        assert_eq!(
+            (image.width, image.height, image.media_type.as_str()),
+            (1, 1, "image/png")
+        );
         assert!(cache.get(&image.sha256).is_some());
-        let refs = [AttachmentRef { id: image.id.clone() }];
+        let refs = [AttachmentRef {
+            id: image.id.clone(),
+        }];
         assert_eq!(attachments.take(&refs).unwrap().len(), 1);
-        assert_eq!(attachments.take(&refs).unwrap_err().kind, crate::error::ErrorKind::NotFound);
+        assert_eq!(
+            attachments.take(&refs).unwrap_err().kind,
+            crate::error::ErrorKind::NotFound
+        );
     }
 }

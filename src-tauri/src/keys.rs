@@ -56,10 +56,7 @@ pub fn status(provider: &str) -> KeyStatus {
         last4: key.as_deref().map(last4),
         source: key.map(|_| KeySource::Environment),
         keyring_available: false,
-        keyring_error: Some(format!(
-            "{NO_KEYRING}; set {} instead",
-            variable(provider)
-        )),
+        keyring_error: Some(format!("{NO_KEYRING}; set {} instead", variable(provider))),
     }
 }
 

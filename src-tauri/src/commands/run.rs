@@ -60,6 +60,7 @@ pub async fn send_message<R: Runtime>(
         None,
         &ToolSettings {
             model: settings.model.clone(),
+            ..ToolSettings::default()
         },
     )
     .map_err(|e| IpcError::internal(e.to_string()))?;
@@ -133,7 +134,9 @@ pub async fn send_message<R: Runtime>(
             // A closed window drops the channel; the run still ends cleanly.
             let _ = on_event.send(images::to_wire(&event, &state.images));
         };
-        agent.run(&id, &mut history, input, &mut sink, &cancel).await;
+        agent
+            .run(&id, &mut history, input, &mut sink, &cancel)
+            .await;
         state.finish(&id, history);
     });
     Ok(session_id)

@@ -6,7 +6,8 @@ use tauri::State;
 use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 
-const NO_STORE: &str = "session history is not available in this build yet (it comes with the store)";
+const NO_STORE: &str =
+    "session history is not available in this build yet (it comes with the store)";
 
 #[tauri::command]
 pub async fn list_sessions(_state: State<'_, AppState>) -> IpcResult<Vec<Value>> {
@@ -20,7 +21,11 @@ pub async fn search_sessions(_state: State<'_, AppState>, query: String) -> IpcR
 }
 
 #[tauri::command]
-pub async fn rename_session(_state: State<'_, AppState>, id: String, title: String) -> IpcResult<()> {
+pub async fn rename_session(
+    _state: State<'_, AppState>,
+    id: String,
+    title: String,
+) -> IpcResult<()> {
     let _ = (id, title);
     Err(IpcError::internal(NO_STORE))
 }

@@ -46,7 +46,10 @@ pub async fn list_monitors<R: Runtime>(app: AppHandle<R>) -> IpcResult<Vec<Monit
         .iter()
         .enumerate()
         .map(|(index, m)| {
-            let name = m.name().cloned().unwrap_or_else(|| format!("monitor {}", index + 1));
+            let name = m
+                .name()
+                .cloned()
+                .unwrap_or_else(|| format!("monitor {}", index + 1));
             MonitorInfo {
                 id: name.clone(),
                 primary: primary.as_ref().is_some_and(|p| p.name() == m.name()),

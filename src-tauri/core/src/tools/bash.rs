@@ -317,7 +317,7 @@ impl Stream {
     /// Everything kept, including what was held back when the command did not finish.
     fn finish(mut self) -> String {
         self.kept.push(&self.pending);
-        self.kept.finish()
+        self.kept.text()
     }
 }
 

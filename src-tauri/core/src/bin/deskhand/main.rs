@@ -3,6 +3,7 @@
 
 mod approver;
 mod ask;
+mod plugins;
 mod printer;
 
 use std::process::ExitCode;
@@ -22,9 +23,12 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process; size does not matter
 enum Command {
     /// Run the agent on a prompt until it is done.
     Ask(ask::AskArgs),
+    /// MCP plugin servers (configured in mcp.json in the config directory).
+    Plugins(plugins::PluginsArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +40,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Ask(args) => ask::run(args).await,
+            Command::Plugins(args) => plugins::run(args).await.map(|()| RunStatus::Done),
         }
     });
     match result {

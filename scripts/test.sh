@@ -40,6 +40,11 @@ xdpyinfo >/dev/null 2>&1 || { echo "test: Xvfb did not start:" >&2; cat "$work/x
 HOME="$work" openbox >"$work/openbox.log" 2>&1 &
 
 export DESKHAND_TEST_DISPLAY=1
+# A third-party OpenAI-compatible server for the provider tests: fakellm from PyPI, in a venv
+# of its own. With DESKHAND_FAKELLM set, those tests fail rather than skip if it does not work.
+python3 -m venv "$work/fakellm"
+"$work/fakellm/bin/pip" install --quiet --disable-pip-version-check fakellm==0.3.5
+export DESKHAND_FAKELLM="$work/fakellm/bin/fakellm"
 # Everything runs inside a private D-Bus session with an unlocked Secret Service, and a
 # HOME of its own so nothing touches the developer's keyring or data.
 export DESKHAND_TEST_HOME="$work/home"

@@ -3,8 +3,10 @@
 
 mod approver;
 mod ask;
+mod key;
 mod plugins;
 mod printer;
+mod sessions;
 
 use std::process::ExitCode;
 
@@ -23,10 +25,13 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
-#[allow(clippy::large_enum_variant)] // parsed once per process; size does not matter
 enum Command {
-    /// Run the agent on a prompt until it is done.
-    Ask(ask::AskArgs),
+    /// Run the agent on a prompt until it is done (`--session ID` continues a session).
+    Ask(Box<ask::AskArgs>),
+    /// The local history: list, show, search, rename, export, import, delete, prune.
+    Sessions(sessions::SessionsArgs),
+    /// API keys in the OS keyring: set, status, delete.
+    Key(key::KeyArgs),
     /// MCP plugin servers (configured in mcp.json in the config directory).
     Plugins(plugins::PluginsArgs),
 }
@@ -39,7 +44,9 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Ask(args) => ask::run(args).await,
+            Command::Ask(args) => ask::run(*args).await,
+            Command::Sessions(args) => sessions::run(args).map(|()| RunStatus::Done),
+            Command::Key(args) => key::run(args).map(|()| RunStatus::Done),
             Command::Plugins(args) => plugins::run(args).await.map(|()| RunStatus::Done),
         }
     });

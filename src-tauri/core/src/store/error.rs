@@ -60,17 +60,39 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    /// Names SQLite's generic failures after what they mean for the file at `path`.
-    pub(crate) fn at(self, path: &Path) -> Self {
+    /// Names SQLite's generic failures after what they mean for the file at `path`;
+    /// `os_error` is the system error behind the last failure on its connection, which tells
+    /// a full disk from other I/O errors (SQLite reports ENOSPC on its shared-memory file as
+    /// a plain I/O error).
+    pub(crate) fn at(self, path: &Path, os_error: Option<io::Error>) -> Self {
         let Self::Sqlite(error) = self else {
             return self;
         };
         let detail = error.to_string();
-        match error.sqlite_error_code() {
+        let kind = error.sqlite_error_code();
+        if matches!(
+            kind,
+            Some(ErrorCode::SystemIoFailure | ErrorCode::CannotOpen)
+        ) && let Some(os_error) = os_error
+            && os_error.raw_os_error().is_some_and(|code| code != 0)
+        {
+            match Self::io(path, os_error) {
+                Self::Io { .. } => {}
+                named => return named,
+            }
+        }
+        match kind {
             Some(ErrorCode::DatabaseCorrupt) => Self::Corrupt {
                 path: path.into(),
                 detail,
             },
+            // The header says SQLite, yet SQLite cannot read it: damage, not a stranger.
+            Some(ErrorCode::NotADatabase) if super::open::has_sqlite_header(path) => {
+                Self::Corrupt {
+                    path: path.into(),
+                    detail,
+                }
+            }
             Some(ErrorCode::NotADatabase) => Self::Foreign {
                 path: path.into(),
                 detail,

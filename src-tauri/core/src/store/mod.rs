@@ -85,8 +85,16 @@ impl Store {
             .conn
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        f(&mut conn).map_err(|e| e.at(&self.inner.db_path))
+        f(&mut conn).map_err(|e| e.at(&self.inner.db_path, os_error(&conn)))
     }
+}
+
+/// The system error behind the connection's last failed call, if it was one.
+fn os_error(conn: &Connection) -> Option<std::io::Error> {
+    // SAFETY: `handle` is the live connection `conn` owns; sqlite3_system_errno only reads
+    // a field of it, and the connection is not used concurrently (it is behind a Mutex).
+    let errno = unsafe { rusqlite::ffi::sqlite3_system_errno(conn.handle()) };
+    (errno != 0).then(|| std::io::Error::from_raw_os_error(errno))
 }
 
 /// Now, in Unix milliseconds: how times are stored.

@@ -31,12 +31,15 @@ pub fn open(dir: &Path) -> Result<Connection, StoreError> {
     if !existing {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
     }
-    let mut conn =
-        Connection::open_with_flags(&path, flags).map_err(|e| StoreError::from(e).at(&path))?;
+    let mut conn = Connection::open_with_flags(&path, flags)
+        .map_err(|e| StoreError::from(e).at(&path, None))?;
     if conn.is_readonly("main").unwrap_or(false) {
         return Err(StoreError::ReadOnly { path: dir.into() });
     }
-    prepare(&mut conn).map_err(|e| e.at(&path))?;
+    if let Err(e) = prepare(&mut conn) {
+        let os_error = super::os_error(&conn);
+        return Err(e.at(&path, os_error));
+    }
     Ok(conn)
 }
 
@@ -73,6 +76,15 @@ fn prepare(conn: &mut Connection) -> Result<(), StoreError> {
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     migrations::migrate(conn)
+}
+
+/// Whether the file at `path` starts like an SQLite database.
+pub(crate) fn has_sqlite_header(path: &Path) -> bool {
+    let mut header = Vec::with_capacity(16);
+    std::fs::File::open(path)
+        .and_then(|file| file.take(16).read_to_end(&mut header))
+        .is_ok()
+        && header == SQLITE_MAGIC
 }
 
 /// Whether `path` holds a database already (a zero-byte file counts as none); a file that is

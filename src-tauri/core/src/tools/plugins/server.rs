@@ -205,7 +205,7 @@ impl PluginServer {
         }
         let answer = tokio::select! {
             answer = tokio::time::timeout(self.timeouts.call, peer.call_tool(params)) => answer,
-            () = cancel.cancelled() => return ToolOutput::error("cancelled"),
+            () = cancel.cancelled() => return ToolOutput::error(crate::agent::CANCELLED),
         };
         match answer {
             Ok(Ok(result)) => tool_output(&result),

@@ -488,3 +488,59 @@ fn plugins_list_shows_each_server_its_state_and_tools() {
         "{stderr}"
     );
 }
+
+#[test]
+fn ask_goes_on_without_a_broken_server_unless_it_was_named() {
+    let home = tempfile::tempdir().unwrap();
+    let mcp = json!({"mcpServers": {
+        "fx": {"command": "python3", "args": [fixture()]},
+        "broken": {"command": "python3", "args": [fixture(), "--exit-at-start"]}
+    }});
+    std::fs::write(home.path().join("mcp.json"), mcp.to_string()).unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use("fx__echo", json!({"text": "still works"})),
+        Turn::text("Done."),
+    ]);
+    let ask = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_deskhand"))
+            .arg("ask")
+            .args(extra)
+            .args(["--approve", "auto", "go"])
+            .env("ANTHROPIC_API_KEY", API_KEY)
+            .env("ANTHROPIC_BASE_URL", api.url())
+            .env("DESKHAND_CONFIG_DIR", home.path())
+            .env("DESKHAND_DATA_DIR", home.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+
+    let output = ask(&[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("the plugin server `broken` failed to start: the MCP handshake failed"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("going on without it"), "{stderr}");
+    let requests = api.requests();
+    let offered = names_of(&requests[0].body);
+    assert!(offered.contains(&"bash".to_string()) && offered.contains(&"fx__echo".to_string()));
+    assert!(
+        !offered.iter().any(|n| n.starts_with("broken__")),
+        "{offered:?}"
+    );
+    assert_eq!(
+        result_text(&last_tool_results(&requests[1].body)[0]),
+        "echo: still works"
+    );
+
+    let output = ask(&["--tools", "bash,broken"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the plugin server `broken` failed to start"),
+        "{stderr}"
+    );
+    assert_eq!(api.requests().len(), 2, "no request is sent");
+}

@@ -21,6 +21,17 @@ cargo build --workspace --all-targets --locked "${features[@]}"
 # The end-to-end test drives the app over WebDriver: tauri-driver in front of WebKitWebDriver.
 command -v tauri-driver >/dev/null 2>&1 || cargo install --locked --quiet tauri-driver
 
+# A real MCP server no one here wrote, for the plugin tests: the reference `mcp-server-time`
+# from PyPI, pinned, in a venv of its own under target/ (made once, then reused; no pip cache).
+mcp_venv="$PWD/target/test-venvs/mcp-server-time-2026.10.19"
+if ! "$mcp_venv/bin/mcp-server-time" --help >/dev/null 2>&1; then
+  echo "test: installing mcp-server-time into $mcp_venv" >&2
+  rm -rf "$mcp_venv"
+  python3 -m venv "$mcp_venv"
+  "$mcp_venv/bin/pip" install --quiet --no-cache-dir --disable-pip-version-check mcp-server-time==2026.10.19
+fi
+export DESKHAND_MCP_TIME="$mcp_venv/bin/mcp-server-time"
+
 work=$(mktemp -d)
 cleanup() { kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
@@ -35,6 +46,11 @@ xdpyinfo >/dev/null 2>&1 || { echo "test: Xvfb did not start:" >&2; cat "$work/x
 HOME="$work" openbox >"$work/openbox.log" 2>&1 &
 
 export DESKHAND_TEST_DISPLAY=1
+# A third-party OpenAI-compatible server for the provider tests: fakellm from PyPI, in a venv
+# of its own. With DESKHAND_FAKELLM set, those tests fail rather than skip if it does not work.
+python3 -m venv "$work/fakellm"
+"$work/fakellm/bin/pip" install --quiet --disable-pip-version-check fakellm==0.3.5
+export DESKHAND_FAKELLM="$work/fakellm/bin/fakellm"
 # Everything runs inside a private D-Bus session with an unlocked Secret Service, and a
 # HOME of its own so nothing touches the developer's keyring or data.
 export DESKHAND_TEST_HOME="$work/home"

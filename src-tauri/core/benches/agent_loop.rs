@@ -8,113 +8,20 @@
 //!
 //! Run: `cargo bench -p deskhand --bench agent_loop`
 
+mod support;
+
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
-use deskhand::agent::{
-    Agent, AgentConfig, AgentEvent, ApprovalGate, ApprovalPolicy, Decision, FixedApprover,
-};
+use deskhand::agent::{Agent, AgentEvent};
 use deskhand::llm::anthropic::{Anthropic, AnthropicConfig};
-use deskhand::llm::{
-    ContentBlock, Message, ModelRequest, ModelResponse, Provider, ProviderError, RetryPolicy,
-    StopReason, StreamEvent, ToolDefinition, Usage,
-};
-use deskhand::tools::{ActionPlan, Tool, ToolContext, ToolOutput, ToolRegistry};
+use deskhand::llm::{ContentBlock, Message, RetryPolicy};
 use deskhand_standin::{StandIn, Turn};
-use serde_json::{Value, json};
+use serde_json::json;
+use support::{InstantProvider, agent, median, percentile};
 use tokio_util::sync::CancellationToken;
 
 const STEPS: usize = 200;
-
-struct NoopTool;
-
-#[async_trait]
-impl Tool for NoopTool {
-    fn definition(&self) -> ToolDefinition {
-        ToolDefinition {
-            name: "noop".into(),
-            description: "Does nothing.".into(),
-            input_schema: json!({"type": "object", "properties": {"step": {"type": "integer"}}, "required": ["step"]}),
-            anthropic: None,
-        }
-    }
-    fn plan(&self, _: &Value) -> Result<ActionPlan, String> {
-        Ok(ActionPlan {
-            kind: "noop".into(),
-            read_only: false,
-            summary: "noop".into(),
-            detail: Value::Null,
-        })
-    }
-    async fn run(&self, input: &Value, _: &ToolContext) -> ToolOutput {
-        ToolOutput::text(format!("step {} done", input["step"]))
-    }
-}
-
-/// Answers at once: a tool call per request, then a closing text.
-struct InstantProvider {
-    calls: AtomicUsize,
-}
-
-#[async_trait]
-impl Provider for InstantProvider {
-    fn name(&self) -> &'static str {
-        "instant"
-    }
-    async fn stream(
-        &self,
-        request: ModelRequest<'_>,
-        on_event: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Result<ModelResponse, ProviderError> {
-        // Serialise like a real provider does, so that cost is counted.
-        std::hint::black_box(serde_json::to_vec(request.messages).unwrap());
-        let n = self.calls.fetch_add(1, Ordering::Relaxed);
-        on_event(StreamEvent::TextDelta(format!("Step {n}. ")));
-        let (content, stop_reason) = if n < STEPS {
-            (
-                vec![
-                    ContentBlock::text(format!("Step {n}. ")),
-                    ContentBlock::ToolUse {
-                        id: format!("toolu_{n}"),
-                        name: "noop".into(),
-                        input: json!({"step": n}),
-                    },
-                ],
-                StopReason::ToolUse,
-            )
-        } else {
-            (vec![ContentBlock::text("Done.")], StopReason::EndTurn)
-        };
-        Ok(ModelResponse {
-            content,
-            stop_reason,
-            usage: Usage::default(),
-            malformed_tool_inputs: vec![],
-        })
-    }
-}
-
-fn agent(provider: Arc<dyn Provider>) -> Agent {
-    let mut tools = ToolRegistry::default();
-    tools.register(Arc::new(NoopTool)).unwrap();
-    Agent {
-        provider,
-        tools: Arc::new(tools),
-        gate: Arc::new(ApprovalGate::new(
-            ApprovalPolicy::Auto,
-            Box::new(FixedApprover(Decision::Approve)),
-        )),
-        config: AgentConfig {
-            model: "bench".into(),
-            system: "bench".into(),
-            max_turns: 1000,
-            max_tokens: 1024,
-            ..AgentConfig::default()
-        },
-    }
-}
 
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -164,16 +71,6 @@ async fn measure(agent: &Agent) -> Measured {
     }
 }
 
-fn median(mut values: Vec<Duration>) -> Duration {
-    values.sort();
-    values[values.len() / 2]
-}
-
-fn percentile(mut values: Vec<Duration>, p: f64) -> Duration {
-    values.sort();
-    values[((values.len() - 1) as f64 * p) as usize]
-}
-
 fn main() {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -194,9 +91,7 @@ fn main() {
     let http = runtime.block_on(measure(&agent(Arc::new(provider))));
     drop(api);
 
-    let instant = runtime.block_on(measure(&agent(Arc::new(InstantProvider {
-        calls: AtomicUsize::new(0),
-    }))));
+    let instant = runtime.block_on(measure(&agent(Arc::new(InstantProvider::new(STEPS)))));
     let history_bytes = serde_json::to_vec(&instant.history).unwrap().len() as u64;
     let (first_step, first_rss) = instant.rss_samples[1];
     let (last_step, last_rss) = *instant.rss_samples.last().unwrap();

@@ -6,6 +6,8 @@ pub mod agent;
 pub mod images;
 pub mod llm;
 pub mod paths;
+pub mod secrets;
+pub mod store;
 pub mod tools;
 
 /// The engine version, shared by the CLI and the app.

@@ -73,6 +73,7 @@
 //! unknown events included: `message_start` is event 1 and `ping` event 2.
 
 mod cache;
+mod openai;
 mod script;
 mod server;
 mod sse;

@@ -21,6 +21,9 @@ pub struct Script {
     /// client makes at moments a script cannot predict (e.g. a summary near the context limit).
     #[serde(default)]
     pub rules: Vec<Rule>,
+    /// Accept Chat Completions requests without a key, as local servers (Ollama, vLLM) do.
+    #[serde(default)]
+    pub open_access: bool,
 }
 
 /// Answers every request whose last user message contains `when_last_user_contains`.
@@ -36,6 +39,7 @@ impl Script {
             turns: turns.into_iter().collect(),
             validate_images: false,
             rules: Vec::new(),
+            open_access: false,
         }
     }
 
@@ -60,6 +64,12 @@ impl Script {
             .iter()
             .find(|rule| text.contains(&rule.when_last_user_contains))
             .map(|rule| Turn::Reply(rule.reply.clone()))
+    }
+
+    /// Accepts Chat Completions requests that carry no key.
+    pub fn without_keys(mut self) -> Self {
+        self.open_access = true;
+        self
     }
 
     /// Turns on the magic-byte check of image data.

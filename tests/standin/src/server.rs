@@ -10,7 +10,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{DefaultBodyLimit, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Serialize;
@@ -18,20 +18,25 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
 use crate::cache::PromptCache;
+use crate::openai;
 use crate::script::{Rule, Script, Turn};
 use crate::sse::{Event, Message};
 use crate::validate;
 
-/// One `POST /v1/messages` as the stand-in received it.
+/// One `POST` of a model request as the stand-in received it.
 #[derive(Clone, Debug, Serialize)]
 pub struct Recorded {
+    /// The path and query, e.g. `/v1/messages` or Azure's
+    /// `/openai/deployments/D/chat/completions?api-version=V`.
+    pub path: String,
     /// Header names in lowercase; repeated headers joined with ", ".
     pub headers: BTreeMap<String, String>,
     /// The body as JSON, or as a JSON string when it did not parse.
     pub body: serde_json::Value,
     /// The 400/401/413 message if validation rejected the request.
     pub rejected: Option<String>,
-    /// The `request-id` header of the response.
+    /// The request id header of the response (`request-id` for Messages, `x-request-id` for
+    /// Chat Completions).
     pub request_id: String,
 }
 
@@ -42,10 +47,11 @@ pub(crate) struct Shared {
     log: Mutex<Log>,
     prompt_cache: Mutex<PromptCache>,
     rules: Vec<Rule>,
-    validate_images: bool,
+    pub(crate) validate_images: bool,
+    pub(crate) open_access: bool,
     next_request: AtomicU64,
-    next_message: AtomicU64,
-    next_tool: AtomicU64,
+    pub(crate) next_message: AtomicU64,
+    pub(crate) next_tool: AtomicU64,
     hangups: AtomicUsize,
 }
 
@@ -64,6 +70,7 @@ impl Shared {
             prompt_cache: Mutex::default(),
             rules: script.rules,
             validate_images: script.validate_images,
+            open_access: script.open_access,
             next_request: AtomicU64::new(1),
             next_message: AtomicU64::new(1),
             next_tool: AtomicU64::new(1),
@@ -96,6 +103,13 @@ impl Shared {
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/messages", post(messages))
+        // OpenAI, local servers (base …/v1), OpenRouter (…/api/v1) and Azure (by deployment).
+        .route("/v1/chat/completions", post(chat_completions))
+        .route("/api/v1/chat/completions", post(chat_completions))
+        .route(
+            "/openai/deployments/{deployment}/chat/completions",
+            post(chat_completions),
+        )
         .route("/_standin/requests", get(recorded))
         .fallback(not_found)
         // Screenshots make big requests; the size limit is checked (and recorded) by hand.
@@ -111,16 +125,56 @@ async fn not_found() -> Response {
     error_response(404, "not_found_error", "Not found", None)
 }
 
-async fn messages(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+/// Which wire format a request came in, and so its answer goes out in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Api {
+    Messages,
+    ChatCompletions,
+}
+
+async fn messages(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    handle(&shared, Api::Messages, &uri, &headers, &body)
+}
+
+async fn chat_completions(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    handle(&shared, Api::ChatCompletions, &uri, &headers, &body)
+}
+
+/// Validates and records a request, then answers it with the next turn in its API's format.
+fn handle(
+    shared: &Arc<Shared>,
+    api: Api,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Response {
     let request_id = format!(
         "req_standin_{}",
         shared.next_request.fetch_add(1, Ordering::SeqCst)
     );
-    let (value, verdict) = validate::check(&headers, &body, shared.validate_images);
+    let (value, verdict) = match api {
+        Api::Messages => validate::check(headers, body, shared.validate_images),
+        Api::ChatCompletions => openai::check(uri, headers, body, shared),
+    };
+    let error = |status, error_type: &str, message: &str, retry_after| match api {
+        Api::Messages => error_response(status, error_type, message, retry_after),
+        Api::ChatCompletions => openai::error_response(status, error_type, message, retry_after),
+    };
     let turn = {
         let mut log = shared.log();
         log.requests.push(Recorded {
-            headers: lowercase_headers(&headers),
+            path: uri.to_string(),
+            headers: lowercase_headers(headers),
             body: value.clone(),
             rejected: verdict.as_ref().err().map(|r| r.message.clone()),
             request_id: request_id.clone(),
@@ -129,25 +183,26 @@ async fn messages(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
             Ok(()) => Script::rule_for(&shared.rules, &value).or_else(|| log.turns.pop_front()),
             Err(rejection) => {
                 drop(log);
-                let response = error_response(
+                let response = error(
                     rejection.status,
                     rejection.error_type,
                     &rejection.message,
                     None,
                 );
-                return with_request_id(response, &request_id);
+                return with_request_id(response, api, &request_id);
             }
         }
     };
-    let response = match turn {
-        None => error_response(500, "api_error", "stand-in script exhausted", None),
-        Some(turn) => answer(&shared, turn, &value),
+    let response = match (turn, api) {
+        (None, _) => error(500, "api_error", "stand-in script exhausted", None),
+        (Some(turn), Api::Messages) => answer(shared, turn, &value),
+        (Some(turn), Api::ChatCompletions) => openai::answer(shared, turn, &value),
     };
-    with_request_id(response, &request_id)
+    with_request_id(response, api, &request_id)
 }
 
 /// How a streamed body ends once its events are out.
-enum Ending {
+pub(crate) enum Ending {
     /// Cleanly, as a finished response.
     Finish,
     /// Not at all: stay silent until the client goes away.
@@ -245,7 +300,12 @@ fn json_stream(shared: &Arc<Shared>, ending: Ending) -> Response {
 
 /// A body fed by a task, which paces the chunks and then ends the body as `ending` says.
 /// The task notices the client leaving when the body (the receiver) is dropped.
-fn streamed_body(shared: Arc<Shared>, chunks: Vec<Bytes>, delay: Duration, ending: Ending) -> Body {
+pub(crate) fn streamed_body(
+    shared: Arc<Shared>,
+    chunks: Vec<Bytes>,
+    delay: Duration,
+    ending: Ending,
+) -> Body {
     let (tx, rx) = mpsc::channel::<io::Result<Bytes>>(1);
     tokio::spawn(async move {
         for (i, chunk) in chunks.into_iter().enumerate() {
@@ -296,16 +356,20 @@ fn error_response(
     response
 }
 
-fn with_request_id(mut response: Response, request_id: &str) -> Response {
+fn with_request_id(mut response: Response, api: Api, request_id: &str) -> Response {
+    let name = match api {
+        Api::Messages => "request-id",
+        Api::ChatCompletions => "x-request-id",
+    };
     response.headers_mut().insert(
-        "request-id",
+        name,
         HeaderValue::from_str(request_id).expect("ids are ASCII"),
     );
     response
 }
 
 /// `message`, or the API's usual wording for `error_type` when it is empty.
-fn or_stock<'a>(message: &'a str, error_type: &str) -> &'a str {
+pub(crate) fn or_stock<'a>(message: &'a str, error_type: &str) -> &'a str {
     if !message.is_empty() {
         return message;
     }
@@ -326,7 +390,7 @@ fn or_stock<'a>(message: &'a str, error_type: &str) -> &'a str {
 }
 
 /// The HTTP status the API uses for an error type.
-fn status_of(error_type: &str) -> u16 {
+pub(crate) fn status_of(error_type: &str) -> u16 {
     match error_type {
         "invalid_request_error" => 400,
         "authentication_error" => 401,

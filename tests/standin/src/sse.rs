@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use crate::script::{Reply, ReplyBlock, Usage};
 
 /// Characters per `text_delta` / `thinking_delta`, and per `input_json_delta`.
-const TEXT_CHUNK: usize = 8;
-const JSON_CHUNK: usize = 10;
+pub(crate) const TEXT_CHUNK: usize = 8;
+pub(crate) const JSON_CHUNK: usize = 10;
 
 /// An unknown event type, so clients prove they skip what they do not know.
 const UNKNOWN_EVENT: &str = "deskhand_future_event";
@@ -316,7 +316,7 @@ fn ping() -> Event {
 }
 
 /// Splits on character boundaries into pieces of at most `size` characters.
-fn chunks(text: &str, size: usize) -> impl Iterator<Item = &str> {
+pub(crate) fn chunks(text: &str, size: usize) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
         if rest.is_empty() {

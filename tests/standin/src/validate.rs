@@ -8,7 +8,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 /// The real API's limit on a request body.
-pub(crate) const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
+const MAX_BODY_BYTES: usize = 32 * 1024 * 1024;
 
 const BLOCK_TYPES: &[&str] = &[
     "text",
@@ -29,7 +29,7 @@ pub(crate) struct Rejection {
     pub message: String,
 }
 
-fn invalid(message: impl Into<String>) -> Rejection {
+pub(crate) fn invalid(message: impl Into<String>) -> Rejection {
     Rejection {
         status: 400,
         error_type: "invalid_request_error",
@@ -68,6 +68,11 @@ fn check_headers(headers: &HeaderMap, body_len: usize) -> Result<(), Rejection> 
     if !headers.contains_key("anthropic-version") {
         return Err(invalid("anthropic-version: header is required"));
     }
+    check_json_upload(headers, body_len)
+}
+
+/// A JSON body within the size limit, as both APIs require.
+pub(crate) fn check_json_upload(headers: &HeaderMap, body_len: usize) -> Result<(), Rejection> {
     let content_type = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -367,26 +372,36 @@ fn check_image(path: &str, block: &Map<String, Value>, deep: bool) -> Result<(),
         .get("media_type")
         .and_then(Value::as_str)
         .unwrap_or("");
-    if !MEDIA_TYPES.contains(&media_type) {
-        return Err(invalid(format!(
-            "{path}.source.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
-        )));
-    }
     let data = source
         .get("data")
         .and_then(Value::as_str)
         .ok_or_else(|| invalid(format!("{path}.source.data: Field required")))?;
+    check_image_data(&format!("{path}.source"), media_type, data, deep)
+}
+
+/// Checks base64 image data of a media type; `deep` also checks the magic bytes.
+pub(crate) fn check_image_data(
+    path: &str,
+    media_type: &str,
+    data: &str,
+    deep: bool,
+) -> Result<(), Rejection> {
+    if !MEDIA_TYPES.contains(&media_type) {
+        return Err(invalid(format!(
+            "{path}.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"
+        )));
+    }
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(data)
-        .map_err(|e| invalid(format!("{path}.source.data: invalid base64 data: {e}")))?;
+        .map_err(|e| invalid(format!("{path}.data: invalid base64 data: {e}")))?;
     if bytes.is_empty() {
-        return Err(invalid(format!("{path}.source.data: image data is empty")));
+        return Err(invalid(format!("{path}.data: image data is empty")));
     }
     if deep {
         let found = sniff(&bytes);
         if found != Some(media_type) {
             return Err(invalid(format!(
-                "{path}.source: image data does not match the media type {media_type} (looks like {})",
+                "{path}: image data does not match the media type {media_type} (looks like {})",
                 found.unwrap_or("none of the supported formats")
             )));
         }

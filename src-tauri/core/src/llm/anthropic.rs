@@ -1,15 +1,14 @@
 //! Anthropic's Messages API over SSE: request building, stream assembly and error mapping.
 
-use std::time::Duration;
-
 use async_trait::async_trait;
-use futures_util::StreamExt;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::http::{HttpApi, HttpRequest, StreamDecoder, decode_error};
+use super::provider::parse_tool_input;
 use super::{
     ContentBlock, ErrorKind, Message, ModelRequest, ModelResponse, Provider, ProviderError,
-    RetryPolicy, SseEvent, SseParser, StopReason, StreamEvent, ToolDefinition, Usage,
+    RetryPolicy, SseEvent, StopReason, StreamEvent, ToolDefinition, Usage,
 };
 
 const PROVIDER: &str = "Anthropic";
@@ -37,70 +36,13 @@ impl std::fmt::Debug for AnthropicConfig {
 
 pub struct Anthropic {
     config: AnthropicConfig,
-    http: reqwest::Client,
+    api: HttpApi,
 }
 
 impl Anthropic {
     pub fn new(config: AnthropicConfig) -> Result<Self, ProviderError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(20))
-            // Idle time between chunks; the API pings every few seconds while it thinks.
-            .read_timeout(Duration::from_secs(120))
-            .build()
-            .map_err(|e| ProviderError::new(PROVIDER, ErrorKind::Network, e.to_string()))?;
-        Ok(Self { config, http })
-    }
-
-    fn endpoint(&self) -> String {
-        format!("{}/v1/messages", self.config.base_url.trim_end_matches('/'))
-    }
-
-    async fn attempt(
-        &self,
-        body: &[u8],
-        betas: &str,
-        on_event: &mut (dyn FnMut(StreamEvent) + Send),
-    ) -> Result<ModelResponse, ProviderError> {
-        let mut request = self
-            .http
-            .post(self.endpoint())
-            .header("x-api-key", &self.config.api_key)
-            .header("anthropic-version", API_VERSION)
-            .header("content-type", "application/json")
-            .header("accept", "text/event-stream")
-            .body(body.to_vec());
-        if !betas.is_empty() {
-            request = request.header("anthropic-beta", betas);
-        }
-        let response = request.send().await.map_err(network_error)?;
-        let request_id = response
-            .headers()
-            .get("request-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string);
-        if !response.status().is_success() {
-            return Err(http_error(response, request_id).await);
-        }
-        let mut assembler = StreamAssembler::default();
-        let mut parser = SseParser::default();
-        let mut bytes = response.bytes_stream();
-        while let Some(chunk) = bytes.next().await {
-            let chunk = chunk.map_err(|e| {
-                stream_cut(format!("connection failed mid-response: {e}"), &request_id)
-            })?;
-            for event in parser.push(&chunk) {
-                if let Some(done) = assembler
-                    .apply(&event, on_event)
-                    .map_err(|e| with_request_id(e, &request_id))?
-                {
-                    return Ok(done);
-                }
-            }
-        }
-        Err(stream_cut(
-            "the stream ended before message_stop".into(),
-            &request_id,
-        ))
+        let api = HttpApi::new(PROVIDER, config.retry.clone(), &["request-id"])?;
+        Ok(Self { config, api })
     }
 }
 
@@ -115,34 +57,20 @@ impl Provider for Anthropic {
         request: ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ProviderError> {
-        let body = request_body(&request)?;
+        let mut headers = vec![
+            ("x-api-key", self.config.api_key.clone()),
+            ("anthropic-version", API_VERSION.to_string()),
+        ];
         let betas = betas_for(request.tools);
-        let mut attempt = 0;
-        loop {
-            let mut streamed = false;
-            let result = self
-                .attempt(&body, &betas, &mut |event| {
-                    streamed = true;
-                    on_event(event)
-                })
-                .await;
-            let error = match result {
-                Ok(response) => return Ok(response),
-                Err(error) => error,
-            };
-            // Once text has reached the user, a retry would show it twice.
-            let delay = match self.config.retry.delay_before_retry(attempt, &error) {
-                Some(delay) if !streamed => delay,
-                _ => return Err(error),
-            };
-            attempt += 1;
-            on_event(StreamEvent::Retrying {
-                attempt,
-                delay_ms: delay.as_millis() as u64,
-                error: error.to_string(),
-            });
-            tokio::time::sleep(delay).await;
+        if !betas.is_empty() {
+            headers.push(("anthropic-beta", betas));
         }
+        let request = HttpRequest {
+            url: format!("{}/v1/messages", self.config.base_url.trim_end_matches('/')),
+            headers,
+            body: request_body(&request)?.into(),
+        };
+        self.api.stream::<StreamAssembler>(&request, on_event).await
     }
 }
 
@@ -270,7 +198,7 @@ enum PartialBlock {
     Other(Value),
 }
 
-impl StreamAssembler {
+impl StreamDecoder for StreamAssembler {
     /// Applies one event; returns the finished response at `message_stop`.
     fn apply(
         &mut self,
@@ -361,13 +289,15 @@ impl StreamAssembler {
                     ErrorKind::InvalidRequest | ErrorKind::Protocol => ErrorKind::StreamCut,
                     kind => kind,
                 };
-                return Err(ProviderError::new(PROVIDER, kind, message));
+                return Err(decode_error(kind, message));
             }
             _ => unreachable!("filtered above"),
         }
         Ok(None)
     }
+}
 
+impl StreamAssembler {
     fn finish(&mut self) -> ModelResponse {
         let mut malformed = Vec::new();
         let content = std::mem::take(&mut self.blocks)
@@ -375,24 +305,10 @@ impl StreamAssembler {
             .filter_map(|block| match block {
                 PartialBlock::Text(text) => Some(ContentBlock::Text { text }),
                 PartialBlock::ToolUse { id, name, json } => {
-                    let input = if json.trim().is_empty() {
+                    let input = parse_tool_input(&json).unwrap_or_else(|problem| {
+                        malformed.push((id.clone(), problem));
                         Value::Object(Default::default())
-                    } else {
-                        match serde_json::from_str::<Value>(&json) {
-                            Ok(value @ Value::Object(_)) => value,
-                            Ok(_) => {
-                                malformed.push((id.clone(), "input is not a JSON object".into()));
-                                Value::Object(Default::default())
-                            }
-                            Err(e) => {
-                                malformed.push((
-                                    id.clone(),
-                                    format!("input is not valid JSON ({e}): {json}"),
-                                ));
-                                Value::Object(Default::default())
-                            }
-                        }
-                    };
+                    });
                     Some(ContentBlock::ToolUse { id, name, input })
                 }
                 PartialBlock::Thinking {
@@ -453,69 +369,8 @@ fn kind_for_error_type(error_type: &str) -> ErrorKind {
     }
 }
 
-fn kind_for_status(status: u16, message: &str) -> ErrorKind {
-    match status {
-        401 => ErrorKind::Auth,
-        402 => ErrorKind::Billing,
-        403 => ErrorKind::Permission,
-        404 => ErrorKind::NotFound,
-        400 | 413 if message.contains("prompt is too long") => ErrorKind::ContextTooLong,
-        429 => ErrorKind::RateLimited,
-        529 => ErrorKind::Overloaded,
-        408 | 409 | 500..=599 => ErrorKind::Server,
-        _ => ErrorKind::InvalidRequest,
-    }
-}
-
-async fn http_error(response: reqwest::Response, request_id: Option<String>) -> ProviderError {
-    let status = response.status().as_u16();
-    let retry_after = response
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64);
-    let body = response.text().await.unwrap_or_default();
-    let message = serde_json::from_str::<Value>(&body)
-        .ok()
-        .and_then(|v| v.pointer("/error/message")?.as_str().map(str::to_string))
-        .unwrap_or_else(|| body.chars().take(300).collect());
-    ProviderError {
-        provider: PROVIDER,
-        kind: kind_for_status(status, &message),
-        status: Some(status),
-        request_id,
-        message,
-        retry_after,
-    }
-}
-
-fn network_error(error: reqwest::Error) -> ProviderError {
-    // Walk the source chain: reqwest's own text ("error sending request") hides the cause.
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(&error);
-    while let Some(cause) = source {
-        message = format!("{message}: {cause}");
-        source = cause.source();
-    }
-    ProviderError::new(PROVIDER, ErrorKind::Network, message)
-}
-
-fn stream_cut(message: String, request_id: &Option<String>) -> ProviderError {
-    with_request_id(
-        ProviderError::new(PROVIDER, ErrorKind::StreamCut, message),
-        request_id,
-    )
-}
-
 fn protocol_error(message: String) -> ProviderError {
-    ProviderError::new(PROVIDER, ErrorKind::Protocol, message)
-}
-
-fn with_request_id(mut error: ProviderError, request_id: &Option<String>) -> ProviderError {
-    error.request_id = request_id.clone();
-    error
+    decode_error(ErrorKind::Protocol, message)
 }
 
 #[cfg(test)]
@@ -641,7 +496,7 @@ mod tests {
     fn error_line_names_status_and_request_id() {
         let error = ProviderError {
             provider: PROVIDER,
-            kind: kind_for_status(429, ""),
+            kind: ErrorKind::RateLimited,
             status: Some(429),
             request_id: Some("req_1".into()),
             message: "slow down".into(),

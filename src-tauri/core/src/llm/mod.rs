@@ -1,8 +1,12 @@
-//! Talking to models: typed messages, one provider trait, and the Anthropic client.
+//! Talking to models: typed messages, one provider trait, the Anthropic and OpenAI-compatible
+//! clients over shared HTTP plumbing, and choosing one from settings and the environment.
 
 pub mod anthropic;
+pub mod config;
 mod error;
+mod http;
 mod message;
+pub mod openai;
 pub mod pricing;
 mod provider;
 mod retry;

@@ -71,3 +71,16 @@ pub trait Provider: Send + Sync {
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ProviderError>;
 }
+
+/// A tool call's streamed input: `{}` when empty, else a JSON object. The error says what is
+/// wrong, with the text, for the model to correct.
+pub(crate) fn parse_tool_input(json: &str) -> Result<Value, String> {
+    if json.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(json) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(_) => Err("input is not a JSON object".into()),
+        Err(e) => Err(format!("input is not valid JSON ({e}): {json}")),
+    }
+}

@@ -9,7 +9,10 @@ use deskhand::agent::{
     Agent, AgentConfig, AgentEvent, ApprovalGate, ApprovalPolicy, Approver, RunOutcome,
 };
 use deskhand::llm::anthropic::{Anthropic, AnthropicConfig};
-use deskhand::llm::{AnthropicNativeTool, ContentBlock, Message, RetryPolicy, ToolDefinition};
+use deskhand::llm::openai::{OpenAi, OpenAiConfig, Service};
+use deskhand::llm::{
+    AnthropicNativeTool, ContentBlock, Message, Provider, RetryPolicy, ToolDefinition,
+};
 use deskhand::tools::{ActionPlan, Tool, ToolContext, ToolOutput, ToolRegistry};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -79,10 +82,20 @@ pub fn harness(
     approver: Box<dyn Approver>,
     max_turns: u32,
 ) -> Harness {
+    harness_with(anthropic_provider(base_url), policy, approver, max_turns)
+}
+
+/// The echo tool and a test config around any provider.
+pub fn harness_with(
+    provider: Arc<dyn Provider>,
+    policy: ApprovalPolicy,
+    approver: Box<dyn Approver>,
+    max_turns: u32,
+) -> Harness {
     let echo = Arc::new(EchoTool::default());
     let mut tools = ToolRegistry::default();
     tools.register(echo.clone()).unwrap();
-    let agent = agent(base_url, tools, policy, approver, max_turns);
+    let agent = agent_with(provider, tools, policy, approver, max_turns);
     Harness { agent, echo }
 }
 
@@ -94,14 +107,25 @@ pub fn agent(
     approver: Box<dyn Approver>,
     max_turns: u32,
 ) -> Agent {
-    let provider = Anthropic::new(AnthropicConfig {
-        api_key: API_KEY.into(),
-        base_url: base_url.into(),
-        retry: fast_retries(),
-    })
-    .unwrap();
+    agent_with(
+        anthropic_provider(base_url),
+        tools,
+        policy,
+        approver,
+        max_turns,
+    )
+}
+
+/// An agent with these tools and any provider.
+pub fn agent_with(
+    provider: Arc<dyn Provider>,
+    tools: ToolRegistry,
+    policy: ApprovalPolicy,
+    approver: Box<dyn Approver>,
+    max_turns: u32,
+) -> Agent {
     Agent {
-        provider: Arc::new(provider),
+        provider,
         tools: Arc::new(tools),
         gate: Arc::new(ApprovalGate::new(policy, approver)),
         config: AgentConfig {
@@ -112,6 +136,31 @@ pub fn agent(
             ..AgentConfig::default()
         },
     }
+}
+
+/// The Anthropic provider at the stand-in's `base_url`, with [`API_KEY`].
+pub fn anthropic_provider(base_url: &str) -> Arc<Anthropic> {
+    Arc::new(
+        Anthropic::new(AnthropicConfig {
+            api_key: API_KEY.into(),
+            base_url: base_url.into(),
+            retry: fast_retries(),
+        })
+        .unwrap(),
+    )
+}
+
+/// An OpenAI-compatible provider for `service` at `base_url`, with [`API_KEY`].
+pub fn openai_provider(base_url: &str, service: Service) -> Arc<OpenAi> {
+    Arc::new(
+        OpenAi::new(OpenAiConfig {
+            service,
+            base_url: base_url.into(),
+            api_key: API_KEY.into(),
+            retry: fast_retries(),
+        })
+        .unwrap(),
+    )
 }
 
 /// Runs one input, collecting events; `on_event` may cancel.

@@ -12,15 +12,19 @@ use deskhand::agent::{
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, RunStatus,
 };
 use deskhand::images::load_attachment;
-use deskhand::llm::anthropic::{self, Anthropic, AnthropicConfig};
+use deskhand::llm::config::{self, ProviderSettings};
 use deskhand::llm::pricing::PriceTable;
 use deskhand::llm::{ContentBlock, RetryPolicy};
 use deskhand::paths;
+use deskhand::secrets::{self, OsKeyring, SecretStore};
+use deskhand::store::{Recorder, StoreError};
 use deskhand::tools::catalog::{self, ToolSettings};
+use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins};
 use tokio_util::sync::CancellationToken;
 
 use crate::approver::TerminalApprover;
 use crate::printer::Printer;
+use crate::sessions::open_store;
 
 #[derive(Args)]
 pub struct AskArgs {
@@ -36,9 +40,17 @@ pub struct AskArgs {
     /// Tools to offer, comma-separated (default: every tool that works on this machine).
     #[arg(long, value_delimiter = ',')]
     tools: Option<Vec<String>>,
-    /// The model (default: $ANTHROPIC_MODEL, else a current Claude model).
-    #[arg(long, env = "ANTHROPIC_MODEL", default_value = anthropic::DEFAULT_MODEL)]
-    model: String,
+    /// Who serves the model: anthropic, openai, azure, openrouter, ollama, lmstudio, vllm or
+    /// compatible (default: $LLM_PROVIDER, else Anthropic, else the one whose key is set).
+    #[arg(long)]
+    provider: Option<String>,
+    /// The model (default: $ANTHROPIC_MODEL or $OPENAI_MODEL, else the provider's default).
+    #[arg(long)]
+    model: Option<String>,
+    /// The provider's base URL (default: $ANTHROPIC_BASE_URL, $OPENAI_BASE_URL or
+    /// $AZURE_OPENAI_ENDPOINT, else the service's own).
+    #[arg(long)]
+    base_url: Option<String>,
     /// Replaces the default system prompt.
     #[arg(long)]
     system: Option<String>,
@@ -60,6 +72,10 @@ pub struct AskArgs {
     /// Where history is kept (default: the OS data directory).
     #[arg(long, env = "DESKHAND_DATA_DIR")]
     data_dir: Option<PathBuf>,
+    /// Continue this stored session (its id, or the first characters of it) with its full
+    /// history.
+    #[arg(long, value_name = "ID")]
+    session: Option<String>,
     prompt: String,
 }
 
@@ -69,39 +85,56 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     for path in &args.attach {
         input.push(load_attachment(path)?);
     }
-    let api_key = std::env::var("ANTHROPIC_API_KEY").unwrap_or_default();
-    if api_key.trim().is_empty() {
-        bail!("no Anthropic API key: set ANTHROPIC_API_KEY");
-    }
-    let provider = Anthropic::new(AnthropicConfig {
-        api_key,
-        base_url: std::env::var("ANTHROPIC_BASE_URL")
-            .unwrap_or_else(|_| anthropic::DEFAULT_BASE_URL.to_string()),
-        retry: RetryPolicy::default(),
-    })?;
+    let chosen = config::choose(
+        &ProviderSettings {
+            provider: args.provider.clone(),
+            model: args.model.clone(),
+            base_url: args.base_url.clone(),
+        },
+        &config::process_env,
+        &stored_key,
+        RetryPolicy::default(),
+    )?;
+    let model = chosen.model.clone();
     let defaults = ToolSettings::default();
     let settings = ToolSettings {
-        model: args.model.clone(),
+        model: model.clone(),
         bash_timeout: args.bash_timeout.unwrap_or(defaults.bash_timeout),
         ..defaults
     };
-    let tools = catalog::registry(args.tools.as_deref(), &settings)?;
+    let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
+    let selection = plugin_config.select(args.tools.as_deref())?;
+    let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
+    let plugins = Plugins::start(
+        &plugin_config,
+        &selection.servers,
+        PluginTimeouts::default(),
+    )
+    .await;
+    let problems = plugins.add_tools(&mut tools).await;
+    if selection.explicit && !problems.is_empty() {
+        plugins.shutdown().await;
+        bail!("{}", problems.join("; "));
+    }
+    for problem in problems {
+        eprintln!("deskhand: {problem}; going on without it");
+    }
     let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
-    let price = prices.price(&args.model);
+    let price = prices.price(&model);
     if args.max_cost.is_some() && price.is_none() {
         bail!(
             "--max-cost needs the price of `{}`: add it to {}",
-            args.model,
+            model,
             paths::config_dir().join("prices.json").display()
         );
     }
     let approver: Box<dyn Approver> = Box::new(TerminalApprover);
     let agent = Agent {
-        provider: Arc::new(provider),
+        provider: chosen.provider,
         tools: Arc::new(tools),
         gate: Arc::new(ApprovalGate::new(policy, approver)),
         config: AgentConfig {
-            model: args.model.clone(),
+            model: model.clone(),
             system: args
                 .system
                 .clone()
@@ -110,6 +143,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             max_tokens: DEFAULT_MAX_TOKENS,
             context: ContextPolicy {
                 keep_screenshots: Some(args.keep_screenshots),
+                context_window: config::context_window(&model),
                 ..ContextPolicy::default()
             },
             price,
@@ -120,25 +154,46 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         },
     };
 
+    let store = open_store(args.data_dir.clone())?;
+    let (mut recorder, mut history) = match &args.session {
+        Some(id) => Recorder::resume(&store, &store.resolve_id(id)?)?,
+        None => (
+            Recorder::create(&store, &uuid::Uuid::new_v4().to_string())?,
+            Vec::new(),
+        ),
+    };
+    let session_id = recorder.session_id().to_string();
+
     let cancel = CancellationToken::new();
     watch_ctrl_c(cancel.clone());
-    // store: open the store in `args.data_dir`, create or resume the session, persist every event.
-    let _ = &args.data_dir;
-    let session_id = uuid::Uuid::new_v4().to_string();
-    let mut history = Vec::new();
     let mut printer = Printer {
         json: args.json,
         in_text: false,
     };
+    let mut not_saved: Option<StoreError> = None;
     let outcome = agent
         .run(
             &session_id,
             &mut history,
             input,
-            &mut |event| printer.print(&event),
+            // Stored before shown: whatever was printed survives a crash.
+            &mut |event| {
+                if not_saved.is_none()
+                    && let Err(e) = recorder.record(&event)
+                {
+                    eprintln!("deskhand: stopping the run: {e}");
+                    not_saved = Some(e);
+                    cancel.cancel();
+                }
+                printer.print(&event);
+            },
             &cancel,
         )
         .await;
+    plugins.shutdown().await;
+    if let Some(e) = not_saved {
+        return Err(anyhow::Error::new(e).context("the run's history could not be saved"));
+    }
     Ok(outcome.status)
 }
 
@@ -147,6 +202,15 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
         Ok(seconds) if seconds > 0.0 && seconds.is_finite() => Ok(Duration::from_secs_f64(seconds)),
         _ => Err(format!("`{text}` is not a positive number of seconds")),
     }
+}
+
+/// The key stored with `deskhand key set`, for a provider whose variable is unset.
+fn stored_key(id: &str) -> Result<Option<String>, String> {
+    let provider = secrets::provider(id).map_err(|e| e.to_string())?;
+    OsKeyring::default()
+        .get(provider)
+        .map(|key| key.map(|k| k.expose().to_string()))
+        .map_err(|e| e.to_string())
 }
 
 /// The first Ctrl-C stops the run cleanly; a second one exits at once.

@@ -3,7 +3,10 @@
 
 mod approver;
 mod ask;
+mod key;
+mod plugins;
 mod printer;
+mod sessions;
 
 use std::process::ExitCode;
 
@@ -23,8 +26,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the agent on a prompt until it is done.
-    Ask(ask::AskArgs),
+    /// Run the agent on a prompt until it is done (`--session ID` continues a session).
+    Ask(Box<ask::AskArgs>),
+    /// The local history: list, show, search, rename, export, import, delete, prune.
+    Sessions(sessions::SessionsArgs),
+    /// API keys in the OS keyring: set, status, delete.
+    Key(key::KeyArgs),
+    /// MCP plugin servers (configured in mcp.json in the config directory).
+    Plugins(plugins::PluginsArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,7 +44,10 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Ask(args) => ask::run(args).await,
+            Command::Ask(args) => ask::run(*args).await,
+            Command::Sessions(args) => sessions::run(args).map(|()| RunStatus::Done),
+            Command::Key(args) => key::run(args).map(|()| RunStatus::Done),
+            Command::Plugins(args) => plugins::run(args).await.map(|()| RunStatus::Done),
         }
     });
     match result {

@@ -87,9 +87,9 @@ impl Printer {
                 turns,
                 usage,
                 cost_usd,
-                ..
+                session_id,
             } => format!(
-                "[{}] {turns} turn(s), {} input + {} output tokens{}",
+                "[{}] {turns} turn(s), {} input + {} output tokens{}, session {session_id}",
                 serde_json::to_value(status)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_string))

@@ -1,0 +1,618 @@
+//! Choosing the provider from settings (the window's, the CLI's `--provider`, `--model`,
+//! `--base-url`) and the environment. Settings win over the environment, the environment over
+//! defaults; everything missing or contradictory is reported at once, in one error, before any
+//! request is sent.
+
+use std::sync::Arc;
+
+use super::anthropic::{self, Anthropic, AnthropicConfig};
+use super::openai::{self, OpenAi, OpenAiConfig, Service};
+use super::{Provider, RetryPolicy};
+
+/// What the person chose; `None` leaves it to the environment and the defaults.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProviderSettings {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderKind {
+    Anthropic,
+    OpenAi,
+    Azure,
+    OpenRouter,
+    Ollama,
+    LmStudio,
+    Vllm,
+    /// Any other server that speaks Chat Completions, at a base URL.
+    Compatible,
+}
+
+impl ProviderKind {
+    pub const ALL: [ProviderKind; 8] = [
+        Self::Anthropic,
+        Self::OpenAi,
+        Self::Azure,
+        Self::OpenRouter,
+        Self::Ollama,
+        Self::LmStudio,
+        Self::Vllm,
+        Self::Compatible,
+    ];
+
+    /// The name in settings, on the command line, in `LLM_PROVIDER`, and (for those with a
+    /// key) of the keyring entry.
+    pub fn id(self) -> &'static str {
+        match self {
+            Self::Anthropic => "anthropic",
+            Self::OpenAi => "openai",
+            Self::Azure => "azure",
+            Self::OpenRouter => "openrouter",
+            Self::Ollama => "ollama",
+            Self::LmStudio => "lmstudio",
+            Self::Vllm => "vllm",
+            Self::Compatible => "compatible",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        let name = name.trim().to_ascii_lowercase();
+        let alias = match name.as_str() {
+            "azure-openai" | "azure_openai" => "azure",
+            "lm-studio" | "lm_studio" => "lmstudio",
+            "local" | "openai-compatible" => "compatible",
+            other => other,
+        };
+        Self::ALL.into_iter().find(|kind| kind.id() == alias)
+    }
+
+    /// The variable holding its key; local servers need none.
+    fn key_variable(self) -> Option<&'static str> {
+        match self {
+            Self::Anthropic => Some("ANTHROPIC_API_KEY"),
+            Self::OpenAi => Some("OPENAI_API_KEY"),
+            Self::Azure => Some("AZURE_OPENAI_API_KEY"),
+            Self::OpenRouter => Some("OPENROUTER_API_KEY"),
+            Self::Ollama | Self::LmStudio | Self::Vllm | Self::Compatible => None,
+        }
+    }
+
+    /// Where the service is unless told otherwise.
+    fn default_base_url(self) -> Option<&'static str> {
+        match self {
+            Self::Anthropic => Some(anthropic::DEFAULT_BASE_URL),
+            Self::OpenAi => Some(openai::OPENAI_BASE_URL),
+            Self::OpenRouter => Some(openai::OPENROUTER_BASE_URL),
+            Self::Ollama => Some("http://localhost:11434/v1"),
+            Self::LmStudio => Some("http://localhost:1234/v1"),
+            Self::Vllm => Some("http://localhost:8000/v1"),
+            Self::Azure | Self::Compatible => None,
+        }
+    }
+
+    fn default_model(self) -> Option<&'static str> {
+        match self {
+            Self::Anthropic => Some(anthropic::DEFAULT_MODEL),
+            Self::OpenAi => Some("gpt-4.1"),
+            Self::OpenRouter => Some("anthropic/claude-sonnet-4.5"),
+            _ => None,
+        }
+    }
+}
+
+fn known_providers() -> String {
+    ProviderKind::ALL.map(ProviderKind::id).join(", ")
+}
+
+/// The model's context window in tokens, as its vendor documents it; a conservative 32k for
+/// models this table does not know (local ones are often served with less than they take).
+pub fn context_window(model: &str) -> u64 {
+    // A provider prefix (`openai/gpt-4o` on OpenRouter) does not change the model.
+    let model = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    let windows: [(&str, u64); 7] = [
+        ("claude", 200_000),
+        ("gpt-4.1", 1_047_576),
+        ("gpt-5", 400_000),
+        ("gpt-4o", 128_000),
+        ("o3", 200_000),
+        ("o4", 200_000),
+        ("qwen2.5-vl", 128_000),
+    ];
+    windows
+        .iter()
+        .find(|(prefix, _)| model.starts_with(prefix))
+        .map_or(32_768, |(_, window)| *window)
+}
+
+/// The provider a run uses, and what was chosen for it.
+pub struct Chosen {
+    pub provider: Arc<dyn Provider>,
+    pub kind: ProviderKind,
+    pub model: String,
+    pub base_url: String,
+}
+
+impl std::fmt::Debug for Chosen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chosen")
+            .field("kind", &self.kind)
+            .field("model", &self.model)
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Everything wrong with the configuration, in one message.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// Reads one environment variable; blank counts as unset.
+pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+/// Reads the stored key of a provider by id (`anthropic`, `openai`, `azure`, `openrouter`);
+/// an `Err` says why the store could not be read.
+pub type StoredKeyLookup<'a> = &'a dyn Fn(&str) -> Result<Option<String>, String>;
+
+/// The process environment, for [`choose`].
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Picks and builds the provider. The key comes from the provider's variable, else from the
+/// store (asked only then, since a keyring can be slow).
+pub fn choose(
+    settings: &ProviderSettings,
+    env: EnvLookup<'_>,
+    stored_key: StoredKeyLookup<'_>,
+    retry: RetryPolicy,
+) -> Result<Chosen, ConfigError> {
+    let var = |name: &str| {
+        env(name)
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let setting = |value: &Option<String>| {
+        value
+            .as_ref()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    let kind = kind_of(setting(&settings.provider), &var)?;
+    let mut problems = Vec::new();
+
+    let model = setting(&settings.model).or_else(|| match kind {
+        ProviderKind::Anthropic => var("ANTHROPIC_MODEL"),
+        ProviderKind::Azure => var("OPENAI_MODEL").or_else(|| var("AZURE_OPENAI_DEPLOYMENT")),
+        _ => var("OPENAI_MODEL"),
+    });
+    let model = model.or_else(|| kind.default_model().map(str::to_string));
+    let model = model.unwrap_or_else(|| {
+        problems.push(match kind {
+            ProviderKind::Azure => {
+                "set AZURE_OPENAI_DEPLOYMENT (or --model) to the deployment to use".to_string()
+            }
+            _ => "name the model the server serves with --model or OPENAI_MODEL".to_string(),
+        });
+        String::new()
+    });
+
+    let base_url = setting(&settings.base_url).or_else(|| match kind {
+        ProviderKind::Anthropic => var("ANTHROPIC_BASE_URL"),
+        ProviderKind::Azure => var("AZURE_OPENAI_ENDPOINT"),
+        ProviderKind::OpenRouter => None,
+        _ => var("OPENAI_BASE_URL"),
+    });
+    let base_url = base_url.or_else(|| kind.default_base_url().map(str::to_string));
+    let base_url = base_url.unwrap_or_else(|| {
+        problems.push(match kind {
+            ProviderKind::Azure => {
+                "set AZURE_OPENAI_ENDPOINT (or --base-url) to the resource's endpoint, e.g. \
+                 https://NAME.openai.azure.com"
+                    .to_string()
+            }
+            _ => "set the server's base URL with --base-url or OPENAI_BASE_URL, e.g. \
+                  http://localhost:8000/v1"
+                .to_string(),
+        });
+        String::new()
+    });
+    if !base_url.is_empty() {
+        problems.extend(url_problem(kind, &base_url));
+    }
+    problems.extend(model_problem(kind, &model, &base_url));
+
+    let api_key = match kind.key_variable() {
+        None => var("OPENAI_API_KEY").unwrap_or_default(),
+        Some(variable) => match var(variable) {
+            Some(key) => key,
+            None => match stored_key(kind.id()) {
+                Ok(Some(key)) if !key.trim().is_empty() => key.trim().to_string(),
+                Ok(_) => {
+                    problems.push(format!(
+                        "no API key: set {variable} or store one with `deskhand key set {}`",
+                        kind.id()
+                    ));
+                    String::new()
+                }
+                Err(why) => {
+                    problems.push(format!(
+                        "no API key: {variable} is not set and the stored key cannot be read ({why})"
+                    ));
+                    String::new()
+                }
+            },
+        },
+    };
+
+    if !problems.is_empty() {
+        return Err(ConfigError(format!(
+            "cannot use {}: {}",
+            kind.id(),
+            problems.join("; ")
+        )));
+    }
+
+    let provider: Arc<dyn Provider> = match kind {
+        ProviderKind::Anthropic => Arc::new(
+            Anthropic::new(AnthropicConfig {
+                api_key,
+                base_url: base_url.clone(),
+                retry,
+            })
+            .map_err(|e| ConfigError(e.to_string()))?,
+        ),
+        _ => {
+            let service = match kind {
+                ProviderKind::OpenAi => Service::OpenAi,
+                ProviderKind::OpenRouter => Service::OpenRouter,
+                ProviderKind::Azure => Service::Azure {
+                    deployment: var("AZURE_OPENAI_DEPLOYMENT").unwrap_or_else(|| model.clone()),
+                    api_version: var("AZURE_OPENAI_API_VERSION")
+                        .unwrap_or_else(|| openai::AZURE_API_VERSION.to_string()),
+                },
+                _ => Service::Compatible,
+            };
+            Arc::new(
+                OpenAi::new(OpenAiConfig {
+                    service,
+                    base_url: base_url.clone(),
+                    api_key,
+                    retry,
+                })
+                .map_err(|e| ConfigError(e.to_string()))?,
+            )
+        }
+    };
+    Ok(Chosen {
+        provider,
+        kind,
+        model,
+        base_url,
+    })
+}
+
+/// The provider named in settings or `LLM_PROVIDER`; without either, Anthropic if its key is
+/// set, else the one provider whose variables are set.
+fn kind_of(
+    setting: Option<String>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<ProviderKind, ConfigError> {
+    if let Some(name) = setting {
+        return ProviderKind::parse(&name).ok_or_else(|| {
+            ConfigError(format!(
+                "unknown provider `{name}`; the providers are: {}",
+                known_providers()
+            ))
+        });
+    }
+    if let Some(name) = var("LLM_PROVIDER") {
+        return ProviderKind::parse(&name).ok_or_else(|| {
+            ConfigError(format!(
+                "LLM_PROVIDER={name} is not a provider; the providers are: {}",
+                known_providers()
+            ))
+        });
+    }
+    if var("ANTHROPIC_API_KEY").is_some() {
+        return Ok(ProviderKind::Anthropic);
+    }
+    let openai_kind = match var("OPENAI_BASE_URL") {
+        Some(url) if !url.starts_with(openai::OPENAI_BASE_URL) => ProviderKind::Compatible,
+        _ => ProviderKind::OpenAi,
+    };
+    let candidates: Vec<(ProviderKind, &str)> = [
+        (openai_kind, "OPENAI_API_KEY"),
+        (openai_kind, "OPENAI_BASE_URL"),
+        (ProviderKind::Azure, "AZURE_OPENAI_API_KEY"),
+        (ProviderKind::Azure, "AZURE_OPENAI_ENDPOINT"),
+        (ProviderKind::OpenRouter, "OPENROUTER_API_KEY"),
+    ]
+    .into_iter()
+    .filter(|(_, variable)| var(variable).is_some())
+    .collect();
+    let mut kinds: Vec<ProviderKind> = candidates.iter().map(|(kind, _)| *kind).collect();
+    kinds.dedup();
+    match kinds.as_slice() {
+        [] => Ok(ProviderKind::Anthropic),
+        [kind] => Ok(*kind),
+        _ => {
+            let variables: Vec<&str> = candidates.iter().map(|(_, v)| *v).collect();
+            Err(ConfigError(format!(
+                "several providers are configured ({}): choose one with --provider or \
+                 LLM_PROVIDER ({})",
+                variables.join(", "),
+                known_providers()
+            )))
+        }
+    }
+}
+
+/// A URL that cannot be right for the provider: not HTTP, or a full endpoint where a base
+/// is expected (a common paste).
+fn url_problem(kind: ProviderKind, url: &str) -> Option<String> {
+    let trimmed = url.trim_end_matches('/');
+    if !(trimmed.starts_with("http://") || trimmed.starts_with("https://")) {
+        return Some(format!("`{url}` is not an http:// or https:// URL"));
+    }
+    match kind {
+        ProviderKind::Anthropic if trimmed.ends_with("/v1") || trimmed.ends_with("/messages") => {
+            Some(format!(
+                "the Anthropic base URL is the host without the path (e.g. \
+                 https://api.anthropic.com), not `{url}`"
+            ))
+        }
+        ProviderKind::Azure if trimmed.contains("/openai/") || trimmed.contains('?') => {
+            Some(format!(
+                "the Azure endpoint is the resource's address only (e.g. \
+                 https://NAME.openai.azure.com); the deployment and API version go in \
+                 AZURE_OPENAI_DEPLOYMENT and AZURE_OPENAI_API_VERSION, not in `{url}`"
+            ))
+        }
+        _ if kind != ProviderKind::Anthropic && trimmed.ends_with("/chat/completions") => {
+            Some(format!(
+                "the base URL ends before /chat/completions (e.g. http://localhost:8000/v1), \
+                 not `{url}`"
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// A model that the chosen service cannot serve under that name.
+fn model_problem(kind: ProviderKind, model: &str, base_url: &str) -> Option<String> {
+    if model.is_empty() {
+        return None;
+    }
+    let official = |default: &str| base_url.trim_end_matches('/') == default;
+    match kind {
+        ProviderKind::Anthropic
+            if official(anthropic::DEFAULT_BASE_URL) && !model.starts_with("claude") =>
+        {
+            Some(format!(
+                "`{model}` is not a Claude model; choose its provider with --provider or \
+                 LLM_PROVIDER"
+            ))
+        }
+        ProviderKind::OpenAi
+            if official(openai::OPENAI_BASE_URL) && model.starts_with("claude") =>
+        {
+            Some(format!(
+                "OpenAI does not serve `{model}`; use --provider anthropic, or openrouter with \
+                 anthropic/{model}"
+            ))
+        }
+        ProviderKind::OpenRouter
+            if official(openai::OPENROUTER_BASE_URL) && !model.contains('/') =>
+        {
+            Some(format!(
+                "OpenRouter models are named vendor/model (e.g. anthropic/claude-sonnet-4.5), \
+                 not `{model}`"
+            ))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn choose_with(
+        settings: ProviderSettings,
+        env: &[(&str, &str)],
+        stored: Result<Option<String>, String>,
+    ) -> Result<Chosen, ConfigError> {
+        let env: HashMap<String, String> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        choose(
+            &settings,
+            &|name| env.get(name).cloned(),
+            &|_| stored.clone(),
+            RetryPolicy::default(),
+        )
+    }
+
+    fn flags(provider: &str) -> ProviderSettings {
+        ProviderSettings {
+            provider: Some(provider.into()),
+            ..ProviderSettings::default()
+        }
+    }
+
+    #[test]
+    fn anthropic_by_default_and_the_one_configured_provider_otherwise() {
+        let chosen = choose_with(
+            ProviderSettings::default(),
+            &[("ANTHROPIC_API_KEY", "k"), ("OPENAI_API_KEY", "o")],
+            Ok(None),
+        )
+        .unwrap();
+        assert_eq!(chosen.kind, ProviderKind::Anthropic);
+        assert_eq!(chosen.model, anthropic::DEFAULT_MODEL);
+        assert_eq!(chosen.provider.name(), "Anthropic");
+
+        let chosen = choose_with(
+            ProviderSettings::default(),
+            &[("OPENROUTER_API_KEY", "r")],
+            Ok(None),
+        )
+        .unwrap();
+        assert_eq!(chosen.kind, ProviderKind::OpenRouter);
+        assert_eq!(chosen.base_url, openai::OPENROUTER_BASE_URL);
+        assert_eq!(chosen.provider.name(), "OpenRouter");
+
+        let chosen = choose_with(
+            ProviderSettings::default(),
+            &[
+                ("OPENAI_BASE_URL", "http://127.0.0.1:1/v1"),
+                ("OPENAI_MODEL", "qwen2.5-vl"),
+            ],
+            Ok(None),
+        )
+        .unwrap();
+        assert_eq!(chosen.kind, ProviderKind::Compatible);
+
+        let error = choose_with(
+            ProviderSettings::default(),
+            &[("OPENAI_API_KEY", "o"), ("OPENROUTER_API_KEY", "r")],
+            Ok(None),
+        )
+        .unwrap_err();
+        assert!(error.0.contains("several providers"), "{error}");
+    }
+
+    #[test]
+    fn settings_win_over_the_environment() {
+        let chosen = choose_with(
+            ProviderSettings {
+                provider: Some("openai".into()),
+                model: Some("gpt-4o".into()),
+                base_url: Some("http://127.0.0.1:9/v1".into()),
+            },
+            &[
+                ("LLM_PROVIDER", "anthropic"),
+                ("OPENAI_API_KEY", "o"),
+                ("OPENAI_MODEL", "gpt-4.1"),
+                ("OPENAI_BASE_URL", "http://elsewhere/v1"),
+            ],
+            Ok(None),
+        )
+        .unwrap();
+        assert_eq!(
+            (chosen.kind, chosen.model.as_str(), chosen.base_url.as_str()),
+            (ProviderKind::OpenAi, "gpt-4o", "http://127.0.0.1:9/v1")
+        );
+    }
+
+    #[test]
+    fn the_stored_key_is_used_when_the_variable_is_unset() {
+        let chosen = choose_with(flags("openai"), &[], Ok(Some("stored".into()))).unwrap();
+        assert_eq!(chosen.kind, ProviderKind::OpenAi);
+        let error = choose_with(flags("openai"), &[], Err("no keyring".into())).unwrap_err();
+        assert!(error.0.contains("OPENAI_API_KEY") && error.0.contains("no keyring"));
+    }
+
+    #[test]
+    fn every_problem_is_reported_in_one_error() {
+        let error = choose_with(flags("azure"), &[], Ok(None)).unwrap_err();
+        for needle in [
+            "AZURE_OPENAI_DEPLOYMENT",
+            "AZURE_OPENAI_ENDPOINT",
+            "AZURE_OPENAI_API_KEY",
+        ] {
+            assert!(error.0.contains(needle), "{error}");
+        }
+        let error = choose_with(flags("compatible"), &[], Ok(None)).unwrap_err();
+        assert!(error.0.contains("OPENAI_BASE_URL") && error.0.contains("OPENAI_MODEL"));
+        let error = choose_with(flags("gemini"), &[], Ok(None)).unwrap_err();
+        assert!(error.0.contains("unknown provider `gemini`") && error.0.contains("openrouter"));
+    }
+
+    #[test]
+    fn contradictions_are_errors() {
+        type Case<'a> = (ProviderSettings, &'a [(&'a str, &'a str)], &'a str);
+        let cases: [Case; 5] = [
+            (
+                ProviderSettings {
+                    model: Some("gpt-4o".into()),
+                    ..ProviderSettings::default()
+                },
+                &[("ANTHROPIC_API_KEY", "k")],
+                "not a Claude model",
+            ),
+            (
+                ProviderSettings {
+                    model: Some("claude-sonnet-4-5".into()),
+                    ..flags("openai")
+                },
+                &[("OPENAI_API_KEY", "k")],
+                "OpenAI does not serve",
+            ),
+            (
+                ProviderSettings {
+                    model: Some("gpt-4o".into()),
+                    ..flags("openrouter")
+                },
+                &[("OPENROUTER_API_KEY", "k")],
+                "vendor/model",
+            ),
+            (
+                flags("azure"),
+                &[
+                    ("AZURE_OPENAI_API_KEY", "k"),
+                    ("AZURE_OPENAI_DEPLOYMENT", "d"),
+                    (
+                        "AZURE_OPENAI_ENDPOINT",
+                        "https://x.openai.azure.com/openai/deployments/d/chat/completions",
+                    ),
+                ],
+                "resource's address only",
+            ),
+            (
+                flags("vllm"),
+                &[
+                    ("OPENAI_MODEL", "m"),
+                    ("OPENAI_BASE_URL", "localhost:8000/v1"),
+                ],
+                "not an http",
+            ),
+        ];
+        for (settings, env, needle) in cases {
+            let error = choose_with(settings, env, Ok(None)).unwrap_err();
+            assert!(error.0.contains(needle), "{error}");
+        }
+    }
+
+    #[test]
+    fn context_windows_by_model() {
+        assert_eq!(context_window("claude-sonnet-4-5"), 200_000);
+        assert_eq!(context_window("openai/gpt-4o-mini"), 128_000);
+        assert_eq!(context_window("gpt-4.1-mini"), 1_047_576);
+        assert_eq!(context_window("Qwen/Qwen2.5-VL-7B-Instruct"), 128_000);
+        assert_eq!(context_window("llava:13b"), 32_768);
+    }
+
+    #[test]
+    fn local_presets_need_a_model_but_no_key() {
+        let chosen = choose_with(
+            ProviderSettings {
+                model: Some("qwen2.5vl:7b".into()),
+                ..flags("ollama")
+            },
+            &[],
+            Err("never asked".into()),
+        )
+        .unwrap();
+        assert_eq!(chosen.base_url, "http://localhost:11434/v1");
+        assert_eq!(chosen.provider.name(), "OpenAI-compatible server");
+    }
+}

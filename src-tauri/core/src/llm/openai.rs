@@ -1,0 +1,673 @@
+//! OpenAI's Chat Completions over SSE, for OpenAI, Azure OpenAI, OpenRouter and any server
+//! that speaks it (vLLM, Ollama, LM Studio): the history translated from its Messages shape,
+//! tools as functions with their JSON Schemas, tool calls whose arguments stream in pieces,
+//! and each service's URL and header shape.
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::http::{ErrorBody, HttpApi, HttpRequest, StreamDecoder, decode_error, kind_for_status};
+use super::provider::parse_tool_input;
+use super::{
+    ContentBlock, ErrorKind, ImageSource, Message, ModelRequest, ModelResponse, Provider,
+    ProviderError, RetryPolicy, Role, SseEvent, StopReason, StreamEvent, ToolDefinition,
+    ToolResultContent, Usage,
+};
+
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
+/// A generally available Azure OpenAI API version with tools, images and streamed usage.
+pub const AZURE_API_VERSION: &str = "2024-10-21";
+
+/// Which service speaks Chat Completions, which decides its URL, headers and name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Service {
+    OpenAi,
+    /// Addressed by deployment, not by model; the key goes in an `api-key` header.
+    Azure {
+        deployment: String,
+        api_version: String,
+    },
+    OpenRouter,
+    /// Any server at a base URL (vLLM, Ollama, LM Studio, …); it may need no key.
+    Compatible,
+}
+
+impl Service {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::OpenAi => "OpenAI",
+            Self::Azure { .. } => "Azure OpenAI",
+            Self::OpenRouter => "OpenRouter",
+            Self::Compatible => "OpenAI-compatible server",
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct OpenAiConfig {
+    pub service: Service,
+    /// The `…/v1` base URL, or for Azure the resource endpoint (`https://NAME.openai.azure.com`).
+    pub base_url: String,
+    /// Empty for a local server that needs none.
+    pub api_key: String,
+    pub retry: RetryPolicy,
+}
+
+// The key must never reach a log line, so Debug leaves it out.
+impl std::fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiConfig")
+            .field("service", &self.service)
+            .field("base_url", &self.base_url)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+pub struct OpenAi {
+    config: OpenAiConfig,
+    api: HttpApi,
+}
+
+impl OpenAi {
+    pub fn new(config: OpenAiConfig) -> Result<Self, ProviderError> {
+        let request_ids = &["x-request-id", "apim-request-id", "request-id"];
+        let api = HttpApi::new(config.service.name(), config.retry.clone(), request_ids)?;
+        Ok(Self { config, api })
+    }
+
+    /// Where requests go.
+    pub fn endpoint(&self) -> String {
+        let base = self.config.base_url.trim_end_matches('/');
+        match &self.config.service {
+            Service::Azure {
+                deployment,
+                api_version,
+            } => format!(
+                "{base}/openai/deployments/{deployment}/chat/completions?api-version={api_version}"
+            ),
+            _ => format!("{base}/chat/completions"),
+        }
+    }
+
+    fn headers(&self) -> Vec<(&'static str, String)> {
+        let key = &self.config.api_key;
+        let mut headers = Vec::new();
+        match self.config.service {
+            Service::Azure { .. } => headers.push(("api-key", key.clone())),
+            _ if !key.is_empty() => headers.push(("authorization", format!("Bearer {key}"))),
+            _ => {}
+        }
+        if self.config.service == Service::OpenRouter {
+            // OpenRouter's app attribution.
+            headers.push(("x-title", "Deskhand".into()));
+        }
+        headers
+    }
+}
+
+#[async_trait]
+impl Provider for OpenAi {
+    fn name(&self) -> &'static str {
+        self.api.provider()
+    }
+
+    async fn stream(
+        &self,
+        request: ModelRequest<'_>,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelResponse, ProviderError> {
+        let body = request_body(&request, &self.config.service).map_err(|e| {
+            ProviderError::new(self.name(), ErrorKind::InvalidRequest, e.to_string())
+        })?;
+        let request = HttpRequest {
+            url: self.endpoint(),
+            headers: self.headers(),
+            body: body.into(),
+        };
+        self.api.stream::<ChunkDecoder>(&request, on_event).await
+    }
+}
+
+/// The JSON body of a streaming request, exactly as sent. Cache breakpoints are not sent:
+/// these services cache repeated prefixes by themselves.
+pub fn request_body(
+    request: &ModelRequest<'_>,
+    service: &Service,
+) -> Result<Vec<u8>, serde_json::Error> {
+    // OpenAI's newer models refuse `max_tokens`; the others know only it.
+    let max_tokens_field = match service {
+        Service::OpenAi => "max_completion_tokens",
+        _ => "max_tokens",
+    };
+    let mut body = json!({
+        "model": request.model,
+        "messages": wire_messages(request.system, request.messages),
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    body[max_tokens_field] = json!(request.max_tokens);
+    if !request.tools.is_empty() {
+        body["tools"] = request.tools.iter().map(wire_tool).collect();
+    }
+    serde_json::to_vec(&body)
+}
+
+fn wire_tool(tool: &ToolDefinition) -> Value {
+    json!({"type": "function", "function": {
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.input_schema,
+    }})
+}
+
+/// The history in Chat Completions' shape: the system prompt first, each assistant message
+/// with its `tool_calls`, and each user message split into one `tool` message per result
+/// followed by a user message with the rest (text, images, and the images the tools returned,
+/// which a `tool` message cannot carry).
+fn wire_messages(system: &str, messages: &[Message]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(messages.len() + 1);
+    if !system.is_empty() {
+        out.push(json!({"role": "system", "content": system}));
+    }
+    for message in messages {
+        match message.role {
+            Role::Assistant => out.push(wire_assistant(message)),
+            Role::User => wire_user(message, &mut out),
+        }
+    }
+    out
+}
+
+fn wire_assistant(message: &Message) -> Value {
+    let text = message.text();
+    let calls: Vec<Value> = message
+        .tool_uses()
+        .map(|call| {
+            json!({"id": call.id, "type": "function", "function": {
+                "name": call.name,
+                "arguments": call.input.to_string(),
+            }})
+        })
+        .collect();
+    if calls.is_empty() {
+        return json!({"role": "assistant", "content": text});
+    }
+    let content = if text.is_empty() {
+        Value::Null
+    } else {
+        Value::String(text)
+    };
+    json!({"role": "assistant", "content": content, "tool_calls": calls})
+}
+
+fn wire_user(message: &Message, out: &mut Vec<Value>) {
+    let mut parts = Vec::new();
+    for block in &message.content {
+        match block {
+            ContentBlock::Text { text } => parts.push(text_part(text)),
+            ContentBlock::Image { source } => parts.push(image_part(source)),
+            ContentBlock::ToolResult {
+                tool_use_id,
+                content,
+                is_error,
+            } => {
+                let mut texts = Vec::new();
+                let mut images = Vec::new();
+                for item in content {
+                    match item {
+                        ToolResultContent::Text { text } => texts.push(text.as_str()),
+                        ToolResultContent::Image { source } => images.push(image_part(source)),
+                    }
+                }
+                let mut text = texts.join("\n");
+                if *is_error {
+                    text = format!("Error: {text}");
+                }
+                if !images.is_empty() {
+                    let what = match images.len() {
+                        1 => "The image this tool returned follows".to_string(),
+                        n => format!("The {n} images this tool returned follow"),
+                    };
+                    if !text.is_empty() {
+                        text.push('\n');
+                    }
+                    text.push_str(&format!("[{what} in the next user message.]"));
+                    parts.push(text_part(&format!(
+                        "Image returned by tool call {tool_use_id}:"
+                    )));
+                    parts.extend(images);
+                }
+                out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": text}));
+            }
+            // Thinking belongs to Claude, and a user message has no tool calls.
+            ContentBlock::Thinking { .. }
+            | ContentBlock::RedactedThinking { .. }
+            | ContentBlock::ToolUse { .. } => {}
+        }
+    }
+    if parts.is_empty() {
+        return;
+    }
+    // Plain text goes as a string, which every server takes; images need the parts form.
+    let content = if parts.iter().all(|p| p["type"] == "text") {
+        let texts: Vec<&str> = parts.iter().filter_map(|p| p["text"].as_str()).collect();
+        Value::String(texts.join("\n"))
+    } else {
+        Value::Array(parts)
+    };
+    out.push(json!({"role": "user", "content": content}));
+}
+
+fn text_part(text: &str) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+fn image_part(source: &ImageSource) -> Value {
+    let ImageSource::Base64 { media_type, data } = source;
+    json!({"type": "image_url", "image_url": {"url": format!("data:{media_type};base64,{data}")}})
+}
+
+/// Builds the response from `chat.completion.chunk`s.
+#[derive(Default)]
+struct ChunkDecoder {
+    text: String,
+    calls: Vec<PartialCall>,
+    finish_reason: Option<String>,
+    usage: Usage,
+}
+
+#[derive(Default)]
+struct PartialCall {
+    index: Option<u64>,
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+impl StreamDecoder for ChunkDecoder {
+    fn apply(
+        &mut self,
+        event: &SseEvent,
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<Option<ModelResponse>, ProviderError> {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            return Ok(Some(self.finish()));
+        }
+        if data.is_empty() {
+            return Ok(None);
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| {
+            decode_error(
+                ErrorKind::Protocol,
+                format!("a stream chunk is not JSON: {e}"),
+            )
+        })?;
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+            return Err(stream_error(error));
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.read_usage(usage);
+        }
+        // One choice was asked for; its index is 0.
+        let Some(choice) = chunk["choices"].as_array().and_then(|c| c.first()) else {
+            return Ok(None); // Azure's content-filter preamble, the usage chunk
+        };
+        let delta = &choice["delta"];
+        if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+            self.text.push_str(text);
+            on_event(StreamEvent::TextDelta(text.to_string()));
+        }
+        for call in delta["tool_calls"].as_array().into_iter().flatten() {
+            self.apply_call(call);
+        }
+        if let Some(reason) = choice["finish_reason"].as_str() {
+            if reason == "error" {
+                return Err(decode_error(
+                    ErrorKind::StreamCut,
+                    "the service ended the response with an error",
+                ));
+            }
+            self.finish_reason = Some(reason.to_string());
+        }
+        Ok(None)
+    }
+
+    /// Some servers end the body without `[DONE]`; once a finish reason came, nothing is lost.
+    fn at_end_of_body(&mut self) -> Option<ModelResponse> {
+        self.finish_reason.is_some().then(|| self.finish())
+    }
+}
+
+impl ChunkDecoder {
+    /// Adds one piece of a tool call. OpenAI sends the id and name once and then argument
+    /// pieces by `index`; some servers repeat the id, reuse index 0 for every parallel call,
+    /// or send no index at all, so a new id always starts a new call, and so does a new name
+    /// where there is neither.
+    fn apply_call(&mut self, piece: &Value) {
+        let index = piece["index"].as_u64();
+        let id = piece["id"].as_str().filter(|id| !id.is_empty());
+        let function = &piece["function"];
+        let named = function["name"].as_str().is_some_and(|n| !n.is_empty());
+        let slot = match (id, index) {
+            (Some(id), _) => self.calls.iter().position(|c| c.id == id),
+            (None, Some(index)) => self.calls.iter().rposition(|c| c.index == Some(index)),
+            // Without id or index, a name starts the next call and arguments continue one.
+            (None, None) => self
+                .calls
+                .len()
+                .checked_sub(1)
+                .filter(|&last| !named || self.calls[last].name.is_empty()),
+        };
+        let slot = slot.unwrap_or_else(|| {
+            self.calls.push(PartialCall {
+                index,
+                id: id.unwrap_or_default().to_string(),
+                ..PartialCall::default()
+            });
+            self.calls.len() - 1
+        });
+        let call = &mut self.calls[slot];
+        if let Some(name) = function["name"].as_str()
+            && call.name.is_empty()
+        {
+            call.name = name.to_string();
+        }
+        match &function["arguments"] {
+            Value::String(text) => call.arguments.push_str(text),
+            // A server that sends the arguments as an object sends them whole.
+            object @ Value::Object(_) => call.arguments = object.to_string(),
+            _ => {}
+        }
+    }
+
+    /// `prompt_tokens` includes the cached ones; they are counted once, as cache reads.
+    fn read_usage(&mut self, usage: &Value) {
+        let prompt = usage["prompt_tokens"].as_u64().unwrap_or(0);
+        let cached = usage
+            .pointer("/prompt_tokens_details/cached_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            .min(prompt);
+        self.usage = Usage {
+            input_tokens: prompt - cached,
+            output_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: cached,
+        };
+    }
+
+    fn finish(&mut self) -> ModelResponse {
+        let mut content = Vec::new();
+        let text = std::mem::take(&mut self.text);
+        if !text.is_empty() {
+            content.push(ContentBlock::Text { text });
+        }
+        let mut malformed = Vec::new();
+        for call in std::mem::take(&mut self.calls) {
+            // A server that sends no id still needs one for the result to answer.
+            let id = if call.id.is_empty() {
+                format!("call_{}", uuid::Uuid::new_v4().simple())
+            } else {
+                call.id
+            };
+            let input = parse_tool_input(&call.arguments).unwrap_or_else(|problem| {
+                malformed.push((id.clone(), problem));
+                Value::Object(Default::default())
+            });
+            content.push(ContentBlock::ToolUse {
+                id,
+                name: call.name,
+                input,
+            });
+        }
+        let has_calls = !malformed.is_empty()
+            || content
+                .iter()
+                .any(|b| matches!(b, ContentBlock::ToolUse { .. }));
+        let stop_reason = match self.finish_reason.as_deref() {
+            _ if has_calls => StopReason::ToolUse,
+            Some("length") => StopReason::MaxTokens,
+            Some("content_filter") => StopReason::Refusal,
+            _ => StopReason::EndTurn,
+        };
+        ModelResponse {
+            content,
+            stop_reason,
+            usage: self.usage,
+            malformed_tool_inputs: malformed,
+        }
+    }
+}
+
+/// An error chunk after HTTP 200 (OpenRouter, vLLM). Its code is often the HTTP status the
+/// failure would have had; anything not clearly final is treated as a cut stream, retried
+/// while nothing was shown.
+fn stream_error(error: &Value) -> ProviderError {
+    let body = ErrorBody::from_value(&json!({ "error": error }));
+    let kind = if body.is_context_overflow() {
+        ErrorKind::ContextTooLong
+    } else if let Ok(status) = body.code.parse::<u16>() {
+        kind_for_status(status, &body)
+    } else if body.code.contains("rate_limit") || body.error_type.contains("rate_limit") {
+        ErrorKind::RateLimited
+    } else {
+        ErrorKind::StreamCut
+    };
+    let kind = match kind {
+        ErrorKind::InvalidRequest | ErrorKind::Protocol => ErrorKind::StreamCut,
+        kind => kind,
+    };
+    decode_error(kind, body.message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunk(data: Value) -> SseEvent {
+        SseEvent {
+            event: String::new(),
+            data: data.to_string(),
+        }
+    }
+
+    fn delta(delta: Value) -> SseEvent {
+        chunk(json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}))
+    }
+
+    fn decode(events: &[SseEvent]) -> (ModelResponse, Vec<StreamEvent>) {
+        let mut decoder = ChunkDecoder::default();
+        let mut seen = Vec::new();
+        for event in events {
+            if let Some(done) = decoder.apply(event, &mut |e| seen.push(e)).unwrap() {
+                return (done, seen);
+            }
+        }
+        panic!("no [DONE]");
+    }
+
+    fn done() -> SseEvent {
+        SseEvent {
+            event: String::new(),
+            data: "[DONE]".into(),
+        }
+    }
+
+    #[test]
+    fn parallel_calls_by_index_with_arguments_in_pieces() {
+        let (response, deltas) = decode(&[
+            chunk(json!({"choices": [], "prompt_filter_results": []})),
+            delta(json!({"role": "assistant", "content": "Let me "})),
+            delta(json!({"content": "look."})),
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "bash", "arguments": ""}}]}),
+            ),
+            delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"comm"}}]})),
+            delta(
+                json!({"tool_calls": [{"index": 1, "id": "call_b", "type": "function", "function": {"name": "echo", "arguments": "{\"text\":"}}]}),
+            ),
+            delta(
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "and\": \"ls\"}"}}]}),
+            ),
+            delta(json!({"tool_calls": [{"index": 1, "function": {"arguments": " \"hi\"}"}}]})),
+            chunk(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})),
+            chunk(
+                json!({"choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 60}}}),
+            ),
+            done(),
+        ]);
+        assert_eq!(
+            response.content,
+            vec![
+                ContentBlock::text("Let me look."),
+                ContentBlock::ToolUse {
+                    id: "call_a".into(),
+                    name: "bash".into(),
+                    input: json!({"command": "ls"})
+                },
+                ContentBlock::ToolUse {
+                    id: "call_b".into(),
+                    name: "echo".into(),
+                    input: json!({"text": "hi"})
+                },
+            ]
+        );
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        assert_eq!(
+            response.usage,
+            Usage {
+                input_tokens: 40,
+                output_tokens: 7,
+                cache_creation_input_tokens: 0,
+                cache_read_input_tokens: 60
+            }
+        );
+        assert_eq!(deltas.len(), 2);
+    }
+
+    #[test]
+    fn calls_that_reuse_an_index_or_have_none_are_kept_apart() {
+        let (response, _) = decode(&[
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "echo", "arguments": {"text": "a"}}}]}),
+            ),
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "c2", "function": {"name": "echo", "arguments": "{\"text\": \"b\"}"}}]}),
+            ),
+            delta(json!({"tool_calls": [{"function": {"name": "echo", "arguments": "{\"te"}}]})),
+            delta(json!({"tool_calls": [{"function": {"arguments": "xt\": \"c\"}"}}]})),
+            chunk(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})),
+            done(),
+        ]);
+        let inputs: Vec<(&str, &Value)> = response
+            .content
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::ToolUse { id, input, .. } => Some((id.as_str(), input)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(inputs.len(), 3);
+        assert_eq!(inputs[0], ("c1", &json!({"text": "a"})));
+        assert_eq!(inputs[1], ("c2", &json!({"text": "b"})));
+        assert!(inputs[2].0.starts_with("call_"), "a generated id");
+        assert_eq!(inputs[2].1, &json!({"text": "c"}));
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+    }
+
+    #[test]
+    fn malformed_arguments_are_reported_not_fatal() {
+        let (response, _) = decode(&[
+            delta(
+                json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "echo", "arguments": "{\"text\": "}}]}),
+            ),
+            done(),
+        ]);
+        assert_eq!(response.malformed_tool_inputs.len(), 1);
+        assert_eq!(response.malformed_tool_inputs[0].0, "c1");
+        assert!(
+            response.malformed_tool_inputs[0]
+                .1
+                .contains("not valid JSON")
+        );
+    }
+
+    #[test]
+    fn an_error_chunk_becomes_a_typed_error() {
+        let mut decoder = ChunkDecoder::default();
+        let error = decoder
+            .apply(
+                &chunk(json!({"error": {"code": 429, "message": "Rate limit exceeded"}})),
+                &mut |_| {},
+            )
+            .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::RateLimited);
+        let error = decoder
+            .apply(
+                &chunk(json!({"error": {"message": "upstream hiccup", "type": "server_error"}})),
+                &mut |_| {},
+            )
+            .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::StreamCut);
+    }
+
+    #[test]
+    fn tool_results_become_tool_messages_and_their_images_a_user_message() {
+        let image = ImageSource::Base64 {
+            media_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        };
+        let history = [
+            Message::user(vec![ContentBlock::text("go")]),
+            Message::assistant(vec![
+                ContentBlock::text("Looking."),
+                ContentBlock::ToolUse {
+                    id: "c1".into(),
+                    name: "computer".into(),
+                    input: json!({"action": "screenshot"}),
+                },
+                ContentBlock::ToolUse {
+                    id: "c2".into(),
+                    name: "bash".into(),
+                    input: json!({"command": "false"}),
+                },
+            ]),
+            Message::user(vec![
+                ContentBlock::ToolResult {
+                    tool_use_id: "c1".into(),
+                    content: vec![
+                        ToolResultContent::Text {
+                            text: "done".into(),
+                        },
+                        ToolResultContent::Image {
+                            source: image.clone(),
+                        },
+                    ],
+                    is_error: false,
+                },
+                ContentBlock::tool_error("c2", "exit 1"),
+            ]),
+        ];
+        let wire = wire_messages("sys", &history);
+        assert_eq!(
+            Value::Array(wire),
+            json!([
+                {"role": "system", "content": "sys"},
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": "Looking.", "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "computer", "arguments": "{\"action\":\"screenshot\"}"}},
+                    {"id": "c2", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"false\"}"}},
+                ]},
+                {"role": "tool", "tool_call_id": "c1", "content": "done\n[The image this tool returned follows in the next user message.]"},
+                {"role": "tool", "tool_call_id": "c2", "content": "Error: exit 1"},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Image returned by tool call c1:"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+                ]},
+            ])
+        );
+    }
+}

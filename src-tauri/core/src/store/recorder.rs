@@ -1,0 +1,310 @@
+//! Persists a run as it happens: each `AgentEvent` is committed before it is shown, so a
+//! crash loses at most the event in flight, and a session a crash cut short is repaired when
+//! it is resumed.
+
+use std::collections::HashMap;
+
+use rusqlite::{Connection, params};
+use serde_json::Value;
+
+use super::{Store, StoreError, actions, messages, now_ms, sessions};
+use crate::agent::AgentEvent;
+use crate::agent::history;
+use crate::llm::{ContentBlock, Message, Role};
+
+/// The result given to a call whose run ended before it was answered (a crash, a kill).
+pub const INTERRUPTED: &str = "interrupted: Deskhand stopped before this action's result was \
+saved, so it may or may not have run; check before repeating it";
+
+/// Writes one session's events to the store. Hand every event of the run to
+/// [`Recorder::record`] before showing it.
+pub struct Recorder {
+    store: Store,
+    session_id: String,
+    /// Messages stored so far, and the role of the last: a user message after a user message
+    /// replaces it, because the loop merged content into it.
+    message_count: i64,
+    last_role: Option<Role>,
+    /// Action-log rows by `tool_use` id, for the decision and result that follow the call.
+    actions: HashMap<String, i64>,
+    /// The first `text_delta` row since the last message: once the assistant's message is
+    /// stored, the pieces it was streamed in are dropped.
+    first_delta: Option<i64>,
+}
+
+/// How a recorded event changes the recorder, applied once its transaction commits.
+enum Change {
+    None,
+    Message { seq: i64, role: Role },
+    Action { id: String, row: i64 },
+    Delta(i64),
+}
+
+impl Recorder {
+    /// Records into a new session with this id.
+    pub fn create(store: &Store, session_id: &str) -> Result<Self, StoreError> {
+        store.with(|conn| {
+            let now = now_ms();
+            conn.execute(
+                "INSERT INTO sessions (id, created_at, updated_at) VALUES (?1, ?2, ?2)",
+                params![session_id, now],
+            )
+            .map_err(|e| match e.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::ConstraintViolation) => {
+                    StoreError::AlreadyExists(session_id.into())
+                }
+                _ => e.into(),
+            })?;
+            Ok(())
+        })?;
+        Ok(Self::at(store, session_id, &[]))
+    }
+
+    /// Continues a stored session: returns its history ready to send, repaired if a run was
+    /// cut off (text streamed before the cut becomes the assistant's message; unanswered
+    /// `tool_use` blocks get an error result). The repair is stored, with the events that
+    /// tell the window about it.
+    pub fn resume(store: &Store, session_id: &str) -> Result<(Self, Vec<Message>), StoreError> {
+        let mut history = store.history(session_id)?;
+        let stored = history.len();
+        let partial = store.with(|conn| trailing_text(conn, session_id))?;
+        if !partial.is_empty() && history.last().is_some_and(|m| m.role == Role::User) {
+            history.push(Message::assistant(vec![ContentBlock::text(partial)]));
+        }
+        let before = history.clone();
+        history::repair(&mut history, INTERRUPTED);
+        let first_change = (0..history.len())
+            .find(|&i| before.get(i) != history.get(i) || i >= stored)
+            .unwrap_or(history.len());
+        let mut recorder = Self::at(store, session_id, &history[..first_change]);
+        for (index, message) in history.iter().enumerate().skip(first_change) {
+            for block in &message.content {
+                if let ContentBlock::ToolResult {
+                    tool_use_id,
+                    content,
+                    is_error: true,
+                } = block
+                    && !before.get(index).is_some_and(|m| m.content.contains(block))
+                {
+                    recorder.record_interrupted(tool_use_id, &history, content)?;
+                }
+            }
+            recorder.store_message(index as i64, message)?;
+        }
+        Ok((recorder, history))
+    }
+
+    fn at(store: &Store, session_id: &str, history: &[Message]) -> Self {
+        Self {
+            store: store.clone(),
+            session_id: session_id.into(),
+            message_count: history.len() as i64,
+            last_role: history.last().map(|m| m.role),
+            actions: HashMap::new(),
+            first_delta: None,
+        }
+    }
+
+    pub fn session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// Stores one event, committed before this returns. Returns the event as stored: JSON
+    /// with images as refs, the form the window is sent.
+    pub fn record(&mut self, event: &AgentEvent) -> Result<Value, StoreError> {
+        let store = self.store.clone();
+        let (body, change) = store.with(|conn| {
+            let tx = conn.transaction()?;
+            let (body, change) = self.write(&tx, event)?;
+            tx.commit()?;
+            Ok((body, change))
+        })?;
+        match change {
+            Change::None => {}
+            Change::Message { seq, role } => {
+                self.message_count = seq + 1;
+                self.last_role = Some(role);
+                if role == Role::Assistant {
+                    self.first_delta = None;
+                }
+            }
+            Change::Action { id, row } => {
+                self.actions.insert(id, row);
+            }
+            Change::Delta(row) => {
+                self.first_delta.get_or_insert(row);
+            }
+        }
+        Ok(body)
+    }
+
+    fn write(&self, tx: &Connection, event: &AgentEvent) -> Result<(Value, Change), StoreError> {
+        let now = now_ms();
+        let id = self.session_id.as_str();
+        let mut body = serde_json::to_value(event)?;
+        let mut change = Change::None;
+        match event {
+            AgentEvent::Started {
+                provider, model, ..
+            } => {
+                tx.prepare_cached("UPDATE sessions SET provider = ?2, model = ?3 WHERE id = ?1")?
+                    .execute(params![id, provider, model])?;
+            }
+            AgentEvent::Message { message } => {
+                let seq = match (message.role, self.last_role) {
+                    (Role::User, Some(Role::User)) => self.message_count - 1,
+                    _ => self.message_count,
+                };
+                body["message"]["content"] =
+                    messages::upsert(tx, self.store.dir(), id, seq, message)?;
+                if message.role == Role::User {
+                    tx.prepare_cached(
+                        "UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''",
+                    )?
+                    .execute(params![id, sessions::title_from(&message.text())])?;
+                }
+                if let (Role::Assistant, Some(first)) = (message.role, self.first_delta) {
+                    tx.prepare_cached(
+                        "DELETE FROM events WHERE session_id = ?1 AND id >= ?2 AND type = 'text_delta'",
+                    )?
+                    .execute(params![id, first])?;
+                }
+                change = Change::Message {
+                    seq,
+                    role: message.role,
+                };
+            }
+            AgentEvent::ToolCall {
+                id: call,
+                name,
+                input,
+            } => {
+                let row = actions::called(tx, id, call, name, input, now)?;
+                change = Change::Action {
+                    id: call.clone(),
+                    row,
+                };
+            }
+            AgentEvent::ApprovalDecided {
+                id: call,
+                decision,
+                by,
+            } => {
+                if let Some(&row) = self.actions.get(call) {
+                    actions::decided(tx, row, decision, *by, now)?;
+                }
+            }
+            AgentEvent::ToolResult {
+                id: call,
+                is_error,
+                text,
+                images,
+                duration_ms,
+                ..
+            } => {
+                if let Some(&row) = self.actions.get(call) {
+                    actions::finished(tx, row, *is_error, text, images, *duration_ms, now)?;
+                }
+            }
+            AgentEvent::Usage {
+                turn,
+                turn_cost_usd,
+                ..
+            } => {
+                tx.prepare_cached(
+                    "UPDATE sessions SET input_tokens = input_tokens + ?2,
+                         output_tokens = output_tokens + ?3,
+                         cache_creation_input_tokens = cache_creation_input_tokens + ?4,
+                         cache_read_input_tokens = cache_read_input_tokens + ?5,
+                         cost_usd = CASE WHEN ?6 IS NULL THEN cost_usd
+                                         ELSE coalesce(cost_usd, 0) + ?6 END
+                     WHERE id = ?1",
+                )?
+                .execute(params![
+                    id,
+                    turn.input_tokens as i64,
+                    turn.output_tokens as i64,
+                    turn.cache_creation_input_tokens as i64,
+                    turn.cache_read_input_tokens as i64,
+                    turn_cost_usd
+                ])?;
+            }
+            _ => {}
+        }
+        tx.prepare_cached(
+            "INSERT INTO events (session_id, type, body, at) VALUES (?1, ?2, ?3, ?4)",
+        )?
+        .execute(params![
+            id,
+            body["type"].as_str().unwrap_or_default(),
+            body.to_string(),
+            now
+        ])?;
+        if matches!(event, AgentEvent::TextDelta { .. }) {
+            change = Change::Delta(tx.last_insert_rowid());
+        }
+        tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")?
+            .execute(params![id, now])?;
+        Ok((body, change))
+    }
+
+    /// Stores a repaired or recovered message at `seq`, with its `message` event.
+    fn store_message(&mut self, seq: i64, message: &Message) -> Result<(), StoreError> {
+        self.message_count = seq;
+        self.last_role = None;
+        self.record(&AgentEvent::Message {
+            message: message.clone(),
+        })?;
+        Ok(())
+    }
+
+    /// The `tool_result` event and action-log entry of a call a crash left unanswered.
+    fn record_interrupted(
+        &mut self,
+        tool_use_id: &str,
+        history: &[Message],
+        content: &[crate::llm::ToolResultContent],
+    ) -> Result<(), StoreError> {
+        let name = history
+            .iter()
+            .flat_map(Message::tool_uses)
+            .find(|call| call.id == tool_use_id)
+            .map(|call| call.name.to_string())
+            .unwrap_or_default();
+        let text = content
+            .iter()
+            .filter_map(|c| match c {
+                crate::llm::ToolResultContent::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let session_id = self.session_id.clone();
+        self.store
+            .with(|conn| actions::interrupted(conn, &session_id, tool_use_id, &text, now_ms()))?;
+        self.record(&AgentEvent::ToolResult {
+            id: tool_use_id.into(),
+            name,
+            is_error: true,
+            text,
+            images: Vec::new(),
+            duration_ms: 0,
+        })?;
+        Ok(())
+    }
+}
+
+/// Text streamed after the session's last stored message: a response cut off by a crash.
+fn trailing_text(conn: &Connection, session_id: &str) -> Result<String, StoreError> {
+    let mut statement = conn.prepare_cached(
+        "SELECT body FROM events WHERE session_id = ?1 AND type = 'text_delta' AND id > coalesce(
+             (SELECT max(id) FROM events WHERE session_id = ?1 AND type = 'message'), 0)
+         ORDER BY id",
+    )?;
+    let mut text = String::new();
+    for body in statement.query_map([session_id], |r| r.get::<_, String>(0))? {
+        let event: Value = serde_json::from_str(&body?)?;
+        text.push_str(event["text"].as_str().unwrap_or_default());
+    }
+    Ok(text)
+}

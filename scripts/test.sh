@@ -15,6 +15,17 @@ export PATH="$CARGO_HOME/bin:$PATH"
 echo "test: building" >&2
 cargo build --workspace --all-targets --locked
 
+# A real MCP server no one here wrote, for the plugin tests: the reference `mcp-server-time`
+# from PyPI, pinned, in a venv of its own under target/ (made once, then reused; no pip cache).
+mcp_venv="$PWD/target/test-venvs/mcp-server-time-2026.10.19"
+if ! "$mcp_venv/bin/mcp-server-time" --help >/dev/null 2>&1; then
+  echo "test: installing mcp-server-time into $mcp_venv" >&2
+  rm -rf "$mcp_venv"
+  python3 -m venv "$mcp_venv"
+  "$mcp_venv/bin/pip" install --quiet --no-cache-dir --disable-pip-version-check mcp-server-time==2026.10.19
+fi
+export DESKHAND_MCP_TIME="$mcp_venv/bin/mcp-server-time"
+
 work=$(mktemp -d)
 cleanup() { kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT

@@ -5,6 +5,7 @@ pub mod bash;
 mod capped;
 pub mod catalog;
 pub mod editor;
+pub mod plugins;
 
 use std::sync::Arc;
 

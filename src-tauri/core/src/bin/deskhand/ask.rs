@@ -19,6 +19,7 @@ use deskhand::paths;
 use deskhand::secrets::{self, OsKeyring, SecretStore};
 use deskhand::store::{Recorder, StoreError};
 use deskhand::tools::catalog::{self, ToolSettings};
+use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins};
 use tokio_util::sync::CancellationToken;
 
 use crate::approver::TerminalApprover;
@@ -106,7 +107,23 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         bash_timeout: args.bash_timeout.unwrap_or(defaults.bash_timeout),
         ..defaults
     };
-    let tools = catalog::registry(args.tools.as_deref(), &settings)?;
+    let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
+    let selection = plugin_config.select(args.tools.as_deref())?;
+    let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
+    let plugins = Plugins::start(
+        &plugin_config,
+        &selection.servers,
+        PluginTimeouts::default(),
+    )
+    .await;
+    let problems = plugins.add_tools(&mut tools).await;
+    if selection.explicit && !problems.is_empty() {
+        plugins.shutdown().await;
+        bail!("{}", problems.join("; "));
+    }
+    for problem in problems {
+        eprintln!("deskhand: {problem}; going on without it");
+    }
     let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
     let price = prices.price(&model);
     if args.max_cost.is_some() && price.is_none() {
@@ -178,6 +195,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             &cancel,
         )
         .await;
+    plugins.shutdown().await;
     if let Some(e) = not_saved {
         return Err(anyhow::Error::new(e).context("the run's history could not be saved"));
     }

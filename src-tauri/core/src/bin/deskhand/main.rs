@@ -4,6 +4,7 @@
 mod approver;
 mod ask;
 mod key;
+mod plugins;
 mod printer;
 mod sessions;
 
@@ -31,6 +32,8 @@ enum Command {
     Sessions(sessions::SessionsArgs),
     /// API keys in the OS keyring: set, status, delete.
     Key(key::KeyArgs),
+    /// MCP plugin servers (configured in mcp.json in the config directory).
+    Plugins(plugins::PluginsArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
             Command::Ask(args) => ask::run(*args).await,
             Command::Sessions(args) => sessions::run(args).map(|()| RunStatus::Done),
             Command::Key(args) => key::run(args).map(|()| RunStatus::Done),
+            Command::Plugins(args) => plugins::run(args).await.map(|()| RunStatus::Done),
         }
     });
     match result {

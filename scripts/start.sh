@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# Builds Deskhand (installing what it needs on Debian/Ubuntu) and starts it.
-# Until the desktop window lands, "the app" is the `deskhand` CLI: arguments go to it, and
-# without any it asks for a prompt.
+# Builds Deskhand (installing what it needs on Debian/Ubuntu) and starts the desktop app.
+# With arguments, runs the headless CLI instead: scripts/start.sh ask "open a terminal".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+echo "start: building the window's frontend" >&2
+(cd ui && npm ci --no-audit --no-fund --silent && npm run --silent build)
 echo "start: building (release)" >&2
-cargo build --release --workspace --locked
-if [ $# -eq 0 ]; then
-  read -r -p "Ask Deskhand: " prompt
-  set -- ask "$prompt"
+cargo build --release --locked --features deskhand-app/custom-protocol
+if [ $# -gt 0 ]; then
+  exec target/release/deskhand "$@"
 fi
-exec target/release/deskhand "$@"
+exec target/release/deskhand-app

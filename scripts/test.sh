@@ -5,15 +5,32 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-# The window's frontend: lint, type-check and component tests (Vitest, jsdom, Tauri IPC mocks).
-(cd ui && npm ci --no-audit --no-fund && npm run lint && npm run check && npm test)
+# The window's frontend: lint, type-check and component tests (Vitest, jsdom, Tauri IPC mocks),
+# then the build the app embeds.
+(cd ui && npm ci --no-audit --no-fund && npm run lint && npm run check && npm test && npm run build)
 # HOME changes below for isolation; cargo and rustup must keep theirs.
 export CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}"
 export PATH="$CARGO_HOME/bin:$PATH"
 
-# Build once, up front, so that the timed parts below measure tests, not compiles.
+# Build once, up front, so that the timed parts below measure tests, not compiles. The app
+# embeds ui/dist (feature custom-protocol); every cargo command below uses the same features
+# so that nothing is built twice.
+features=(--features deskhand-app/custom-protocol)
 echo "test: building" >&2
-cargo build --workspace --all-targets --locked
+cargo build --workspace --all-targets --locked "${features[@]}"
+# The end-to-end test drives the app over WebDriver: tauri-driver in front of WebKitWebDriver.
+command -v tauri-driver >/dev/null 2>&1 || cargo install --locked --quiet tauri-driver
+
+# A real MCP server no one here wrote, for the plugin tests: the reference `mcp-server-time`
+# from PyPI, pinned, in a venv of its own under target/ (made once, then reused; no pip cache).
+mcp_venv="$PWD/target/test-venvs/mcp-server-time-2026.10.19"
+if ! "$mcp_venv/bin/mcp-server-time" --help >/dev/null 2>&1; then
+  echo "test: installing mcp-server-time into $mcp_venv" >&2
+  rm -rf "$mcp_venv"
+  python3 -m venv "$mcp_venv"
+  "$mcp_venv/bin/pip" install --quiet --no-cache-dir --disable-pip-version-check mcp-server-time==2026.10.19
+fi
+export DESKHAND_MCP_TIME="$mcp_venv/bin/mcp-server-time"
 
 work=$(mktemp -d)
 cleanup() { kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"; }
@@ -41,5 +58,7 @@ mkdir -p "$DESKHAND_TEST_HOME"
 HOME="$DESKHAND_TEST_HOME" dbus-run-session -- bash -c '
   set -euo pipefail
   echo -n deskhand-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null
-  cargo test --workspace --locked "$@"
+  cargo test --workspace --locked --features deskhand-app/custom-protocol "$@"
+  echo "test: end-to-end (the app over WebDriver)" >&2
+  python3 tests/e2e/app_e2e.py target/debug/deskhand-app target/debug/deskhand-standin target/e2e
 ' bash "$@"

@@ -92,6 +92,75 @@ async fn denied_actions_run_nothing_write_nothing_and_the_model_is_told() {
     assert!(result_text(&results[2]).contains("excluding hidden items"));
 }
 
+/// A stop while a command runs ends the run at once and kills the command with everything it
+/// started; the history stays valid for the next request.
+#[tokio::test]
+async fn a_stop_mid_command_kills_it_and_keeps_the_history_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("pid");
+    let api = StandIn::spawn([
+        Turn::tool_use(
+            "bash",
+            json!({"command": format!("sleep 300 & echo $! > {}; wait", pid_file.display())}),
+        ),
+        Turn::text("Stopped, as you asked."),
+    ]);
+    let names = ["bash".to_string()];
+    let tools = catalog::registry(Some(&names), &ToolSettings::default()).unwrap();
+    let approver = FixedApprover(Decision::Approve);
+    let agent = agent(
+        &api.url(),
+        tools,
+        ApprovalPolicy::Auto,
+        Box::new(approver),
+        10,
+    );
+    let cancel = CancellationToken::new();
+    let stopper = async {
+        while !pid_file.exists() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        cancel.cancel();
+    };
+    let mut history = Vec::new();
+    let ((outcome, _), ()) = tokio::join!(
+        run_collect(&agent, &mut history, "wait", &cancel, |_| {}),
+        stopper
+    );
+    assert_eq!(outcome.status, RunStatus::Cancelled);
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let mut gone = false;
+    for _ in 0..100 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+        if stat.map_or(true, |s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        }) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the command's child {pid} survived the stop");
+
+    let (outcome, _) = run_collect(
+        &agent,
+        &mut history,
+        "never mind",
+        &CancellationToken::new(),
+        |_| {},
+    )
+    .await;
+    assert_eq!(outcome.status, RunStatus::Done);
+    let requests = api.requests();
+    assert!(requests.iter().all(|r| r.rejected.is_none()));
+    let answered = &requests[1].body["messages"][2]["content"][0];
+    assert_eq!(answered["type"], "tool_result");
+    assert_eq!(answered["is_error"], true);
+    assert_eq!(result_text(answered), "cancelled by the user");
+}
+
 /// A process run of the CLI: the model (the stand-in) makes a directory with bash, writes
 /// and edits a file with the editor, and checks the result with bash in the same shell.
 #[test]

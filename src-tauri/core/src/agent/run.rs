@@ -20,6 +20,11 @@ use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
 pub const DEFAULT_MAX_TURNS: u32 = 50;
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 pub const CANCELLED: &str = "cancelled by the user";
+/// The system prompt of the CLI and the window unless the person gives another.
+pub const DEFAULT_SYSTEM: &str = "You are Deskhand, an assistant that works on the user's computer \
+through the tools you are given, while the user watches and approves each action. Take a \
+screenshot before acting on the screen, act in small steps, and check the result of each step. \
+If an action is denied, do not retry it; ask or choose another way.";
 
 #[derive(Clone, Debug)]
 pub struct AgentConfig {

@@ -50,38 +50,55 @@ fn fts_query(text: &str) -> Option<String> {
 /// The most sessions a search returns.
 const MAX_HITS: usize = 50;
 
+/// How many of the newest matching messages are ranked. FTS5 walks a term's matches newest
+/// first and stops here, so a word found in half a million messages costs what a rare one
+/// does; a rare word's matches are all ranked.
+const RANKED_MATCHES: usize = 2_000;
+
 impl Store {
-    /// Sessions whose messages match `query`, best match first, each with a snippet of its
-    /// best-matching message.
+    /// Sessions whose messages match `query`, best match (bm25) first among the most recent
+    /// matching messages, each with a snippet of its best-matching message.
     pub fn search(&self, query: &str) -> Result<Vec<SessionHit>, StoreError> {
         let Some(query) = fts_query(query) else {
             return Ok(Vec::new());
         };
         self.with(|conn| {
-            // Best message per session by bm25, then the sessions in that order.
             let sql = format!(
-                "WITH hits AS (
-                     SELECT m.session_id AS session_id, messages_fts.rank AS rank,
-                            snippet(messages_fts, 0, '', '', '…', 16) AS snippet
-                     FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid
-                     WHERE messages_fts MATCH ?1
-                     ORDER BY messages_fts.rank
-                     LIMIT 1000
+                "WITH recent AS (
+                     SELECT rowid AS id, bm25(messages_fts) AS rank FROM messages_fts
+                     WHERE messages_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?3
                  ),
                  best AS (
-                     SELECT session_id, min(rank) AS rank, snippet FROM hits GROUP BY session_id
+                     SELECT m.session_id AS session_id, recent.id AS id, min(recent.rank) AS rank
+                     FROM recent JOIN messages m ON m.id = recent.id GROUP BY m.session_id
                  )
-                 SELECT {SUMMARY_COLUMNS}, best.snippet FROM best JOIN sessions s ON s.id = best.session_id
+                 SELECT {SUMMARY_COLUMNS}, best.id FROM best JOIN sessions s ON s.id = best.session_id
                  ORDER BY best.rank LIMIT ?2"
             );
             let mut statement = conn.prepare_cached(&sql)?;
-            let rows = statement.query_map(params![query, MAX_HITS as i64], |row| {
-                Ok(SessionHit {
-                    session: summary_from_row(row)?,
-                    snippet: row.get(SUMMARY_COLUMN_COUNT)?,
-                })
-            })?;
-            Ok(rows.collect::<Result<_, _>>()?)
+            let rows = statement.query_map(
+                params![query, MAX_HITS as i64, RANKED_MATCHES as i64],
+                |row| {
+                    Ok((
+                        summary_from_row(row)?,
+                        row.get::<_, i64>(SUMMARY_COLUMN_COUNT)?,
+                    ))
+                },
+            )?;
+            let best: Vec<_> = rows.collect::<Result<_, _>>()?;
+            // Snippets for the hits only, not for every ranked match.
+            let mut snippet = conn.prepare_cached(
+                "SELECT snippet(messages_fts, 0, '', '', '…', 16) FROM messages_fts
+                 WHERE messages_fts MATCH ?1 AND rowid = ?2",
+            )?;
+            let mut hits = Vec::with_capacity(best.len());
+            for (session, message) in best {
+                hits.push(SessionHit {
+                    session,
+                    snippet: snippet.query_row(params![query, message], |r| r.get(0))?,
+                });
+            }
+            Ok(hits)
         })
     }
 }

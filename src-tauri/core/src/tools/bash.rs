@@ -115,7 +115,7 @@ impl Tool for BashTool {
         let mut stderr = Stream::new(self.output_limit);
         let ended = tokio::select! {
             ended = tokio::time::timeout(self.timeout, shell.execute(command, &mut stdout, &mut stderr)) => ended,
-            () = ctx.cancel.cancelled() => return ToolOutput::error("cancelled: the command was killed"),
+            () = ctx.cancel.cancelled() => return ToolOutput::error(crate::agent::CANCELLED),
         };
         let output = |note: Option<String>| format_output(stdout.finish(), stderr.finish(), note);
         match ended {
@@ -317,7 +317,7 @@ impl Stream {
     /// Everything kept, including what was held back when the command did not finish.
     fn finish(mut self) -> String {
         self.kept.push(&self.pending);
-        self.kept.finish()
+        self.kept.text()
     }
 }
 

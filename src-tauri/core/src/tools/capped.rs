@@ -38,24 +38,21 @@ impl CappedOutput {
     }
 
     /// The kept text (bytes that are not UTF-8 become U+FFFD), with a note where bytes were cut.
-    pub fn finish(mut self) -> String {
-        if self.tail.len() > self.half {
-            let cut = self.tail.len() - self.half;
-            self.cut_bytes += cut as u64;
-            self.cut_lines += self.tail[..cut].iter().filter(|&&b| b == b'\n').count() as u64;
-            self.tail.drain(..cut);
-        }
+    pub fn text(&self) -> String {
+        let over = self.tail.len().saturating_sub(self.half);
+        let (cut_away, tail) = self.tail.split_at(over);
+        let cut_bytes = self.cut_bytes + over as u64;
+        let cut_lines = self.cut_lines + cut_away.iter().filter(|&&b| b == b'\n').count() as u64;
         let mut text = String::from_utf8_lossy(&self.head).into_owned();
-        if self.cut_bytes > 0 {
+        if cut_bytes > 0 {
             if !text.ends_with('\n') {
                 text.push('\n');
             }
             text.push_str(&format!(
-                "[... {} bytes ({} lines) cut from the middle ...]\n",
-                self.cut_bytes, self.cut_lines
+                "[... {cut_bytes} bytes ({cut_lines} lines) cut from the middle ...]\n"
             ));
         }
-        text.push_str(&String::from_utf8_lossy(&self.tail));
+        text.push_str(&String::from_utf8_lossy(tail));
         text
     }
 }
@@ -69,7 +66,7 @@ mod tests {
         let mut out = CappedOutput::new(100);
         out.push(b"hello ");
         out.push(b"world");
-        assert_eq!(out.finish(), "hello world");
+        assert_eq!(out.text(), "hello world");
     }
 
     #[test]
@@ -78,7 +75,7 @@ mod tests {
         for i in 0..1000 {
             out.push(format!("{i:03}\n").as_bytes());
         }
-        let text = out.finish();
+        let text = out.text();
         assert!(text.starts_with("000\n001\n00"), "{text}");
         assert!(text.ends_with("998\n999\n"), "{text}");
         assert!(
@@ -91,6 +88,6 @@ mod tests {
     fn invalid_utf8_is_replaced_not_fatal() {
         let mut out = CappedOutput::new(100);
         out.push(b"ok \xff\xfe end");
-        assert_eq!(out.finish(), "ok \u{fffd}\u{fffd} end");
+        assert_eq!(out.text(), "ok \u{fffd}\u{fffd} end");
     }
 }

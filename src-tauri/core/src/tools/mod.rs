@@ -6,6 +6,7 @@ mod capped;
 pub mod catalog;
 pub mod computer;
 pub mod editor;
+pub mod plugins;
 
 use std::sync::Arc;
 
@@ -118,6 +119,15 @@ impl ToolRegistry {
             validator,
         });
         Ok(())
+    }
+
+    /// The same tools, each wrapped: the window keeps their screenshots and steps out of
+    /// the way while they act. Definitions and schemas stay as they were.
+    pub fn wrap_tools(mut self, wrap: impl Fn(Arc<dyn Tool>) -> Arc<dyn Tool>) -> Self {
+        for entry in &mut self.tools {
+            entry.tool = wrap(entry.tool.clone());
+        }
+        self
     }
 
     pub fn definitions(&self) -> &[ToolDefinition] {

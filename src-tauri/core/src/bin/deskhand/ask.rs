@@ -9,7 +9,7 @@ use clap::Args;
 use deskhand::agent::context::ContextPolicy;
 use deskhand::agent::{
     Agent, AgentConfig, ApprovalGate, ApprovalPolicy, Approver, Budget, DEFAULT_MAX_TOKENS,
-    DEFAULT_MAX_TURNS, RunStatus,
+    DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, RunStatus,
 };
 use deskhand::images::load_attachment;
 use deskhand::llm::config::{self, ProviderSettings};
@@ -19,6 +19,7 @@ use deskhand::paths;
 use deskhand::secrets::{self, OsKeyring, SecretStore};
 use deskhand::store::{Recorder, StoreError};
 use deskhand::tools::catalog::{self, ToolSettings};
+use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins};
 use tokio_util::sync::CancellationToken;
 
 use crate::approver::TerminalApprover;
@@ -81,11 +82,6 @@ pub struct AskArgs {
     prompt: String,
 }
 
-const DEFAULT_SYSTEM: &str = "You are Deskhand, an assistant that works on the user's computer \
-through the tools you are given, while the user watches and approves each action. Take a \
-screenshot before acting on the screen, act in small steps, and check the result of each step. \
-If an action is denied, do not retry it; ask or choose another way.";
-
 pub async fn run(args: AskArgs) -> Result<RunStatus> {
     let policy: ApprovalPolicy = args.approve.parse().map_err(anyhow::Error::msg)?;
     let mut input = vec![ContentBlock::text(&args.prompt)];
@@ -110,7 +106,23 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         bash_timeout: args.bash_timeout.unwrap_or(defaults.bash_timeout),
         ..defaults
     };
-    let tools = catalog::registry(args.tools.as_deref(), &settings)?;
+    let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
+    let selection = plugin_config.select(args.tools.as_deref())?;
+    let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
+    let plugins = Plugins::start(
+        &plugin_config,
+        &selection.servers,
+        PluginTimeouts::default(),
+    )
+    .await;
+    let problems = plugins.add_tools(&mut tools).await;
+    if selection.explicit && !problems.is_empty() {
+        plugins.shutdown().await;
+        bail!("{}", problems.join("; "));
+    }
+    for problem in problems {
+        eprintln!("deskhand: {problem}; going on without it");
+    }
     let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
     let price = prices.price(&model);
     if args.max_cost.is_some() && price.is_none() {
@@ -182,6 +194,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             &cancel,
         )
         .await;
+    plugins.shutdown().await;
     if let Some(e) = not_saved {
         return Err(anyhow::Error::new(e).context("the run's history could not be saved"));
     }

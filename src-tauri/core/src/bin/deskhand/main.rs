@@ -5,6 +5,7 @@ mod approver;
 mod ask;
 mod key;
 mod monitors;
+mod plugins;
 mod printer;
 mod screenshot;
 mod sessions;
@@ -37,6 +38,8 @@ enum Command {
     Screenshot(screenshot::ScreenshotArgs),
     /// List the monitors (* marks the default).
     Monitors,
+    /// MCP plugin servers (configured in mcp.json in the config directory).
+    Plugins(plugins::PluginsArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
             Command::Key(args) => key::run(args).map(|()| RunStatus::Done),
             Command::Screenshot(args) => screenshot::run(args).map(|()| RunStatus::Done),
             Command::Monitors => monitors::run().map(|()| RunStatus::Done),
+            Command::Plugins(args) => plugins::run(args).await.map(|()| RunStatus::Done),
         }
     });
     match result {

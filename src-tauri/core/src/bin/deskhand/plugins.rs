@@ -1,0 +1,65 @@
+//! `deskhand plugins list`: starts every configured MCP server and shows its state and tools.
+
+use anyhow::Result;
+use clap::{Args, Subcommand};
+use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins, ServerState};
+use serde_json::json;
+
+#[derive(Args)]
+pub struct PluginsArgs {
+    #[command(subcommand)]
+    command: PluginsCommand,
+}
+
+#[derive(Subcommand)]
+enum PluginsCommand {
+    /// Start each server in the plugin config and show its state and its tools.
+    List {
+        /// One JSON object per server on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub async fn run(args: PluginsArgs) -> Result<()> {
+    let PluginsCommand::List { json } = args.command;
+    let path = PluginConfig::default_path();
+    let config = PluginConfig::load(&path)?;
+    if config.servers.is_empty() && !json {
+        println!("No plugin servers are configured in {}.", path.display());
+        return Ok(());
+    }
+    let names: Vec<String> = config.servers.keys().cloned().collect();
+    let plugins = Plugins::start(&config, &names, PluginTimeouts::default()).await;
+    for server in plugins.servers() {
+        let state = server.state().await;
+        let tools = server.tools().await;
+        if json {
+            let line = json!({
+                "server": server.name(),
+                "command": server.config().command_line(),
+                "status": state,
+                "tools": tools,
+            });
+            println!("{line}");
+            continue;
+        }
+        let shown = match &state {
+            ServerState::Disabled => "disabled".to_string(),
+            ServerState::Running => format!("running, {} tool(s)", tools.len()),
+            ServerState::Failed { error } => format!("failed: {error}"),
+        };
+        println!(
+            "{} ({}): {shown}",
+            server.name(),
+            server.config().command_line()
+        );
+        for tool in tools {
+            let read_only = if tool.read_only { " [read-only]" } else { "" };
+            let description = tool.description.lines().next().unwrap_or_default();
+            println!("  {}{read_only}  {description}", tool.name);
+        }
+    }
+    plugins.shutdown().await;
+    Ok(())
+}

@@ -1,0 +1,9 @@
+//! The IPC commands (docs/ipc.md). Thin: each checks its input and calls the core or the
+//! shell's state.
+
+pub mod capture;
+pub mod run;
+pub mod sessions;
+pub mod settings;
+
+include!("list.rs");

@@ -1,0 +1,241 @@
+//! Images between the core and the webview. The webview gets bytes by content hash
+//! (`get_image`, a binary response), never base64 inside JSON: a 1280x800 screenshot is about
+//! 1 MB, and parsing it out of a JSON event on every message would stall the window.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use deskhand::agent::AgentEvent;
+use deskhand::images::{ImageRef, content_hash, image_block};
+use deskhand::llm::ContentBlock;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::error::{IpcError, IpcResult};
+
+/// Image bytes by SHA-256, for `get_image`: the screenshots and attachments of this window's
+/// runs.
+#[derive(Default)]
+pub struct ImageCache(Mutex<HashMap<String, Cached>>);
+
+struct Cached {
+    media_type: String,
+    bytes: Arc<Vec<u8>>,
+}
+
+impl ImageCache {
+    pub fn keep(&self, media_type: &str, bytes: Vec<u8>) -> ImageRef {
+        let image = ImageRef {
+            sha256: content_hash(&bytes),
+            media_type: media_type.to_string(),
+            bytes: bytes.len(),
+        };
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(image.sha256.clone())
+            .or_insert_with(|| Cached {
+                media_type: media_type.to_string(),
+                bytes: Arc::new(bytes),
+            });
+        image
+    }
+
+    /// Keeps a base64 image source's bytes; `None` if it is not valid base64.
+    pub fn keep_base64(&self, media_type: &str, data: &str) -> Option<ImageRef> {
+        let bytes = BASE64.decode(data).ok()?;
+        Some(self.keep(media_type, bytes))
+    }
+
+    pub fn get(&self, sha256: &str) -> Option<(String, Arc<Vec<u8>>)> {
+        let images = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        images
+            .get(sha256)
+            .map(|c| (c.media_type.clone(), c.bytes.clone()))
+    }
+}
+
+/// An event as the window receives it: the same JSON as the core's, except that every base64
+/// image source of a `message` becomes `{"type":"ref", sha256, media_type, bytes}` and its
+/// bytes stay in the cache.
+pub fn to_wire(event: &AgentEvent, cache: &ImageCache) -> Value {
+    let mut value = serde_json::to_value(event).unwrap_or(Value::Null);
+    if matches!(event, AgentEvent::Message { .. }) {
+        replace_sources(&mut value, cache);
+    }
+    value
+}
+
+/// Replaces base64 image sources anywhere in `value` (image blocks, and images inside
+/// `tool_result` content) with references.
+pub fn replace_sources(value: &mut Value, cache: &ImageCache) {
+    match value {
+        Value::Object(object) => {
+            if let Some(source) = object.get_mut("source")
+                && source.get("type") == Some(&json!("base64"))
+                && let (Some(Value::String(media_type)), Some(Value::String(data))) =
+                    (source.get("media_type"), source.get("data"))
+                && let Some(image) = cache.keep_base64(media_type, data)
+            {
+                *source = json!({
+                    "type": "ref",
+                    "sha256": image.sha256,
+                    "media_type": image.media_type,
+                    "bytes": image.bytes,
+                });
+            }
+            object.values_mut().for_each(|v| replace_sources(v, cache));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| replace_sources(v, cache)),
+        _ => {}
+    }
+}
+
+/// An image held for the next message, as the window sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AttachedImage {
+    pub id: String,
+    pub sha256: String,
+    pub media_type: String,
+    pub width: usize,
+    pub height: usize,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+pub struct AttachmentRef {
+    pub id: String,
+}
+
+/// Images attached in the window (a file, a paste, a drop or a capture) until `send_message`
+/// takes them or the person removes them.
+#[derive(Default)]
+pub struct Attachments(Mutex<HashMap<String, ContentBlock>>);
+
+impl Attachments {
+    /// Checks encoded image bytes as the API would, and holds them.
+    pub fn attach(&self, bytes: Vec<u8>, cache: &ImageCache) -> IpcResult<AttachedImage> {
+        let block = image_block(&bytes, "the image")
+            .map_err(|e| IpcError::invalid(upper_first(&e.to_string())))?;
+        let size = imagesize::blob_size(&bytes)
+            .map_err(|e| IpcError::invalid(format!("cannot read the image's size: {e}")))?;
+        let ContentBlock::Image { source } = &block else {
+            unreachable!("image_block makes image blocks")
+        };
+        let image = cache.keep(&ImageRef::of(source).media_type, bytes);
+        let id = uuid::Uuid::new_v4().to_string();
+        self.lock().insert(id.clone(), block);
+        Ok(AttachedImage {
+            id,
+            sha256: image.sha256,
+            media_type: image.media_type,
+            width: size.width,
+            height: size.height,
+        })
+    }
+
+    /// The attachments' image blocks in order, all or none.
+    pub fn take(&self, refs: &[AttachmentRef]) -> IpcResult<Vec<ContentBlock>> {
+        let mut held = self.lock();
+        if let Some(missing) = refs.iter().find(|r| !held.contains_key(&r.id)) {
+            return Err(IpcError::not_found(format!(
+                "attachment `{}` is not held (removed, or already sent)",
+                missing.id
+            )));
+        }
+        Ok(refs.iter().filter_map(|r| held.remove(&r.id)).collect())
+    }
+
+    pub fn discard(&self, id: &str) -> IpcResult<()> {
+        self.lock()
+            .remove(id)
+            .map(|_| ())
+            .ok_or_else(|| IpcError::not_found(format!("attachment `{id}` is not held")))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, ContentBlock>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+fn upper_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use deskhand::llm::{ImageSource, Message, ToolResultContent};
+
+    use super::*;
+
+    /// The smallest valid PNG: 1x1.
+    pub const PNG: &[u8] = &[
+        0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, 0x49, 0x48, 0x44, 0x52, 0,
+        0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0, 0x1f, 0x15, 0xc4, 0x89, 0, 0, 0, 0x0d, 0x49, 0x44,
+        0x41, 0x54, 0x78, 0x9c, 0x63, 0, 1, 0, 0, 5, 0, 1, 0x0d, 0x0a, 0x2d, 0xb4, 0, 0, 0, 0,
+        0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+    ];
+
+    #[test]
+    fn messages_carry_references_and_the_bytes_stay_here() {
+        let cache = ImageCache::default();
+        let source = ImageSource::Base64 {
+            media_type: "image/png".into(),
+            data: BASE64.encode(PNG),
+        };
+        let message = Message::user(vec![
+            ContentBlock::Image {
+                source: source.clone(),
+            },
+            ContentBlock::ToolResult {
+                tool_use_id: "t".into(),
+                content: vec![ToolResultContent::Image { source }],
+                is_error: false,
+            },
+        ]);
+        let wire = to_wire(&AgentEvent::Message { message }, &cache);
+        let text = wire.to_string();
+        assert!(!text.contains(&BASE64.encode(PNG)), "{text}");
+        let sha = content_hash(PNG);
+        let expected =
+            json!({"type": "ref", "sha256": sha, "media_type": "image/png", "bytes": PNG.len()});
+        assert_eq!(wire["message"]["content"][0]["source"], expected);
+        assert_eq!(
+            wire["message"]["content"][1]["content"][0]["source"],
+            expected
+        );
+        assert_eq!(cache.get(&sha).unwrap().1.as_slice(), PNG);
+    }
+
+    #[test]
+    fn attachments_are_checked_held_and_taken_once() {
+        let cache = ImageCache::default();
+        let attachments = Attachments::default();
+        let error = attachments
+            .attach(b"%PDF-1.7".to_vec(), &cache)
+            .unwrap_err();
+        assert_eq!(
+            error.message,
+            "The image is not a PNG, JPEG, GIF or WebP image"
+        );
+        let image = attachments.attach(PNG.to_vec(), &cache).unwrap();
+        assert_eq!(
+            (image.width, image.height, image.media_type.as_str()),
+            (1, 1, "image/png")
+        );
+        assert!(cache.get(&image.sha256).is_some());
+        let refs = [AttachmentRef {
+            id: image.id.clone(),
+        }];
+        assert_eq!(attachments.take(&refs).unwrap().len(), 1);
+        assert_eq!(
+            attachments.take(&refs).unwrap_err().kind,
+            crate::error::ErrorKind::NotFound
+        );
+    }
+}

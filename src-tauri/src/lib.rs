@@ -1,0 +1,80 @@
+//! Deskhand's desktop shell: a Tauri 2 window over the `deskhand` core. Thin on purpose: it
+//! turns IPC commands into core calls, streams each run's events over one `Channel`, waits
+//! for the window's approvals, and keeps the window out of the agent's way. No agent logic.
+
+mod approver;
+mod bar;
+pub mod commands;
+mod config;
+pub mod error;
+mod images;
+mod keys;
+mod state;
+mod tray;
+mod window_tool;
+
+use tauri::{Builder, Manager, Runtime};
+use tauri_plugin_global_shortcut::{GlobalShortcutExt, ShortcutState};
+
+pub use state::AppState;
+
+/// Stops the agent from anywhere, where the platform lets an app grab a key.
+pub const STOP_SHORTCUT: &str = "ctrl+shift+Escape";
+
+/// The app's state and exactly the commands of `commands::COMMANDS`. Shared by the app and
+/// the command tests, which build it on Tauri's mock runtime.
+pub fn configure<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<R> {
+    use commands::{capture, run, sessions, settings};
+    builder
+        .manage(state)
+        .invoke_handler(tauri::generate_handler![
+            run::send_message,
+            run::approve,
+            run::stop,
+            run::set_approval_mode,
+            capture::get_image,
+            capture::capture_screen,
+            capture::attach_image,
+            capture::discard_attachment,
+            sessions::list_sessions,
+            sessions::search_sessions,
+            sessions::rename_session,
+            sessions::delete_session,
+            sessions::export_session,
+            sessions::load_session,
+            settings::get_settings,
+            settings::set_settings,
+            settings::list_providers,
+            settings::list_monitors,
+            settings::set_api_key,
+            settings::key_status,
+        ])
+}
+
+/// The app's context: tauri.conf.json, the embedded frontend and the capabilities.
+pub fn context<R: Runtime>() -> tauri::Context<R> {
+    tauri::generate_context!()
+}
+
+/// Runs the desktop app until its window closes.
+pub fn run() -> tauri::Result<()> {
+    let state = AppState::new(&deskhand::paths::config_dir());
+    configure(tauri::Builder::default(), state)
+        .plugin(tauri_plugin_global_shortcut::Builder::new().build())
+        .setup(|app| {
+            let handle = app.handle();
+            if let Err(e) = tray::build(handle) {
+                eprintln!("deskhand-app: no tray icon ({e}); Stop stays in the window");
+            }
+            let stop = |app: &tauri::AppHandle, _: &_, event: tauri_plugin_global_shortcut::ShortcutEvent| {
+                if event.state == ShortcutState::Pressed {
+                    app.state::<AppState>().stop();
+                }
+            };
+            if let Err(e) = handle.global_shortcut().on_shortcut(STOP_SHORTCUT, stop) {
+                eprintln!("deskhand-app: the global stop shortcut is unavailable ({e}); use Esc in the window or the tray");
+            }
+            Ok(())
+        })
+        .run(context())
+}

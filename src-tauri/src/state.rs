@@ -1,0 +1,140 @@
+//! What the shell holds between commands: settings, the running run, pending approvals,
+//! attachments and images, and the sessions of this window.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use deskhand::agent::{ApprovalGate, ApprovalPolicy};
+use deskhand::llm::Message;
+use tauri::{Monitor, Runtime, WebviewWindow};
+use tokio_util::sync::CancellationToken;
+
+use crate::approver::PendingApprovals;
+use crate::bar::Bar;
+use crate::config::{Settings, SettingsFile};
+use crate::error::{IpcError, IpcResult};
+use crate::images::{Attachments, ImageCache};
+
+/// The run in progress: what `stop` cancels and what `set_approval_mode` switches.
+pub struct ActiveRun {
+    pub cancel: CancellationToken,
+    pub gate: Arc<ApprovalGate>,
+}
+
+pub struct AppState {
+    settings_file: SettingsFile,
+    settings: Mutex<Settings>,
+    /// The window's approval mode: the settings' default until switched.
+    mode: Mutex<ApprovalPolicy>,
+    active: Mutex<Option<ActiveRun>>,
+    pub approvals: Arc<PendingApprovals>,
+    pub images: Arc<ImageCache>,
+    pub attachments: Attachments,
+    /// Each session's history, so a stopped or finished session can go on.
+    histories: Mutex<HashMap<String, Vec<Message>>>,
+    pub bar: Bar,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl AppState {
+    /// State over the settings in `config_dir`. Settings that cannot be read are reported on
+    /// stderr and replaced by the defaults; the file is kept until settings are saved.
+    pub fn new(config_dir: &std::path::Path) -> Self {
+        let settings_file = SettingsFile::new(config_dir);
+        let settings = settings_file.load().unwrap_or_else(|problem| {
+            eprintln!("deskhand-app: {problem}; using the default settings");
+            Settings::default()
+        });
+        Self {
+            settings_file,
+            mode: Mutex::new(settings.approval_mode),
+            settings: Mutex::new(settings),
+            active: Mutex::default(),
+            approvals: Arc::default(),
+            images: Arc::default(),
+            attachments: Attachments::default(),
+            histories: Mutex::default(),
+            bar: Bar::default(),
+        }
+    }
+
+    pub fn settings(&self) -> Settings {
+        lock(&self.settings).clone()
+    }
+
+    pub fn save_settings(&self, settings: Settings) -> IpcResult<Settings> {
+        settings.validate()?;
+        self.settings_file.save(&settings)?;
+        *lock(&self.settings) = settings.clone();
+        self.set_mode(settings.approval_mode);
+        Ok(settings)
+    }
+
+    pub fn mode(&self) -> ApprovalPolicy {
+        *lock(&self.mode)
+    }
+
+    /// Switches the window's mode, and the running gate's: its next action sees it.
+    pub fn set_mode(&self, mode: ApprovalPolicy) {
+        *lock(&self.mode) = mode;
+        if let Some(run) = lock(&self.active).as_ref() {
+            run.gate.set_policy(mode);
+        }
+    }
+
+    pub fn is_busy(&self) -> bool {
+        lock(&self.active).is_some()
+    }
+
+    /// Registers the run about to start, unless one is going.
+    pub fn begin(&self, run: ActiveRun) -> IpcResult<()> {
+        let mut active = lock(&self.active);
+        if active.is_some() {
+            return Err(busy());
+        }
+        *active = Some(run);
+        Ok(())
+    }
+
+    /// The run ended: its history is kept for the next message, open questions are dropped.
+    pub fn finish(&self, session_id: &str, history: Vec<Message>) {
+        lock(&self.histories).insert(session_id.to_string(), history);
+        *lock(&self.active) = None;
+        self.approvals.clear();
+    }
+
+    /// Cancels the running run, if any. Returns at once; the run ends with `done`.
+    pub fn stop(&self) {
+        if let Some(run) = lock(&self.active).as_ref() {
+            run.cancel.cancel();
+        }
+    }
+
+    /// The history of a session this window knows, to continue it.
+    pub fn history(&self, session_id: &str) -> IpcResult<Vec<Message>> {
+        lock(&self.histories)
+            .get(session_id)
+            .cloned()
+            .ok_or_else(|| IpcError::not_found(format!("no session `{session_id}`")))
+    }
+
+    /// The monitor the agent captures: the configured one, else the primary one.
+    pub fn captured_monitor<R: Runtime>(&self, window: &WebviewWindow<R>) -> Option<Monitor> {
+        let configured = self.settings().monitor;
+        let monitors = window.available_monitors().ok()?;
+        configured
+            .and_then(|id| monitors.iter().find(|m| m.name() == Some(&id)).cloned())
+            .or_else(|| window.primary_monitor().ok().flatten())
+            .or_else(|| monitors.into_iter().next())
+    }
+}
+
+pub fn busy() -> IpcError {
+    IpcError::new(
+        crate::error::ErrorKind::Busy,
+        "a run is going; stop it or wait until it ends",
+    )
+}

@@ -1,0 +1,57 @@
+//! A tool as the window runs it: computer actions run with the bar out of the way, and every
+//! image a tool returns is kept for `get_image` before its `tool_result` event reaches the
+//! window, so the side panel can show the screenshot at once.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use deskhand::llm::{ImageSource, ToolDefinition, ToolResultContent};
+use deskhand::tools::{ActionPlan, Tool, ToolContext, ToolOutput};
+use serde_json::Value;
+use tauri::{AppHandle, Manager, Runtime};
+
+use crate::bar::main_window;
+use crate::images::ImageCache;
+use crate::state::AppState;
+
+/// The tool that acts on the screen; the others (bash, editor) leave the window as it is.
+const SCREEN_TOOL: &str = "computer";
+
+pub struct WindowTool<R: Runtime> {
+    pub inner: Arc<dyn Tool>,
+    pub app: AppHandle<R>,
+    pub images: Arc<ImageCache>,
+}
+
+#[async_trait]
+impl<R: Runtime> Tool for WindowTool<R> {
+    fn definition(&self) -> ToolDefinition {
+        self.inner.definition()
+    }
+
+    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
+        self.inner.plan(input)
+    }
+
+    async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
+        let output = match main_window(&self.app) {
+            Some(window) if self.inner.definition().name == SCREEN_TOOL => {
+                let state = self.app.state::<AppState>();
+                let captured = state.captured_monitor(&window);
+                let _ = state.bar.compact(&window, captured.as_ref());
+                let _aside = state.bar.step_aside(&window).await;
+                self.inner.run(input, ctx).await
+            }
+            _ => self.inner.run(input, ctx).await,
+        };
+        for part in &output.content {
+            if let ToolResultContent::Image {
+                source: ImageSource::Base64 { media_type, data },
+            } = part
+            {
+                self.images.keep_base64(media_type, data);
+            }
+        }
+        output
+    }
+}

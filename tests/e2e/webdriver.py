@@ -1,0 +1,90 @@
+"""A small W3C WebDriver client (standard library only) for driving the app through
+tauri-driver, which forwards to WebKitWebDriver."""
+
+import base64
+import json
+import time
+import urllib.error
+import urllib.request
+
+ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
+
+
+class WebDriverError(Exception):
+    pass
+
+
+class Session:
+    def __init__(self, url, application, timeout=60):
+        self.url = url.rstrip("/")
+        caps = {"capabilities": {"alwaysMatch": {"tauri:options": {"application": application}}}}
+        self.id = self._request("POST", "/session", caps, timeout=timeout)["sessionId"]
+
+    def _request(self, method, path, body=None, timeout=30):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + path, data=data, method=method,
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return json.loads(response.read() or b"{}").get("value")
+        except urllib.error.HTTPError as error:
+            raise WebDriverError(f"{method} {path}: {error.code} {error.read()[:500]!r}") from None
+
+    def _session(self, method, path, body=None):
+        return self._request(method, f"/session/{self.id}{path}", body)
+
+    def close(self):
+        try:
+            self._request("DELETE", f"/session/{self.id}")
+        except (WebDriverError, OSError):
+            pass
+
+    def find_all(self, css):
+        found = self._session("POST", "/elements", {"using": "css selector", "value": css})
+        return [Element(self, e[ELEMENT]) for e in found]
+
+    def wait_for(self, css, timeout=30, text=None, what=None):
+        """The first element matching `css` (whose text contains `text`), waiting for it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for element in self.find_all(css):
+                try:
+                    if text is None or text in element.text():
+                        return element
+                except WebDriverError:
+                    pass  # it went away meanwhile
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what or css!r} (text {text!r})")
+            time.sleep(0.05)
+
+    def wait_gone(self, css, timeout=30):
+        deadline = time.monotonic() + timeout
+        while self.find_all(css):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{css!r} is still there")
+            time.sleep(0.05)
+
+    def execute(self, script, *args):
+        return self._session("POST", "/execute/sync", {"script": script, "args": list(args)})
+
+    def screenshot(self, path):
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(self._session("GET", "/screenshot")))
+
+
+class Element:
+    def __init__(self, session, id):
+        self.session = session
+        self.id = id
+
+    def click(self):
+        self.session._session("POST", f"/element/{self.id}/click", {})
+
+    def send_keys(self, text):
+        self.session._session("POST", f"/element/{self.id}/value", {"text": text})
+
+    def text(self):
+        return self.session._session("GET", f"/element/{self.id}/text")
+
+    def attribute(self, name):
+        return self.session._session("GET", f"/element/{self.id}/attribute/{name}")

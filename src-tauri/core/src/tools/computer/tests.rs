@@ -188,7 +188,7 @@ async fn clicks_drags_scrolls_keys_and_typing_reach_the_input_driver() {
     }
     let events = input.events();
     use InputEvent as E;
-    let expected_start = vec![
+    let expected_start = [
         E::MoveTo(0, 0),
         E::Button(Button::Left, Direction::Click),
         E::Button(Button::Left, Direction::Click),

@@ -63,26 +63,6 @@ fn starts(log: &Path) -> Vec<String> {
         .collect()
 }
 
-fn gone(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
-async fn wait_until_gone(pid: &str) -> bool {
-    for _ in 0..100 {
-        if gone(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
-}
-
 /// Approves everything and records what it was asked.
 #[derive(Default, Clone)]
 struct Recorder(Arc<Mutex<Vec<String>>>);

@@ -1,6 +1,8 @@
 //! The bash tool on a real bash: state that persists, timeouts that kill, capped output,
 //! restarts, stops and bytes that are not UTF-8.
 
+mod support;
+
 use std::path::Path;
 use std::time::Duration;
 
@@ -8,6 +10,7 @@ use deskhand::llm::ToolResultContent;
 use deskhand::tools::bash::{BashTool, DEFAULT_OUTPUT_LIMIT};
 use deskhand::tools::{Tool, ToolContext, ToolOutput};
 use serde_json::json;
+use support::wait_until_gone;
 use tokio_util::sync::CancellationToken;
 
 fn bash() -> BashTool {
@@ -33,27 +36,6 @@ fn text(output: &ToolOutput) -> String {
 
 async fn run(tool: &BashTool, command: &str) -> ToolOutput {
     tool.run(&json!({ "command": command }), &ctx()).await
-}
-
-/// A process is gone once it no longer exists or is only a zombie waiting to be reaped.
-fn gone(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
-async fn wait_until_gone(pid: &str) -> bool {
-    for _ in 0..100 {
-        if gone(pid) {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
 }
 
 #[tokio::test]

@@ -289,3 +289,25 @@ impl Tool for ScreenshotTool {
         }
     }
 }
+
+/// A process is gone once it no longer exists or is only a zombie waiting to be reaped.
+pub fn gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits up to 5 s for [`gone`].
+pub async fn wait_until_gone(pid: &str) -> bool {
+    for _ in 0..100 {
+        if gone(pid) {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}

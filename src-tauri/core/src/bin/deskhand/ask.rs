@@ -107,11 +107,28 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         ..defaults
     };
     let tools = catalog::registry(args.tools.as_deref(), &settings)?;
+    let store = open_store(args.data_dir.clone())?;
+    // This run's limits, else the stored ones.
+    let stored = |key| store.setting(key).map(|v| v.filter(|v| !v.is_null()));
+    let budget = Budget {
+        max_cost_usd: match args.max_cost {
+            Some(usd) => Some(usd),
+            None => stored(Budget::MAX_COST_SETTING)?.and_then(|v| v.as_f64()),
+        },
+        max_tokens: match args.max_tokens {
+            Some(tokens) => Some(tokens),
+            None => stored(Budget::MAX_TOKENS_SETTING)?.and_then(|v| v.as_u64()),
+        },
+    };
     let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
     let price = prices.price(&model);
-    if args.max_cost.is_some() && price.is_none() {
+    if budget.max_cost_usd.is_some() && price.is_none() {
+        let limit = match args.max_cost {
+            Some(_) => "--max-cost",
+            None => "the max-cost setting",
+        };
         bail!(
-            "--max-cost needs the price of `{}`: add it to {}",
+            "{limit} needs the price of `{}`: add it to {}",
             model,
             paths::config_dir().join("prices.json").display()
         );
@@ -135,14 +152,10 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
                 ..ContextPolicy::default()
             },
             price,
-            budget: Budget {
-                max_cost_usd: args.max_cost,
-                max_tokens: args.max_tokens,
-            },
+            budget,
         },
     };
 
-    let store = open_store(args.data_dir.clone())?;
     let (mut recorder, mut history) = match &args.session {
         Some(id) => Recorder::resume(&store, &store.resolve_id(id)?)?,
         None => (

@@ -6,6 +6,7 @@ mod ask;
 mod key;
 mod printer;
 mod sessions;
+mod settings;
 
 use std::process::ExitCode;
 
@@ -31,6 +32,8 @@ enum Command {
     Sessions(sessions::SessionsArgs),
     /// API keys in the OS keyring: set, status, delete.
     Key(key::KeyArgs),
+    /// Settings every run reads: the budget (max-cost, max-tokens).
+    Settings(settings::SettingsArgs),
 }
 
 fn main() -> ExitCode {
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
             Command::Ask(args) => ask::run(*args).await,
             Command::Sessions(args) => sessions::run(args).map(|()| RunStatus::Done),
             Command::Key(args) => key::run(args).map(|()| RunStatus::Done),
+            Command::Settings(args) => settings::run(args).map(|()| RunStatus::Done),
         }
     });
     match result {

@@ -273,3 +273,52 @@ fn a_cost_budget_ends_the_run_with_status_budget_and_exit_4() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
+    let data = tempfile::tempdir().unwrap();
+    let idle = StandIn::spawn([Turn::text("unused")]);
+    let (output, _, stderr) =
+        run(deskhand(&idle, &data).args(["settings", "set", "max-tokens", "150"]));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let (_, listed, _) = run(deskhand(&idle, &data).args(["settings"]));
+    assert_eq!(listed, "max-cost = (none)\nmax-tokens = 150\n");
+
+    // About 100 input tokens a request: the stored limit is crossed on the second.
+    let turns: Vec<Turn> = (0..5)
+        .map(|_| Turn::tool_use("no_such_tool", json!({})))
+        .collect();
+    let api = StandIn::spawn(turns);
+    let (output, stdout, _) = run(deskhand(&api, &data).args(["ask", "--json", "go"]));
+    assert_eq!(output.status.code(), Some(4));
+    assert_eq!(json_lines(&stdout).last().unwrap()["status"], "budget");
+    assert_eq!(api.requests().len(), 2);
+
+    let api = StandIn::spawn([
+        Turn::tool_use("no_such_tool", json!({})),
+        Turn::text("done"),
+    ]);
+    let (output, _, stderr) =
+        run(deskhand(&api, &data).args(["ask", "--max-tokens", "100000", "go"]));
+    assert_eq!(output.status.code(), Some(0), "the flag wins: {stderr}");
+
+    let (output, _, stderr) =
+        run(deskhand(&idle, &data).args(["settings", "set", "max-tokens", "lots"]));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr.contains("positive whole number, not `lots`"),
+        "{stderr}"
+    );
+    run(deskhand(&idle, &data).args(["settings", "unset", "max-tokens"]));
+    run(deskhand(&idle, &data).args(["settings", "set", "max-cost", "1"]));
+    let (_, listed, _) = run(deskhand(&idle, &data).args(["settings"]));
+    assert_eq!(listed, "max-cost = 1.0\nmax-tokens = (none)\n");
+    let (output, _, stderr) =
+        run(deskhand(&idle, &data).args(["ask", "--model", "local-llm", "go"]));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr.contains("the max-cost setting needs the price of `local-llm`"),
+        "{stderr}"
+    );
+    assert!(idle.requests().is_empty());
+}

@@ -61,6 +61,13 @@ pub struct Budget {
     pub max_tokens: Option<u64>,
 }
 
+impl Budget {
+    /// The stored settings that hold a budget for every run (set in the window's settings or
+    /// with `deskhand settings`); a run's own limits take precedence.
+    pub const MAX_COST_SETTING: &'static str = "budget.max_cost_usd";
+    pub const MAX_TOKENS_SETTING: &'static str = "budget.max_tokens";
+}
+
 /// Where events go: the CLI's printer, the window's channel, the store.
 pub type EventSink<'a> = dyn FnMut(AgentEvent) + Send + 'a;
 

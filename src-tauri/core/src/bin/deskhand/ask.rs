@@ -109,6 +109,38 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
     let selection = plugin_config.select(args.tools.as_deref())?;
     let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
+    let store = open_store(args.data_dir.clone())?;
+    let resumed = args
+        .session
+        .as_deref()
+        .map(|id| store.resolve_id(id))
+        .transpose()?;
+    // This run's limits, else the stored ones.
+    let stored = |key| store.setting(key).map(|v| v.filter(|v| !v.is_null()));
+    let budget = Budget {
+        max_cost_usd: match args.max_cost {
+            Some(usd) => Some(usd),
+            None => stored(Budget::MAX_COST_SETTING)?.and_then(|v| v.as_f64()),
+        },
+        max_tokens: match args.max_tokens {
+            Some(tokens) => Some(tokens),
+            None => stored(Budget::MAX_TOKENS_SETTING)?.and_then(|v| v.as_u64()),
+        },
+    };
+    let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
+    let price = prices.price(&model);
+    if budget.max_cost_usd.is_some() && price.is_none() {
+        let limit = match args.max_cost {
+            Some(_) => "--max-cost",
+            None => "the max-cost setting",
+        };
+        bail!(
+            "{limit} needs the price of `{}`: add it to {}",
+            model,
+            paths::config_dir().join("prices.json").display()
+        );
+    }
+    // Plugin servers start once every check that can end the run early has passed.
     let plugins = Plugins::start(
         &plugin_config,
         &selection.servers,
@@ -122,15 +154,6 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     }
     for problem in problems {
         eprintln!("deskhand: {problem}; going on without it");
-    }
-    let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
-    let price = prices.price(&model);
-    if args.max_cost.is_some() && price.is_none() {
-        bail!(
-            "--max-cost needs the price of `{}`: add it to {}",
-            model,
-            paths::config_dir().join("prices.json").display()
-        );
     }
     let approver: Box<dyn Approver> = Box::new(TerminalApprover);
     let agent = Agent {
@@ -151,20 +174,22 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
                 ..ContextPolicy::default()
             },
             price,
-            budget: Budget {
-                max_cost_usd: args.max_cost,
-                max_tokens: args.max_tokens,
-            },
+            budget,
         },
     };
 
-    let store = open_store(args.data_dir.clone())?;
-    let (mut recorder, mut history) = match &args.session {
-        Some(id) => Recorder::resume(&store, &store.resolve_id(id)?)?,
-        None => (
-            Recorder::create(&store, &uuid::Uuid::new_v4().to_string())?,
-            Vec::new(),
-        ),
+    let opened = match &resumed {
+        Some(id) => Recorder::resume(&store, id),
+        None => {
+            Recorder::create(&store, &uuid::Uuid::new_v4().to_string()).map(|r| (r, Vec::new()))
+        }
+    };
+    let (mut recorder, mut history) = match opened {
+        Ok(opened) => opened,
+        Err(e) => {
+            plugins.shutdown().await;
+            return Err(e.into());
+        }
     };
     let session_id = recorder.session_id().to_string();
 

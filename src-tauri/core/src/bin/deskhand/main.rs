@@ -9,6 +9,7 @@ mod plugins;
 mod printer;
 mod screenshot;
 mod sessions;
+mod settings;
 
 use std::process::ExitCode;
 
@@ -40,6 +41,8 @@ enum Command {
     Monitors,
     /// MCP plugin servers (configured in mcp.json in the config directory).
     Plugins(plugins::PluginsArgs),
+    /// Settings every run reads: the budget (max-cost, max-tokens).
+    Settings(settings::SettingsArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
             Command::Screenshot(args) => screenshot::run(args).map(|()| RunStatus::Done),
             Command::Monitors => monitors::run().map(|()| RunStatus::Done),
             Command::Plugins(args) => plugins::run(args).await.map(|()| RunStatus::Done),
+            Command::Settings(args) => settings::run(args).map(|()| RunStatus::Done),
         }
     });
     match result {

@@ -315,7 +315,11 @@ fn search_finds_text_commands_and_results() {
     assert_eq!(ids("quarterly numbers"), ["a"]);
     assert_eq!(ids("plants"), ["b"]);
     assert_eq!(ids("q3 summary").len(), 2, "tool results are indexed");
-    assert_eq!(ids("reports").len(), 2, "tool inputs are indexed");
+    assert_eq!(
+        ids("reports"),
+        ["b", "a"],
+        "tool inputs are indexed; the newest match first"
+    );
     assert_eq!(
         ids("quarterly numb"),
         ["a"],

@@ -15,6 +15,8 @@ pub enum KeySource {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct KeyStatus {
     pub provider: String,
+    /// The environment variable the key can come from, for the window to name.
+    pub env: String,
     pub set: bool,
     pub last4: Option<String>,
     pub source: Option<KeySource>,
@@ -22,9 +24,13 @@ pub struct KeyStatus {
     pub keyring_error: Option<String>,
 }
 
-/// The environment variable that holds a provider's key.
+/// The environment variable that holds a provider's key: the core's name for it (Azure's is
+/// `AZURE_OPENAI_API_KEY`), else `<PROVIDER>_API_KEY`.
 fn variable(provider: &str) -> String {
-    format!("{}_API_KEY", provider.to_ascii_uppercase())
+    deskhand::secrets::provider(provider).map_or_else(
+        |_| format!("{}_API_KEY", provider.to_ascii_uppercase()),
+        |p| p.env.to_string(),
+    )
 }
 
 const NO_KEYRING: &str = "this build cannot store keys in the OS keyring yet";
@@ -52,6 +58,7 @@ pub fn status(provider: &str) -> KeyStatus {
     let key = from_environment(provider);
     KeyStatus {
         provider: provider.to_string(),
+        env: variable(provider),
         set: key.is_some(),
         last4: key.as_deref().map(last4),
         source: key.map(|_| KeySource::Environment),

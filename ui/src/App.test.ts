@@ -22,7 +22,8 @@ import {
 import { fakeShell } from './test/shell';
 
 const keyMissing: KeyStatus = {
-  provider: 'anthropic',
+  provider: 'openai',
+  env: 'OPENAI_API_KEY',
   set: false,
   last4: null,
   source: null,
@@ -79,9 +80,10 @@ describe('App', () => {
     const { calls } = app(keyMissing);
     const prompt = await screen.findByRole('dialog', { name: 'Add an API key' });
     expect(prompt).toHaveTextContent('The system keyring is not available (no Secret Service on the session bus)');
+    expect(prompt).toHaveTextContent('or set the OPENAI_API_KEY environment variable');
     await userEvent.type(within(prompt).getByLabelText('API key', { selector: 'input' }), 'sk-ant-secret-wxyz');
     await userEvent.click(within(prompt).getByRole('button', { name: 'Save key' }));
-    expect(calls).toContainEqual({ cmd: 'set_api_key', args: { provider: 'anthropic', key: 'sk-ant-secret-wxyz' } });
+    expect(calls).toContainEqual({ cmd: 'set_api_key', args: { provider: 'openai', key: 'sk-ant-secret-wxyz' } });
     await waitFor(() => expect(screen.queryByRole('dialog', { name: 'Add an API key' })).toBeNull());
   });
 

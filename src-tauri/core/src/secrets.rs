@@ -271,6 +271,8 @@ fn from_env(provider: &KeyedProvider) -> Option<ApiKey> {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeyStatus {
     pub provider: String,
+    /// The environment variable that overrides the keyring for this provider.
+    pub env: String,
     pub set: bool,
     pub last4: Option<String>,
     pub source: Option<KeySource>,
@@ -290,6 +292,7 @@ pub fn key_status(store: &dyn SecretStore, provider: &KeyedProvider) -> KeyStatu
     };
     KeyStatus {
         provider: provider.id.into(),
+        env: provider.env.into(),
         set: key.is_some(),
         last4: key.as_ref().and_then(ApiKey::last4),
         source,
@@ -334,6 +337,7 @@ mod tests {
         let openrouter = provider("openrouter").unwrap();
         let status = key_status(&store, openrouter);
         assert!(!status.keyring_available);
+        assert_eq!(status.env, "OPENROUTER_API_KEY");
         let message = status.keyring_error.unwrap();
         assert!(message.contains("OPENROUTER_API_KEY"), "{message}");
         assert!(message.contains("gnome-keyring-daemon"), "{message}");

@@ -65,6 +65,8 @@ export interface Settings {
 
 export interface KeyStatus {
   provider: string;
+  /** The environment variable that can hold this provider's key instead of the keyring. */
+  env: string;
   set: boolean;
   /** The key's last four characters when set; the key itself never reaches the webview. */
   last4: string | null;

@@ -24,7 +24,7 @@ use self::action::{Action, Click, Point, ScrollDirection};
 use self::input::{Axis, Button, Direction, EnigoInput, Input, Key};
 use self::pipeline::{Format, Screenshot};
 use self::scaling::Mapping;
-use self::screen::{Monitor, Screen, XcapScreen};
+use self::screen::{Monitor, RealScreen, Screen};
 use self::settle::SettlePolicy;
 use self::version::ToolVersion;
 use super::catalog::ToolSettings;
@@ -77,7 +77,7 @@ impl ComputerTool {
 
     /// The real screen and input, or why they cannot work here.
     pub fn open(settings: &ToolSettings) -> Result<Self, String> {
-        let screen = XcapScreen::open().map_err(|e| e.to_string())?;
+        let screen = RealScreen::open().map_err(|e| e.to_string())?;
         let input = EnigoInput::open().map_err(|e| e.to_string())?;
         Self::new(
             Arc::new(screen),

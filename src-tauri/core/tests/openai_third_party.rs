@@ -138,14 +138,7 @@ async fn a_tool_session_runs_against_fakellm() {
         10,
     );
     let mut history = Vec::new();
-    let (outcome, events) = run_collect(
-        &h.agent,
-        &mut history,
-        "echo twice, please",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&h.agent, &mut history, "echo twice, please").await;
 
     let errors: Vec<&AgentEvent> = events
         .iter()

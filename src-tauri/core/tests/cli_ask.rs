@@ -175,7 +175,8 @@ fn missing_key_and_unknown_tools_are_refused_up_front() {
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr.contains("API key"), "{stderr}");
 
-    let (output, _, stderr) = run(deskhand_at(&api, data.path()).args(["ask", "--tools", "teleport", "hi"]));
+    let (output, _, stderr) =
+        run(deskhand_at(&api, data.path()).args(["ask", "--tools", "teleport", "hi"]));
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr.contains("unknown tool `teleport`"), "{stderr}");
     assert!(api.requests().is_empty());
@@ -239,8 +240,14 @@ fn a_cost_budget_ends_the_run_with_status_budget_and_exit_4() {
     let usage = events.iter().find(|e| e["type"] == "usage").unwrap();
     assert!(usage["turn_cost_usd"].as_f64().unwrap() > 0.0);
 
-    let (output, _, stderr) =
-        run(deskhand_at(&api, data.path()).args(["ask", "--model", "local-llm", "--max-cost", "1", "go"]));
+    let (output, _, stderr) = run(deskhand_at(&api, data.path()).args([
+        "ask",
+        "--model",
+        "local-llm",
+        "--max-cost",
+        "1",
+        "go",
+    ]));
     assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr.contains("--max-cost needs the price of `local-llm`"),
@@ -344,7 +351,10 @@ fn summarize_at_sets_the_share_of_the_window_where_summaries_start() {
         summarized[0]["tokens_before"].as_u64().unwrap(),
         summarized[0]["tokens_after"].as_u64().unwrap(),
     );
-    assert!(before >= 32_768 * 4 / 10 && after < before, "{before} -> {after}");
+    assert!(
+        before >= 32_768 * 4 / 10 && after < before,
+        "{before} -> {after}"
+    );
     let requests = api.requests();
     assert!(requests.iter().all(|r| r.rejected.is_none()));
     assert_eq!(requests.len(), 5);
@@ -353,13 +363,15 @@ fn summarize_at_sets_the_share_of_the_window_where_summaries_start() {
     let first = &requests[4].body["messages"][0];
     assert_eq!(first["role"], "user");
     assert!(
-        first.to_string().contains("Summary: printed x three times."),
+        first
+            .to_string()
+            .contains("Summary: printed x three times."),
         "{first}"
     );
     assert_eq!(requests[4].body["messages"].as_array().unwrap().len(), 5);
 
-    let (output, _, stderr) = run(deskhand_at(&api, data.path())
-        .args(["ask", "--summarize-at", "100", "hi"]));
+    let (output, _, stderr) =
+        run(deskhand_at(&api, data.path()).args(["ask", "--summarize-at", "100", "hi"]));
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--summarize-at"), "{stderr}");
 }

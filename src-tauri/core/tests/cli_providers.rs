@@ -6,7 +6,7 @@
 mod support;
 
 use deskhand_standin::{Reply, Script, StandIn, Turn};
-use serde_json::{Value, json};
+use serde_json::json;
 use support::API_KEY;
 use support::cli::{BashEditorSession, EDITOR, deskhand, json_lines, run};
 

@@ -315,13 +315,20 @@ fn ask_drives_the_screen_over_chat_completions() {
     }
     // `--keep-screenshots 1`: once the click's screenshot is sent, the first one is not.
     let images = |r: &Recorded| r.body.to_string().matches(r#""type":"image_url""#).count();
-    assert_eq!(requests.iter().map(images).collect::<Vec<_>>(), [0, 1, 1, 1]);
+    assert_eq!(
+        requests.iter().map(images).collect::<Vec<_>>(),
+        [0, 1, 1, 1]
+    );
     let pruned = json!("[older screenshot removed to save context]");
     let first_answer = &requests[2].body["messages"].as_array().unwrap()[3];
     assert_eq!(first_answer["role"], "tool");
     assert_eq!(first_answer["content"], pruned);
     // The bad key came back as an error naming it, with no image after it.
-    let last = requests[3].body["messages"].as_array().unwrap().last().unwrap();
+    let last = requests[3].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap();
     assert_eq!(last["role"], "tool");
     let content = last["content"].as_str().unwrap();
     assert!(
@@ -344,17 +351,16 @@ fn newer_models_get_zoom_at_full_resolution() {
         ),
         Reply::new().text("Zoomed.").into(),
     ]);
-    let (output, _, stderr) = run(deskhand_at(&api, dir.path())
-        .args([
-            "ask",
-            "--tools",
-            "computer",
-            "--approve",
-            "deny",
-            "--model",
-            "claude-opus-4-5",
-            "zoom in",
-        ]));
+    let (output, _, stderr) = run(deskhand_at(&api, dir.path()).args([
+        "ask",
+        "--tools",
+        "computer",
+        "--approve",
+        "deny",
+        "--model",
+        "claude-opus-4-5",
+        "zoom in",
+    ]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let requests = api.accepted();
     assert_eq!(

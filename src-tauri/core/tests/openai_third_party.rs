@@ -13,7 +13,6 @@ use deskhand::agent::{AgentEvent, ApprovalPolicy, Decision, FixedApprover, RunSt
 use deskhand::llm::openai::{OpenAi, OpenAiConfig, Service};
 use serde_json::Value;
 use support::*;
-use tokio_util::sync::CancellationToken;
 
 /// A running fakellm, stopped when dropped.
 struct FakeLlm {

@@ -78,7 +78,10 @@ async fn a_syntax_error_fails_that_command_only() {
     assert!(shown.contains("[stderr]"), "{shown}");
     assert!(shown.contains("unexpected EOF"), "{shown}");
     assert!(shown.ends_with("[exit status 2]"), "{shown}");
-    assert_eq!(output_text(&run(&tool, "echo still here").await), "still here\n");
+    assert_eq!(
+        output_text(&run(&tool, "echo still here").await),
+        "still here\n"
+    );
 }
 
 #[tokio::test]
@@ -97,7 +100,10 @@ async fn bytes_that_are_not_utf8_are_replaced() {
     let tool = bash();
     let output = run(&tool, r"printf 'a\xff\xfeb\n'; printf '\xc3' >&2").await;
     assert!(!output.is_error);
-    assert_eq!(output_text(&output), "a\u{fffd}\u{fffd}b\n[stderr]\n\u{fffd}");
+    assert_eq!(
+        output_text(&output),
+        "a\u{fffd}\u{fffd}b\n[stderr]\n\u{fffd}"
+    );
     assert_eq!(output_text(&run(&tool, "echo fine").await), "fine\n");
 }
 
@@ -196,7 +202,11 @@ async fn a_stop_kills_the_running_command() {
     };
     let (output, ()) = tokio::join!(tool.run(&command, &ctx), stopper);
     assert!(output.is_error);
-    assert!(output_text(&output).contains("cancelled"), "{}", output_text(&output));
+    assert!(
+        output_text(&output).contains("cancelled"),
+        "{}",
+        output_text(&output)
+    );
     let pid = std::fs::read_to_string(&pid_file).unwrap();
     assert!(wait_until_gone(&pid).await, "sleep {pid} survived the stop");
     assert_eq!(output_text(&run(&tool, "echo next").await), "next\n");

@@ -35,7 +35,11 @@ async fn ok(tool: &EditorTool, input: Value) -> String {
 
 async fn fails(tool: &EditorTool, input: Value) -> String {
     let output = run(tool, input.clone()).await;
-    assert!(output.is_error, "{input} should fail: {}", output_text(&output));
+    assert!(
+        output.is_error,
+        "{input} should fail: {}",
+        output_text(&output)
+    );
     output_text(&output)
 }
 

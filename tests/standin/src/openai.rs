@@ -568,7 +568,6 @@ impl Rendered for Completion {
         events
     }
 
-
     /// The complete `chat.completion` of a request that does not stream.
     fn whole(&self) -> Value {
         let mut message = json!({
@@ -594,7 +593,12 @@ impl Rendered for Completion {
         })
     }
 
-    fn stream_with_error(&self, after_events: usize, error_type: &str, message: &str) -> Vec<Bytes> {
+    fn stream_with_error(
+        &self,
+        after_events: usize,
+        error_type: &str,
+        message: &str,
+    ) -> Vec<Bytes> {
         let mut events = self.stream();
         // Never the finish, the usage or `[DONE]` before the error.
         let tail = if self.include_usage { 3 } else { 2 };

@@ -163,7 +163,9 @@ impl Api {
     ) -> Response {
         match self {
             Api::Messages => error_response(status, error_type, message, retry_after),
-            Api::ChatCompletions => openai::error_response(status, error_type, message, retry_after),
+            Api::ChatCompletions => {
+                openai::error_response(status, error_type, message, retry_after)
+            }
         }
     }
 }
@@ -331,12 +333,7 @@ fn json_stream(shared: &Arc<Shared>, ending: Ending) -> Response {
 
 /// A body fed by a task, which paces the chunks and then ends the body as `ending` says.
 /// The task notices the client leaving when the body (the receiver) is dropped.
-fn streamed_body(
-    shared: Arc<Shared>,
-    chunks: Vec<Bytes>,
-    delay: Duration,
-    ending: Ending,
-) -> Body {
+fn streamed_body(shared: Arc<Shared>, chunks: Vec<Bytes>, delay: Duration, ending: Ending) -> Body {
     let (tx, rx) = mpsc::channel::<io::Result<Bytes>>(1);
     tokio::spawn(async move {
         for (i, chunk) in chunks.into_iter().enumerate() {

@@ -321,7 +321,12 @@ impl Rendered for Message {
         self.to_json()
     }
 
-    fn stream_with_error(&self, after_events: usize, error_type: &str, message: &str) -> Vec<Bytes> {
+    fn stream_with_error(
+        &self,
+        after_events: usize,
+        error_type: &str,
+        message: &str,
+    ) -> Vec<Bytes> {
         let mut events = self.events();
         // Always a message_start first, never a message_stop before the error.
         events.truncate(after_events.clamp(1, events.len() - 1));

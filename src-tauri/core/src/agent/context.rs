@@ -320,7 +320,10 @@ mod tests {
             for steps in 1..=10 {
                 let shaped = policy.shape(&session(steps), None);
                 let kept = images(&shaped.messages);
-                assert!(kept <= keep && kept >= 1, "keep {keep}, {steps} steps: {kept}");
+                assert!(
+                    kept <= keep && kept >= 1,
+                    "keep {keep}, {steps} steps: {kept}"
+                );
                 assert_eq!(screenshot_count(shaped.messages.last().unwrap()), 1);
             }
         }

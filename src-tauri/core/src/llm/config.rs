@@ -523,7 +523,11 @@ mod tests {
         let chosen = choose_with(ProviderSettings::default(), &env, Ok(None)).unwrap();
         assert_eq!(
             (chosen.kind, chosen.model.as_str(), chosen.base_url.as_str()),
-            (ProviderKind::Anthropic, "claude-opus-4-5", "http://127.0.0.1:9")
+            (
+                ProviderKind::Anthropic,
+                "claude-opus-4-5",
+                "http://127.0.0.1:9"
+            )
         );
         let chosen = choose_with(
             ProviderSettings {

@@ -32,10 +32,11 @@ pub const PROVIDER_VARIABLES: &[&str] = &[
 /// developer's provider variables or budget.
 pub fn deskhand(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_deskhand"));
-    for variable in PROVIDER_VARIABLES
-        .iter()
-        .chain(&["DESKHAND_MAX_COST", "DESKHAND_MAX_TOKENS", "DESKHAND_MONITOR"])
-    {
+    for variable in PROVIDER_VARIABLES.iter().chain(&[
+        "DESKHAND_MAX_COST",
+        "DESKHAND_MAX_TOKENS",
+        "DESKHAND_MONITOR",
+    ]) {
         command.env_remove(variable);
     }
     command
@@ -172,10 +173,7 @@ impl BashEditorSession {
             format!("{}\nkeys found: 1\n", self.root.join("project").display()),
             "no API key reaches the shell"
         );
-        assert_eq!(
-            results[1],
-            format!("File created: {}", self.app.display())
-        );
+        assert_eq!(results[1], format!("File created: {}", self.app.display()));
         assert!(results[2].contains("print(open('greeting.txt').read())"));
         assert!(results[3].contains("     4\tmain()\n"));
         // Still in `project`: the shell kept the `cd` of the first command.

@@ -356,6 +356,63 @@ async fn denied_action_is_not_run_and_the_model_is_told_why() {
     );
 }
 
+/// Edits the file it is asked about, as someone else might while the diff is on screen,
+/// then approves.
+struct EditsThenApproves(std::path::PathBuf);
+
+#[async_trait]
+impl Approver for EditsThenApproves {
+    async fn decide(&self, _: &ApprovalRequest) -> Decision {
+        std::fs::write(&self.0, "edited meanwhile\n").unwrap();
+        Decision::Approve
+    }
+}
+
+#[tokio::test]
+async fn an_edit_runs_only_as_approved_not_on_a_file_changed_meanwhile() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "alpha\n").unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use(
+            deskhand::tools::editor::NAME,
+            json!({"command": "insert", "path": file, "insert_line": 1, "new_str": "beta"}),
+        ),
+        Turn::text("I will look again."),
+    ]);
+    let mut tools = deskhand::tools::ToolRegistry::default();
+    tools
+        .register(std::sync::Arc::new(
+            deskhand::tools::editor::EditorTool::new(None),
+        ))
+        .unwrap();
+    let agent = agent(
+        &api.url(),
+        tools,
+        ApprovalPolicy::Ask,
+        Box::new(EditsThenApproves(file.clone())),
+        50,
+    );
+    let mut history = Vec::new();
+    let (outcome, _) = run_collect(
+        &agent,
+        &mut history,
+        "go",
+        &CancellationToken::new(),
+        |_| {},
+    )
+    .await;
+
+    assert_eq!(outcome.status, RunStatus::Done);
+    assert_eq!(
+        std::fs::read_to_string(&file).unwrap(),
+        "edited meanwhile\n"
+    );
+    let result = &last_tool_results(&api.requests()[1].body)[0];
+    assert_eq!(result["is_error"], true);
+    assert_eq!(result_text(result), deskhand::agent::CHANGED_WHILE_ASKING);
+}
+
 #[tokio::test]
 async fn bad_tool_input_and_unknown_tool_get_precise_errors_and_the_loop_goes_on() {
     let api = StandIn::spawn([

@@ -394,14 +394,7 @@ async fn an_edit_runs_only_as_approved_not_on_a_file_changed_meanwhile() {
         50,
     );
     let mut history = Vec::new();
-    let (outcome, _) = run_collect(
-        &agent,
-        &mut history,
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, _) = run_prompt(&agent, &mut history, "go").await;
 
     assert_eq!(outcome.status, RunStatus::Done);
     assert_eq!(

@@ -11,8 +11,10 @@ const session = (id: string, title: string) => ({
   created_at: '2025-01-01T10:00:00Z',
   updated_at: '2025-01-01T10:05:00Z',
   message_count: 4,
+  provider: 'anthropic',
   model: 'claude-sonnet-4-5',
   usage: usage(10, 5),
+  cost_usd: 0.0001,
 });
 
 function renderSidebar() {
@@ -45,6 +47,9 @@ describe('SessionSidebar', () => {
     const { props } = renderSidebar();
     await userEvent.click(await screen.findByRole('button', { name: /^Book a flight/ }));
     expect(props.onopen).toHaveBeenCalledWith('b');
+    // The end-to-end test finds rows by id.
+    const rows = document.querySelectorAll<HTMLElement>('li[data-session-id]');
+    expect([...rows].map((row) => row.dataset.sessionId)).toEqual(['a', 'b']);
     expect(screen.getByRole('button', { name: /^Fix the printer/ })).toHaveAttribute('aria-current', 'true');
   });
 

@@ -528,6 +528,34 @@ mod tests {
     }
 
     #[test]
+    fn anthropic_reads_its_model_and_base_url_from_the_environment() {
+        let env = [
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_MODEL", "claude-opus-4-5"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+        ];
+        let chosen = choose_with(ProviderSettings::default(), &env, Ok(None)).unwrap();
+        assert_eq!(
+            (chosen.kind, chosen.model.as_str(), chosen.base_url.as_str()),
+            (
+                ProviderKind::Anthropic,
+                "claude-opus-4-5",
+                "http://127.0.0.1:9"
+            )
+        );
+        let chosen = choose_with(
+            ProviderSettings {
+                model: Some("claude-haiku-4-5".into()),
+                ..ProviderSettings::default()
+            },
+            &env,
+            Ok(None),
+        )
+        .unwrap();
+        assert_eq!(chosen.model, "claude-haiku-4-5");
+    }
+
+    #[test]
     fn the_stored_key_is_used_when_the_variable_is_unset() {
         let chosen = choose_with(flags("openai"), &[], Ok(Some("stored".into()))).unwrap();
         assert_eq!(chosen.kind, ProviderKind::OpenAi);

@@ -68,6 +68,10 @@ pub struct AskArgs {
     /// Screenshots sent to the model at most; older ones are replaced by a placeholder.
     #[arg(long, default_value_t = 3, value_name = "N")]
     keep_screenshots: usize,
+    /// Summarize the older turns once a request would fill this share of the model's context
+    /// window.
+    #[arg(long, default_value_t = 80, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(10..=95))]
+    summarize_at: u8,
     /// The monitor the computer tool uses (see `deskhand monitors`; default: the primary one).
     #[arg(long, value_name = "N", env = "DESKHAND_MONITOR")]
     monitor: Option<usize>,
@@ -164,6 +168,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             context: ContextPolicy {
                 keep_screenshots: Some(args.keep_screenshots),
                 context_window: config::context_window(&model),
+                summarize_at: f64::from(args.summarize_at) / 100.0,
                 ..ContextPolicy::default()
             },
             price,

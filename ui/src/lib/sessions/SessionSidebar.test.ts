@@ -33,7 +33,7 @@ function renderSidebar() {
         titles = Object.fromEntries(Object.entries(titles).filter(([id]) => id !== a.id));
         return null;
       case 'export_session':
-        return '/home/me/Book a flight.md';
+        return `/home/me/Downloads/Book a flight.${a.format === 'json' ? 'json' : 'md'}`;
     }
     return null;
   });
@@ -72,8 +72,11 @@ describe('SessionSidebar', () => {
     expect(calls).toContainEqual({ cmd: 'rename_session', args: { id: 'b', title: 'Flight to Lisbon' } });
 
     await userEvent.click(screen.getByRole('button', { name: 'Export Flight to Lisbon' }));
-    expect(await screen.findByText('Exported to /home/me/Book a flight.md')).toBeInTheDocument();
+    expect(await screen.findByText('Exported to /home/me/Downloads/Book a flight.md')).toBeInTheDocument();
     expect(calls).toContainEqual({ cmd: 'export_session', args: { id: 'b', format: 'markdown' } });
+    await userEvent.click(screen.getByRole('button', { name: 'Export Flight to Lisbon as JSON' }));
+    expect(await screen.findByText('Exported to /home/me/Downloads/Book a flight.json')).toBeInTheDocument();
+    expect(calls).toContainEqual({ cmd: 'export_session', args: { id: 'b', format: 'json' } });
 
     await userEvent.click(screen.getByRole('button', { name: 'Delete Flight to Lisbon' }));
     expect(calls.some((c) => c.cmd === 'delete_session')).toBe(false);

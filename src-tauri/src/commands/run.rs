@@ -46,7 +46,7 @@ pub async fn send_message<R: Runtime>(
         return Err(busy());
     }
     let settings = state.settings();
-    let chosen = provider(&settings, &state)?;
+    let chosen = provider(&settings, &state).await?;
     if text.trim().is_empty() && attachments.is_empty() {
         return Err(IpcError::invalid("write a message or attach an image"));
     }
@@ -193,10 +193,14 @@ pub async fn send_message<R: Runtime>(
 
 /// The configured provider, chosen by the core as for the CLI, with its key from the
 /// environment or the keyring.
-fn provider(settings: &Settings, state: &AppState) -> IpcResult<Chosen> {
+async fn provider(settings: &Settings, state: &AppState) -> IpcResult<Chosen> {
     let kind = ProviderKind::parse(&settings.provider)
         .ok_or_else(|| IpcError::invalid(format!("unknown provider `{}`", settings.provider)))?;
-    let key = keys::for_run(&state.keyring, kind)?;
+    let keyring = state.keyring.clone();
+    // A keyring call is a blocking D-Bus round trip (up to its timeout if locked).
+    let key = tauri::async_runtime::spawn_blocking(move || keys::for_run(&keyring, kind))
+        .await
+        .map_err(|e| IpcError::internal(e.to_string()))??;
     config::choose(
         &ProviderSettings {
             provider: Some(kind.id().into()),

@@ -3,9 +3,10 @@
 
 use deskhand::tools::computer::pipeline::{self, Format};
 use deskhand::tools::computer::screen::{self, Screen, XcapScreen};
-use tauri::State;
 use tauri::ipc::{InvokeBody, Request, Response};
+use tauri::{AppHandle, Runtime, State};
 
+use crate::bar::main_window;
 use crate::error::{ErrorKind, IpcError, IpcResult};
 use crate::images::AttachedImage;
 use crate::state::AppState;
@@ -44,19 +45,31 @@ pub async fn discard_attachment(state: State<'_, AppState>, id: String) -> IpcRe
 }
 
 /// Captures the configured monitor now, scaled as for the model, as an attachment (the
-/// window shows it as a thumbnail that can be removed before sending).
+/// window shows it as a thumbnail that can be removed before sending). The window steps aside
+/// for the instant of the capture: the person wants what they are working on, not Deskhand.
 #[tauri::command]
-pub async fn capture_screen(state: State<'_, AppState>) -> IpcResult<AttachedImage> {
+pub async fn capture_screen<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+) -> IpcResult<AttachedImage> {
     let monitor = state.settings().monitor;
     let failed = |e: &dyn std::fmt::Display| IpcError::new(ErrorKind::CaptureFailed, e.to_string());
+    let window = main_window(&app);
+    let aside = match &window {
+        Some(window) => Some(state.bar.step_aside(window).await),
+        None => None,
+    };
     // Capturing and encoding a frame takes tens of milliseconds: off the async workers.
     let shot = tauri::async_runtime::spawn_blocking(move || {
         let screen = XcapScreen::open()?;
         let monitor = screen::choose(screen.monitors()?, monitor)?;
         pipeline::screenshot(&screen, &monitor, Format::Png)
     })
-    .await
-    .map_err(|e| failed(&e))?
-    .map_err(|e| failed(&e))?;
+    .await;
+    drop(aside);
+    if let Some(window) = window {
+        let _ = window.set_focus();
+    }
+    let shot = shot.map_err(|e| failed(&e))?.map_err(|e| failed(&e))?;
     state.attachments.attach(shot.bytes, &state.images)
 }

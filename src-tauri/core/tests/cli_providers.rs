@@ -8,10 +8,11 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
+use base64::Engine as _;
 use deskhand_standin::{Reply, Script, StandIn, Turn};
 use serde_json::json;
-use support::API_KEY;
 use support::cli::{BashEditorSession, EDITOR, ask_over_openai, deskhand, json_lines, run};
+use support::{API_KEY, PNG_1X1};
 
 /// `deskhand ask --json hi` to a keyless vLLM server serving Qwen2.5-VL, configured by
 /// environment alone.
@@ -224,4 +225,36 @@ fn a_price_added_to_prices_json_costs_a_local_models_run() {
     assert_eq!(sessions[0]["id"], done["session_id"]);
     let stored = sessions[0]["cost_usd"].as_f64().unwrap();
     assert!((stored - 0.5).abs() < 1e-9, "{stored}");
+}
+
+/// An attached image goes to Chat Completions as an `image_url` part of the user message, as
+/// a data URL the (image-checking) stand-in decodes.
+#[test]
+fn an_attached_image_goes_as_an_image_url_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("pixel.png");
+    std::fs::write(
+        &png,
+        base64::engine::general_purpose::STANDARD
+            .decode(PNG_1X1)
+            .unwrap(),
+    )
+    .unwrap();
+    let api = StandIn::spawn(Script::new([Turn::text("A single pixel.")]).validating_images());
+    let (output, stdout, stderr) = run(ask_over_openai(&api, dir.path())
+        .arg("--attach")
+        .arg(&png)
+        .arg("what is this?"));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout.trim(), "A single pixel.");
+    let request = &api.requests()[0];
+    assert_eq!(request.rejected, None);
+    let user = &request.body["messages"][1];
+    assert_eq!(
+        user,
+        &json!({"role": "user", "content": [
+            {"type": "text", "text": "what is this?"},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG_1X1}")}},
+        ]})
+    );
 }

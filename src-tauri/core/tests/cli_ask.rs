@@ -9,8 +9,8 @@ use std::process::{Command, Stdio};
 use base64::Engine as _;
 use deskhand_standin::{Recorded, Reply, Script, StandIn, Turn};
 use serde_json::{Value, json};
-use support::API_KEY;
 use support::cli::{deskhand_at, json_lines, run};
+use support::{API_KEY, PNG_1X1};
 
 #[test]
 fn text_mode_streams_the_answer_to_stdout_and_the_rest_to_stderr() {
@@ -69,8 +69,6 @@ fn json_mode_prints_one_event_per_line_ending_with_done() {
         "the default model"
     );
 }
-
-const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 #[test]
 fn attach_sends_images_and_refuses_other_files_before_any_request() {

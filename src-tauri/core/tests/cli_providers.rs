@@ -5,10 +5,29 @@
 
 mod support;
 
+use std::path::Path;
+use std::process::Command;
+
+use base64::Engine as _;
 use deskhand_standin::{Reply, Script, StandIn, Turn};
 use serde_json::json;
-use support::API_KEY;
-use support::cli::{BashEditorSession, EDITOR, deskhand, json_lines, run};
+use support::cli::{BashEditorSession, EDITOR, ask_over_openai, deskhand, json_lines, run};
+use support::{API_KEY, PNG_1X1};
+
+/// `deskhand ask --json hi` to a keyless vLLM server serving Qwen2.5-VL, configured by
+/// environment alone.
+fn ask_local_qwen(api: &StandIn, dir: &Path) -> Command {
+    let base = format!("{}/v1", api.url());
+    let mut command = deskhand(dir);
+    command
+        .envs([
+            ("LLM_PROVIDER", "vllm"),
+            ("OPENAI_BASE_URL", base.as_str()),
+            ("OPENAI_MODEL", "Qwen/Qwen2.5-VL-7B-Instruct"),
+        ])
+        .args(["ask", "--json", "hi"]);
+    command
+}
 
 #[test]
 fn missing_and_contradictory_settings_are_one_line_before_any_request() {
@@ -94,25 +113,9 @@ fn missing_and_contradictory_settings_are_one_line_before_any_request() {
 fn ask_with_bash_and_editor_over_chat_completions_changes_files_end_to_end() {
     let session = BashEditorSession::new();
     let api = StandIn::spawn(session.turns());
-    let base = format!("{}/v1", api.url());
-    let (output, stdout, stderr) = run(deskhand(&session.root)
+    let (output, stdout, stderr) = run(ask_over_openai(&api, &session.root)
         .current_dir(&session.root)
-        .env("OPENAI_API_KEY", API_KEY)
-        .args([
-            "ask",
-            "--provider",
-            "openai",
-            "--base-url",
-            &base,
-            "--model",
-            "gpt-4.1",
-            "--json",
-            "--tools",
-            "bash,editor",
-            "--approve",
-            "auto",
-            "set up the project",
-        ]));
+        .args(BashEditorSession::ASK_ARGS));
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
 
     let requests = api.requests();
@@ -183,14 +186,7 @@ fn azure_and_a_keyless_local_server_are_configured_by_environment_alone() {
     assert!(!request.headers.contains_key("authorization"));
 
     let api = StandIn::spawn(Script::new([Turn::text("Served locally.")]).without_keys());
-    let base = format!("{}/v1", api.url());
-    let (output, stdout, stderr) = run(deskhand(dir.path())
-        .envs([
-            ("LLM_PROVIDER", "vllm"),
-            ("OPENAI_BASE_URL", base.as_str()),
-            ("OPENAI_MODEL", "Qwen/Qwen2.5-VL-7B-Instruct"),
-        ])
-        .args(["ask", "--json", "hi"]));
+    let (output, stdout, stderr) = run(&mut ask_local_qwen(&api, dir.path()));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let request = &api.requests()[0];
     assert_eq!(request.body["model"], "Qwen/Qwen2.5-VL-7B-Instruct");
@@ -213,14 +209,7 @@ fn a_price_added_to_prices_json_costs_a_local_models_run() {
     .unwrap();
     let reply = Reply::new().text("Priced.").usage(1_000_000, 500_000);
     let api = StandIn::spawn(Script::new([reply.into()]).without_keys());
-    let base = format!("{}/v1", api.url());
-    let (output, stdout, stderr) = run(deskhand(dir.path())
-        .envs([
-            ("LLM_PROVIDER", "vllm"),
-            ("OPENAI_BASE_URL", base.as_str()),
-            ("OPENAI_MODEL", "Qwen/Qwen2.5-VL-7B-Instruct"),
-        ])
-        .args(["ask", "--json", "hi"]));
+    let (output, stdout, stderr) = run(&mut ask_local_qwen(&api, dir.path()));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let done = json_lines(&stdout).pop().unwrap();
     assert_eq!(done["usage"]["input_tokens"], 1_000_000);
@@ -236,4 +225,36 @@ fn a_price_added_to_prices_json_costs_a_local_models_run() {
     assert_eq!(sessions[0]["id"], done["session_id"]);
     let stored = sessions[0]["cost_usd"].as_f64().unwrap();
     assert!((stored - 0.5).abs() < 1e-9, "{stored}");
+}
+
+/// An attached image goes to Chat Completions as an `image_url` part of the user message, as
+/// a data URL the (image-checking) stand-in decodes.
+#[test]
+fn an_attached_image_goes_as_an_image_url_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("pixel.png");
+    std::fs::write(
+        &png,
+        base64::engine::general_purpose::STANDARD
+            .decode(PNG_1X1)
+            .unwrap(),
+    )
+    .unwrap();
+    let api = StandIn::spawn(Script::new([Turn::text("A single pixel.")]).validating_images());
+    let (output, stdout, stderr) = run(ask_over_openai(&api, dir.path())
+        .arg("--attach")
+        .arg(&png)
+        .arg("what is this?"));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout.trim(), "A single pixel.");
+    let request = &api.requests()[0];
+    assert_eq!(request.rejected, None);
+    let user = &request.body["messages"][1];
+    assert_eq!(
+        user,
+        &json!({"role": "user", "content": [
+            {"type": "text", "text": "what is this?"},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG_1X1}")}},
+        ]})
+    );
 }

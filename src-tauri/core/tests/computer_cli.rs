@@ -7,8 +7,7 @@ mod support;
 use base64::Engine as _;
 use deskhand_standin::{Recorded, Reply, StandIn, Turn};
 use serde_json::{Value, json};
-use support::API_KEY;
-use support::cli::{deskhand, deskhand_at, run};
+use support::cli::{ask_over_openai, deskhand, deskhand_at, run};
 use support::x11::{self, Xev};
 
 fn image_size(bytes: &[u8]) -> (usize, usize) {
@@ -216,25 +215,15 @@ fn ask_drives_the_screen_over_chat_completions() {
     };
     let session = ComputerSession::open("deskhand-ask-openai");
     let api = StandIn::spawn(session.turns());
-    let base = format!("{}/v1", api.url());
-    let (output, stdout, stderr) = run(deskhand(session.dir.path())
-        .env("OPENAI_API_KEY", API_KEY)
-        .args([
-            "ask",
-            "--provider",
-            "openai",
-            "--base-url",
-            &base,
-            "--model",
-            "gpt-4.1",
-            "--tools",
-            "computer",
-            "--approve",
-            "auto",
-            "--keep-screenshots",
-            "1",
-            "click the window",
-        ]));
+    let (output, stdout, stderr) = run(ask_over_openai(&api, session.dir.path()).args([
+        "--tools",
+        "computer",
+        "--approve",
+        "auto",
+        "--keep-screenshots",
+        "1",
+        "click the window",
+    ]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stdout.contains("Clicked."), "{stdout}");
     let requests = api.requests();

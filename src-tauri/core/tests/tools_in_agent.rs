@@ -140,15 +140,8 @@ fn ask_with_bash_and_editor_changes_files_end_to_end() {
     let api = StandIn::spawn(session.turns());
     let (output, stdout, stderr) = cli::run(
         cli::deskhand_at(&api, &session.root)
-            .args([
-                "ask",
-                "--json",
-                "--tools",
-                "bash,editor",
-                "--approve",
-                "auto",
-                "set up the project",
-            ])
+            .arg("ask")
+            .args(BashEditorSession::ASK_ARGS)
             .current_dir(&session.root)
             .env("OPENAI_API_KEY", "sk-other-provider"),
     );

@@ -55,6 +55,22 @@ pub fn deskhand_at(api: &StandIn, dir: &Path) -> Command {
     command
 }
 
+/// `deskhand ask` through `--provider openai` at the stand-in's Chat Completions side, with
+/// [`API_KEY`] and `gpt-4.1` (which has a price); the caller adds the rest of the arguments.
+pub fn ask_over_openai(api: &StandIn, dir: &Path) -> Command {
+    let mut command = deskhand(dir);
+    command.env("OPENAI_API_KEY", API_KEY).args([
+        "ask",
+        "--provider",
+        "openai",
+        "--base-url",
+        &format!("{}/v1", api.url()),
+        "--model",
+        "gpt-4.1",
+    ]);
+    command
+}
+
 /// Runs the command to the end: its output, stdout and stderr.
 pub fn run(command: &mut Command) -> (Output, String, String) {
     let output = command.output().expect("deskhand runs");
@@ -130,6 +146,17 @@ impl BashEditorSession {
             _work: work,
         }
     }
+
+    /// The arguments of `deskhand ask` after the provider's: every action allowed, events
+    /// as JSON Lines.
+    pub const ASK_ARGS: [&str; 6] = [
+        "--json",
+        "--tools",
+        "bash,editor",
+        "--approve",
+        "auto",
+        "set up the project",
+    ];
 
     /// Five tool calls, then the closing text.
     pub fn turns(&self) -> Vec<Turn> {

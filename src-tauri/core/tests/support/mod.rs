@@ -23,6 +23,9 @@ use tokio_util::sync::CancellationToken;
 
 pub const API_KEY: &str = "sk-ant-test-key-0000";
 
+/// A real 1×1 PNG, base64-encoded, for attachments.
+pub const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
 /// A tool for loop tests: echoes `text` after `sleep_ms`, and records what ran.
 #[derive(Default)]
 pub struct EchoTool {

@@ -59,7 +59,7 @@ pub async fn export_session(
     state: State<'_, AppState>,
     id: String,
     format: String,
-) -> IpcResult<Option<String>> {
+) -> IpcResult<String> {
     let (format, extension) = match format.as_str() {
         "markdown" | "md" => (ExportFormat::Markdown, "md"),
         "json" => (ExportFormat::Json, "json"),
@@ -74,7 +74,7 @@ pub async fn export_session(
     let text = store.export(&id, format)?;
     let title = store.session(&id)?.title;
     let path = write_new(&export_dir(), &file_stem(&title, &id), extension, &text)?;
-    Ok(Some(path.display().to_string()))
+    Ok(path.display().to_string())
 }
 
 /// A stored session with its messages and events, images as references (`get_image`).

@@ -179,8 +179,8 @@ export function deleteSession(id: string): Promise<void> {
 }
 
 /** Writes the export to a new file in the Downloads folder; resolves with its path. */
-export function exportSession(id: string, format: 'markdown' | 'json'): Promise<string | null> {
-  return invoke<string | null>('export_session', { id, format });
+export function exportSession(id: string, format: 'markdown' | 'json'): Promise<string> {
+  return invoke<string>('export_session', { id, format });
 }
 
 export function loadSession(id: string): Promise<LoadedSession> {

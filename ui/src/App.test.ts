@@ -81,7 +81,7 @@ describe('App', () => {
   it('asks for a key on first run and explains a missing keyring', async () => {
     const { calls } = app(keyMissing);
     const prompt = await screen.findByRole('dialog', { name: 'Add an API key' });
-    expect(prompt).toHaveTextContent('The system keyring is not available, so Deskhand cannot store a key. no Secret Service on the session bus');
+    expect(prompt).toHaveTextContent('The system keyring is not available, so Deskhand cannot store a key: no Secret Service on the session bus');
     await userEvent.type(within(prompt).getByLabelText('API key', { selector: 'input' }), 'sk-ant-secret-wxyz');
     await userEvent.click(within(prompt).getByRole('button', { name: 'Save key' }));
     expect(calls).toContainEqual({ cmd: 'set_api_key', args: { provider: 'anthropic', key: 'sk-ant-secret-wxyz' } });

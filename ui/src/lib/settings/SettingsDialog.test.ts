@@ -109,7 +109,7 @@ describe('SettingsDialog', () => {
   it('explains a missing keyring with the way out', async () => {
     renderDialog({ keyring: 'no OS keyring is available. Start a keyring daemon … or set ANTHROPIC_API_KEY' });
     expect(await screen.findByRole('alert')).toHaveTextContent(
-      'The system keyring is not available, so Deskhand cannot store a key. no OS keyring is available. Start a keyring daemon … or set ANTHROPIC_API_KEY',
+      'The system keyring is not available, so Deskhand cannot store a key: no OS keyring is available. Start a keyring daemon … or set ANTHROPIC_API_KEY',
     );
   });
 });

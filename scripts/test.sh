@@ -39,14 +39,10 @@ work=$(mktemp -d)
 cleanup() { kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
 
-# A real X server. -noreset: xcap opens a connection per capture, and a reset between
-# connections makes captures fail now and then.
+# A real X server with a window manager.
 export DISPLAY=:97
-Xvfb "$DISPLAY" -screen 0 1920x1080x24 -noreset -nolisten tcp >"$work/xvfb.log" 2>&1 &
-for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
-xdpyinfo >/dev/null 2>&1 || { echo "test: Xvfb did not start:" >&2; cat "$work/xvfb.log" >&2; exit 1; }
-# A window manager, so focus stays where a click put it, as on a real desktop.
-HOME="$work" openbox >"$work/openbox.log" 2>&1 &
+source scripts/display.sh
+start_display "$work"
 
 export DESKHAND_TEST_DISPLAY=1
 # A third-party OpenAI-compatible server for the provider tests: fakellm from PyPI, in a venv

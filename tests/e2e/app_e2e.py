@@ -1,150 +1,215 @@
 #!/usr/bin/env python3
 """End-to-end test of the desktop app: the built binary on the test display, driven over
-WebDriver (tauri-driver + WebKitWebDriver), talking to the stand-in model server.
+WebDriver (tauri-driver + WebKitWebDriver), talking to the stand-in model server. Clicks are
+checked on the X display itself: an `xev` window records every button press that reaches it.
 
-Usage: tests/e2e/app_e2e.py APP_BINARY STANDIN_BINARY [OUT_DIR]
-Needs DISPLAY (scripts/test.sh starts Xvfb and a window manager) and `tauri-driver` on PATH.
-Writes a screenshot of the app mid-run to OUT_DIR (default: a temporary directory).
+Usage: tests/e2e/app_e2e.py APP_BINARY STANDIN_BINARY [--screenshot PNG]
+Needs DISPLAY (a 1920x1080 screen with a window manager; scripts/test.sh starts Xvfb and
+openbox), `tauri-driver`, `WebKitWebDriver` and `xev` on PATH. With --screenshot, writes a
+screenshot of the window mid-run there (the README's picture).
 """
 
-import json
+import argparse
 import os
-import socket
+import re
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from webdriver import Session  # noqa: E402
+from harness import App, display_size, model_point, screen_point, text_reply  # noqa: E402
 
-KEY = "sk-ant-e2e-test-1234"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# Two points inside the click recorder's window: the first click is approved, the second denied.
+RECORDER = (1480, 700, 400, 300)  # x, y, width, height
+APPROVED = (1560, 860)
+DENIED = (1800, 940)
 
 
-def wait_port(port, timeout=30):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.05)
-    raise AssertionError(f"nothing listens on port {port}")
+HELLO = "Hello from **the stand-in**. " * 6
 
 
-def text_reply(*chunks, delay_ms=0, hang_after=None):
-    reply = {"kind": "reply", "content": [{"type": "text", "text": "".join(chunks)}],
-             "chunk_delay_ms": delay_ms}
-    if hang_after is not None:
-        reply["hang_after_events"] = hang_after
-    return reply
+def computer(**action):
+    return {"kind": "reply", "content": [{"type": "tool_use", "name": "computer", "input": action}]}
 
 
-SCRIPT = {
-    "turns": [
-        # 1. Streamed text, slowly enough to see it arrive.
-        text_reply("Hello from **the stand-in**. " * 6, delay_ms=60),
-        # 2. A stream that never ends: stopped from the window.
-        text_reply("Working on it, step one", hang_after=5),
-        # 3. The stopped session goes on.
-        text_reply("Continued after the stop."),
-    ]
-}
+def script():
+    click = lambda point: computer(action="left_click", coordinate=list(model_point(point)))  # noqa: E731
+    return {
+        # Every image the app sends is decoded and checked, the attached screenshot included.
+        "validate_images": True,
+        "turns": [
+            # "Say hello": streamed text, slowly enough to see it arrive.
+            text_reply(HELLO, delay_ms=60),
+            # "Click": a screenshot (no approval needed), a click that is approved, one that is
+            # denied, then a closing word.
+            computer(action="screenshot"),
+            click(APPROVED),
+            click(DENIED),
+            text_reply("One click done, the other one was denied."),
+            # "Keep going": a stream that never ends, stopped from the window.
+            text_reply("Working on it, step one", hang_after=5),
+            # "Continue": the stopped session goes on.
+            text_reply("Continued after the stop."),
+        ],
+    }
 
 
-class App:
-    """The stand-in, tauri-driver, and one WebDriver session of the app."""
+class ClickRecorder:
+    """An `xev` window that prints every button press the X server delivers to it."""
 
-    def __init__(self, app_binary, standin_binary, work):
-        self.processes = []
-        script = os.path.join(work, "script.json")
-        with open(script, "w") as f:
-            json.dump(SCRIPT, f)
-        standin = self.spawn([standin_binary, "--script", script], stdout=subprocess.PIPE)
-        line = standin.stdout.readline().decode().strip()
-        assert line.startswith("listening on "), line
-        self.model_url = line.removeprefix("listening on ")
-        home = os.path.join(work, "home")
-        os.makedirs(home)
-        env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=f"{home}/.config",
-                   XDG_DATA_HOME=f"{home}/.local/share", XDG_CACHE_HOME=f"{home}/.cache",
-                   DESKHAND_CONFIG_DIR=f"{work}/config", DESKHAND_DATA_DIR=f"{work}/data",
-                   ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=self.model_url,
-                   WEBKIT_DISABLE_COMPOSITING_MODE="1")
-        port, native = free_port(), free_port()
-        self.spawn(["tauri-driver", "--port", str(port), "--native-port", str(native)], env=env,
-                   stdout=open(os.path.join(work, "tauri-driver.log"), "w"),
-                   stderr=subprocess.STDOUT)
-        wait_port(port)
-        self.session = Session(f"http://127.0.0.1:{port}", os.path.abspath(app_binary))
+    def __init__(self, work):
+        self.log = os.path.join(work, "xev.log")
+        x, y, width, height = RECORDER
+        self.process = subprocess.Popen(
+            ["xev", "-geometry", f"{width}x{height}+{x}+{y}", "-name", "deskhand-e2e-clicks",
+             "-event", "button"],
+            stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
+        try:
+            subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--name",
+                            "^deskhand-e2e-clicks$"], check=True, capture_output=True, timeout=10)
+        except subprocess.SubprocessError as error:
+            self.close()
+            raise AssertionError(f"the click recorder (xev) did not show: {error}") from None
 
-    def spawn(self, argv, **kwargs):
-        process = subprocess.Popen(argv, **kwargs)
-        self.processes.append(process)
-        return process
+    def output(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def presses(self):
+        """Root coordinates of every ButtonPress so far."""
+        events = self.output().split("\n\n")
+        return [tuple(map(int, re.search(r"root:\((\d+),(\d+)\)", e).groups()))
+                for e in events if e.lstrip().startswith("ButtonPress")]
 
     def close(self):
-        if getattr(self, "session", None):
-            self.session.close()
-        for process in reversed(self.processes):
-            process.terminate()
-            try:
-                process.wait(5)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        self.process.terminate()
+        self.process.wait()
 
-    def send(self, text):
-        box = self.session.wait_for('textarea[aria-label="Message text"]')
-        box.send_keys(text)
-        box.send_keys("\ue007")  # Enter sends
+
+passed = 0
 
 
 def check(name, condition, detail=""):
+    global passed
     if not condition:
         raise AssertionError(f"{name}: {detail}")
-    print(f"ok - {name}", flush=True)
+    passed += 1
+    print(f"ok - {name}" + (f" ({detail})" if detail else ""), flush=True)
+
+
+def press(session, button):
+    """Clicks `button` from the page's script. WebDriver's own click waits for the window to
+    handle the click, and WebKitWebDriver drops the connection when the window hides meanwhile,
+    as it does when an approved computer action starts."""
+    session.execute("arguments[0].click()", button.ref)
+
+
+def near(a, b, slack=1):
+    return abs(a[0] - b[0]) <= slack and abs(a[1] - b[1]) <= slack
+
+
+def run(app, clicks, screenshot_path):
+    s = app.session
+    s.wait_for("h1", text="Deskhand", what="the window")
+
+    # A message with a screenshot attached, answered by streamed text.
+    s.wait_for("button", text="Attach screenshot").click()
+    thumb = s.wait_for('figure.thumb img[alt="screenshot"]', what="the screenshot's thumbnail")
+    check("Attach screenshot captures the screen into a thumbnail",
+          s.execute("return arguments[0].naturalWidth", thumb.ref) == 1366)
+    app.send("Say hello")
+    s.wait_for('article[aria-label="You"] img[alt="Attached image"]',
+               what="the sent message's image")
+    draft = s.wait_for('article[aria-label="Deskhand (typing)"]', text="Hello from the stand-in",
+                       what="streamed text")
+    check("text streams in before the message is complete",
+          len(draft.text()) < len(HELLO.replace("**", "").strip()), draft.text())
+    final = s.wait_for('article[aria-label="Deskhand"]', text="Hello from the stand-in")
+    check("the finished message renders Markdown", s.execute(
+        "return document.querySelector('article[aria-label=\"Deskhand\"] strong')"
+        "?.textContent") == "the stand-in", final.text())
+
+    # One click approved, one denied: only the approved one reaches the X display.
+    app.send("Click")
+    card = s.wait_for('section[aria-label="Approval needed"]', what="the first approval")
+    check("the approval shows where the click lands",
+          s.find_all('section[aria-label="Approval needed"] [data-testid="marker"]') != [],
+          card.text()[:80])
+    press(s, s.wait_for('section[aria-label="Approval needed"] button', text="Approve"))
+    s.wait_gone('section[aria-label="Approval needed"]')
+    s.wait_for('li.entry.done img[alt^="Screen after left_click"]',
+               what="the approved click's screenshot")
+    s.wait_for('section[aria-label="Approval needed"]', text="left_click", what="the second approval")
+    if screenshot_path:
+        # The window is back from the bar: let it draw at full size first.
+        s.execute_async("const done = arguments[0];"
+                        "requestAnimationFrame(() => requestAnimationFrame(() => done()));")
+        s.screenshot(screenshot_path)
+        check("a screenshot of the window mid-run is written", os.path.getsize(screenshot_path)
+              > 10_000, screenshot_path)
+    reason = s.wait_for('section[aria-label="Approval needed"] label.reason input')
+    reason.send_keys("not that one")
+    press(s, s.wait_for('section[aria-label="Approval needed"] button', text="Deny"))
+    s.wait_for('article[aria-label="Deskhand"]', text="the other one was denied")
+    presses = clicks.presses()
+    check("only the approved click happened on the display",
+          len(presses) == 1 and near(presses[0], screen_point(model_point(APPROVED))),
+          f"presses at {presses}")
+    check("the denied click is shown with its reason", s.wait_for(
+        "li.entry.denied", text="not that one", what="the denied entry") is not None)
+    shots = s.execute(
+        "return [...document.querySelectorAll('aside img[alt^=\"Screen after\"]')]"
+        ".map(i => i.complete ? i.naturalWidth : 0)")
+    check("both screenshots are in the side panel", shots == [1366, 1366], f"widths {shots}")
+
+    # A run stopped mid-stream, and the session continued.
+    app.send("Keep going")
+    s.wait_for('article[aria-label="Deskhand (typing)"]', text="Working on it")
+    stop_ms = s.execute_async("""
+        const done = arguments[arguments.length - 1];
+        const started = performance.now();
+        const stopped = () => [...document.querySelectorAll('p.note')]
+            .some(p => p.textContent.includes('Stopped.'));
+        new MutationObserver((_, observer) => {
+            if (stopped()) { observer.disconnect(); done(performance.now() - started); }
+        }).observe(document.body, {childList: true, subtree: true, characterData: true});
+        document.querySelector('header button.stop').click();
+    """)
+    check("Stop ends a run mid-stream", True, f"{stop_ms:.0f} ms from the click to 'Stopped.'")
+    check("the partial text is kept", s.wait_for('article[aria-label="Deskhand"]',
+                                                 text="Working on it") is not None)
+
+    app.send("Continue")
+    s.wait_for('article[aria-label="Deskhand"]', text="Continued after the stop.")
+    check("the stopped session continues", True)
 
 
 def main():
-    app_binary, standin_binary = sys.argv[1], sys.argv[2]
-    out = sys.argv[3] if len(sys.argv) > 3 else tempfile.mkdtemp()
-    os.makedirs(out, exist_ok=True)
-    with tempfile.TemporaryDirectory() as work:
-        app = App(app_binary, standin_binary, work)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("app")
+    parser.add_argument("standin")
+    parser.add_argument("--screenshot", help="where to write the window mid-run (PNG)")
+    args = parser.parse_args()
+    size = display_size()
+    if size != (1920, 1080):
+        sys.exit(f"app_e2e: the display is {size[0]}x{size[1]}; the test expects 1920x1080")
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as work:
+        clicks = ClickRecorder(work)
+        app = None
         try:
-            s = app.session
-            s.wait_for("h1", text="Deskhand", what="the window")
-
-            app.send("Say hello")
-            draft = s.wait_for('article[aria-label="Deskhand (typing)"]', text="Hello from",
-                               what="streamed text")
-            check("text streams in before the message is complete", "stand-in" in draft.text())
-            final = s.wait_for('article[aria-label="Deskhand"]', text="Hello from the stand-in")
-            check("the finished message renders Markdown", s.execute(
-                "return document.querySelector('article[aria-label=\"Deskhand\"] strong')"
-                "?.textContent") == "the stand-in", final.text())
-
-            app.send("Keep going")
-            s.wait_for('article[aria-label="Deskhand (typing)"]', text="Working on it")
-            s.screenshot(os.path.join(out, "mid-run.png"))
-            stop = s.wait_for("header button.stop")
-            started = time.monotonic()
-            stop.click()
-            s.wait_for("p.note", text="Stopped.", what="the stopped note")
-            check("Stop ends a run mid-stream", True, f"{time.monotonic() - started:.2f} s")
-            check("the partial text is kept", s.wait_for('article[aria-label="Deskhand"]',
-                                                         text="Working on it") is not None)
-
-            app.send("Continue")
-            s.wait_for('article[aria-label="Deskhand"]', text="Continued after the stop.")
-            check("the stopped session continues", True)
+            app = App(args.app, args.standin, script(), work)
+            run(app, clicks, args.screenshot)
+        except BaseException:
+            print(f"e2e: {passed} passed, 1 failed", flush=True)
+            if app:
+                app.dump_logs()
+            raise
         finally:
-            app.close()
+            if app:
+                app.close()
+            clicks.close()
+    print(f"e2e: {passed} passed, 0 failed", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,115 +1,371 @@
 #!/usr/bin/env python3
-"""Measures the desktop app: cold start to an interactive window, and idle memory of all its
-processes (the app, WebKit's web and network processes). Prints medians.
+"""Measures the desktop app as a person would feel it, and prints medians of several runs:
 
-Usage: tests/e2e/measure.py APP_BINARY [RUNS]   (needs DISPLAY and tauri-driver, as app_e2e.py)
+- start:  cold start to an interactive window. From the app's process start (its start time in
+          /proc) until the page has rendered the window (`load` has ended and a frame is drawn),
+          read from the page's own clock; and, as an upper bound, from asking WebDriver for a
+          session (which launches WebKitWebDriver and the app) until the heading is found.
+- memory: idle memory of all the app's processes (the app, WebKit's web and network
+          processes): PSS (shared pages split between processes) and RSS from /proc, 5 s after
+          the window is up, with the app started directly, not under WebDriver.
+- stop:   from a click on Stop, mid-stream, until the window shows "Stopped." (page clock).
+- token:  from a text chunk arriving from the network (a proxy between the app and the
+          stand-in stamps each read) until its text is drawn in the window.
+- scroll: a 500-message session with 100 screenshots (one run of 250 turns, auto mode):
+          frame times while the conversation and the side panel are scrolled from top to
+          bottom.
 
-Cold start: from asking for a WebDriver session (which launches the app) until the page's
-heading is found, i.e. the window is up and its script has rendered. WebKitWebDriver's own
-start is included, so this is an upper bound. Memory: 5 s after start, the sum over the app's
-process tree of PSS (shared pages split between processes) and of RSS, from /proc.
+Usage: scripts/measure.sh [--runs N] [--only start,memory,...]   (starts a display itself)
+   or: tests/e2e/measure.py APP STANDIN [--runs N] [--only ...]   (needs DISPLAY, as app_e2e.py)
 """
 
+import argparse
 import os
+import re
 import socket
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from webdriver import Session  # noqa: E402
+from harness import App, app_env, start_standin, text_reply  # noqa: E402
+
+SETTINGS = {"provider": "anthropic", "model": "claude-sonnet-4-5", "approval_mode": "ask",
+            "max_turns": 1000, "monitor": None,
+            "screenshot_size": {"width": 1280, "height": 800}}
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def median(values):
+    return statistics.median(values)
 
 
-def children():
-    tree = {}
+def fmt(values, unit, digits=0):
+    return (f"median {median(values):.{digits}f} {unit} "
+            f"(min {min(values):.{digits}f}, max {max(values):.{digits}f}, n={len(values)})")
+
+
+# --- processes -----------------------------------------------------------------------------
+
+def process_tree(binary):
+    """Pids of every process running `binary` and all their descendants."""
+    parents = {}
+    roots = []
+    real = os.path.realpath(binary)
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except OSError:
-            continue
-        tree.setdefault(ppid, []).append(int(pid))
-    return tree
-
-
-def app_tree(binary):
-    tree = children()
-    roots = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if os.path.realpath(f"/proc/{pid}/exe") == os.path.realpath(binary):
+                parents[int(pid)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            if os.path.realpath(f"/proc/{pid}/exe") == real:
                 roots.append(int(pid))
         except OSError:
             pass
+    children = {}
+    for pid, ppid in parents.items():
+        children.setdefault(ppid, []).append(pid)
     found, todo = [], list(roots)
     while todo:
         pid = todo.pop()
         found.append(pid)
-        todo.extend(tree.get(pid, []))
+        todo.extend(children.get(pid, []))
     return found
 
 
-def memory_kb(pids):
-    pss = rss = 0
-    names = []
+def memory(pids):
+    """{name: (pss_kb, rss_kb)} per process."""
+    out = {}
     for pid in pids:
         try:
+            with open(f"/proc/{pid}/comm") as f:
+                name = f"{f.read().strip()}[{pid}]"
+            pss = rss = 0
             with open(f"/proc/{pid}/smaps_rollup") as f:
                 for line in f:
                     if line.startswith("Pss:"):
-                        pss += int(line.split()[1])
+                        pss = int(line.split()[1])
                     elif line.startswith("Rss:"):
-                        rss += int(line.split()[1])
-            with open(f"/proc/{pid}/comm") as f:
-                names.append(f.read().strip())
+                        rss = int(line.split()[1])
+            out[name] = (pss, rss)
         except OSError:
             pass
-    return pss, rss, names
+    return out
+
+
+def process_age(pid):
+    """Seconds since `pid` started (10 ms resolution)."""
+    with open(f"/proc/{pid}/stat") as f:
+        start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+    with open("/proc/uptime") as f:
+        uptime = float(f.read().split()[0])
+    return uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+
+
+# --- the measurements ----------------------------------------------------------------------
+
+# The wall-clock time (ms since the epoch) at which the page had loaded and painted: the later
+# of the end of `load` and the first contentful paint, when the engine reports one.
+PAGE_READY = """
+const done = arguments[arguments.length - 1];
+const report = () => requestAnimationFrame(() => setTimeout(() => {
+  const nav = performance.getEntriesByType('navigation')[0];
+  const paint = performance.getEntriesByType('paint').map((p) => p.startTime);
+  done(performance.timeOrigin + Math.max(nav.loadEventEnd, ...paint));
+}));
+if (document.readyState === 'complete') report(); else addEventListener('load', report);
+"""
+
+
+def app_pid(binary):
+    real = os.path.realpath(binary)
+    pids = [p for p in process_tree(binary) if os.path.realpath(f"/proc/{p}/exe") == real]
+    if len(pids) != 1:
+        raise AssertionError(f"expected one {binary} process, found {pids}")
+    return pids[0]
+
+
+def measure_start(args, work):
+    windows, sessions = [], []
+    for i in range(args.runs):
+        run_dir = os.path.join(work, f"start{i}")
+        os.makedirs(run_dir)
+        asked = time.monotonic()
+        app = App(args.app, args.standin, {"turns": []}, run_dir)
+        try:
+            app.session.wait_for("h1", text="Deskhand", what="the window", timeout=30)
+            sessions.append((time.monotonic() - asked) * 1000)
+            ready = app.session.execute_async(PAGE_READY) / 1000
+            started = time.time() - process_age(app_pid(args.app))
+            windows.append((ready - started) * 1000)
+        finally:
+            app.close()
+    print(f"cold start, process start to the window loaded and painted: {fmt(windows, 'ms')}")
+    print(f"cold start, WebDriver session asked to the heading found (upper bound): "
+          f"{fmt(sessions, 'ms')}")
+
+
+def measure_memory(args, work):
+    totals, breakdowns = [], []
+    for i in range(args.runs):
+        run_dir = os.path.join(work, f"memory{i}")
+        os.makedirs(run_dir)
+        app = subprocess.Popen([args.app], env=app_env(run_dir, "http://127.0.0.1:9"),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--name", "^Deskhand$"],
+                           check=True, capture_output=True, timeout=30)
+            time.sleep(args.idle)
+            used = memory(process_tree(args.app))
+        finally:
+            app.terminate()
+            app.wait()
+        totals.append((sum(p for p, _ in used.values()) / 1024,
+                       sum(r for _, r in used.values()) / 1024))
+        breakdowns.append(used)
+    middle = sorted(range(len(totals)), key=lambda i: totals[i][0])[len(totals) // 2]
+    print(f"idle memory ({args.idle:.0f} s after the window is up), all processes: "
+          f"PSS {fmt([t[0] for t in totals], 'MB')}; RSS median {median([t[1] for t in totals]):.0f} MB")
+    for name, (pss, rss) in sorted(breakdowns[middle].items(), key=lambda kv: -kv[1][0]):
+        print(f"    {name:28} PSS {pss / 1024:6.1f} MB  RSS {rss / 1024:6.1f} MB")
+
+
+# Clicks Stop and resolves with the ms until "Stopped." shows (a note that was not there).
+STOP = """
+const done = arguments[arguments.length - 1];
+const before = new Set(document.querySelectorAll('p.note'));
+const stopped = () => [...document.querySelectorAll('p.note')]
+  .some((p) => !before.has(p) && p.textContent.includes('Stopped.'));
+const started = performance.now();
+new MutationObserver((_, observer) => {
+  if (stopped()) { observer.disconnect(); done(performance.now() - started); }
+}).observe(document.body, {childList: true, subtree: true, characterData: true});
+document.querySelector('header button.stop').click();
+"""
+
+
+def measure_stop(args, work):
+    turns = [text_reply(f"Working on step {i}", hang_after=5) for i in range(args.runs)]
+    app = App(args.app, args.standin, {"turns": turns}, work)
+    latencies = []
+    try:
+        for i in range(args.runs):
+            app.send(f"Go on ({i})")
+            app.session.wait_for('article[aria-label="Deskhand (typing)"]', text=f"step {i}")
+            latencies.append(app.session.execute_async(STOP))
+    finally:
+        app.close()
+    print(f"stop, click to 'Stopped.' shown, mid-stream: {fmt(latencies, 'ms', 1)}")
+
+
+class StampingProxy:
+    """A TCP relay between the app and the stand-in that notes when each `tokNNNN` first
+    arrives from the stand-in: the moment it arrives from the network."""
+
+    def __init__(self, upstream_url):
+        host, port = upstream_url.removeprefix("http://").rstrip("/").split(":")
+        self.upstream = (host, int(port))
+        self.arrivals = {}
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+
+    def accept(self):
+        while True:
+            client, _ = self.listener.accept()
+            upstream = socket.create_connection(self.upstream)
+            for sock in (client, upstream):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            threading.Thread(target=self.pump, args=(client, upstream, False), daemon=True).start()
+            threading.Thread(target=self.pump, args=(upstream, client, True), daemon=True).start()
+
+    def pump(self, source, sink, stamp):
+        try:
+            while data := source.recv(65536):
+                if stamp:
+                    now = time.time()
+                    for token in TOKEN.findall(data):
+                        self.arrivals.setdefault(token.decode(), now)
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            sink.close()
+
+
+TOKEN = re.compile(rb"tok\d{4}")
+TOKENS = 150
+
+# Notes, for every token, when it is first in the page's DOM and the start of the next frame.
+WATCH_TOKENS = """
+window.tokensSeen = {}; window.tokensFramed = {};
+new MutationObserver(() => {
+  const now = performance.timeOrigin + performance.now();
+  const draft = document.querySelector('article[aria-label="Deskhand (typing)"]');
+  if (!draft) return;
+  for (const [token] of draft.textContent.matchAll(/tok\\d{4}/g)) {
+    if (token in tokensSeen) continue;
+    tokensSeen[token] = now;
+    requestAnimationFrame(() => (tokensFramed[token] = performance.timeOrigin + performance.now()));
+  }
+}).observe(document.body, {childList: true, subtree: true, characterData: true});
+"""
+
+
+def measure_token(args, work):
+    text = "".join(f"tok{i:04d} " for i in range(TOKENS))
+    proxy = None
+
+    def through_proxy(url):
+        nonlocal proxy
+        proxy = StampingProxy(url)
+        return proxy.url
+
+    app = App(args.app, args.standin, {"turns": [text_reply(text, delay_ms=40)]}, work,
+              proxy=through_proxy)
+    try:
+        app.session.wait_for("h1", text="Deskhand")
+        app.session.execute(WATCH_TOKENS)
+        app.send("Stream")
+        app.session.wait_for('article[aria-label="Deskhand"]', text=f"tok{TOKENS - 1:04d}",
+                             timeout=60)
+        seen = app.session.execute("return [tokensSeen, tokensFramed]")
+    finally:
+        app.close()
+    dom = [seen[0][t] - proxy.arrivals[t] * 1000 for t in seen[0] if t in proxy.arrivals]
+    framed = [seen[1][t] - proxy.arrivals[t] * 1000 for t in seen[1] if t in proxy.arrivals]
+    print(f"streamed token, network to DOM: {fmt(dom, 'ms', 1)}")
+    framed.sort()
+    print(f"streamed token, network to the next frame: {fmt(framed, 'ms', 1)}, "
+          f"p95 {framed[int(len(framed) * 0.95)]:.1f} ms")
+
+
+# Scrolls `selector` from top to bottom in `frames` frames and resolves with the frame times.
+SCROLL = """
+const [selector, frames, done] = arguments;
+const box = document.querySelector(selector);
+box.scrollTop = 0;
+const step = Math.max(1, (box.scrollHeight - box.clientHeight) / frames);
+const times = [];
+let last = null;
+const tick = (t) => {
+  if (last !== null) times.push(t - last);
+  last = t;
+  if (box.scrollTop + box.clientHeight >= box.scrollHeight - 1) {
+    done({times, height: box.scrollHeight});
+    return;
+  }
+  box.scrollTop += step;
+  requestAnimationFrame(tick);
+};
+requestAnimationFrame(() => requestAnimationFrame(tick));
+"""
+
+STEPS = 250  # model turns: 100 screenshots and 150 cursor positions, 2 messages each
+
+
+def big_session_script():
+    turns = []
+    for i in range(STEPS):
+        action = "screenshot" if i % 5 < 2 else "cursor_position"
+        turns.append({"kind": "reply", "content": [
+            {"type": "text", "text": f"Step {i + 1}: checking the screen before going on."},
+            {"type": "tool_use", "name": "computer", "input": {"action": action}}]})
+    turns.append(text_reply("All 250 steps done."))
+    return {"turns": turns}
+
+
+def frame_stats(name, times):
+    times = sorted(times)
+    slow = sum(t > 50 for t in times)
+    print(f"{name}: {len(times)} frames, frame time median {median(times):.1f} ms, "
+          f"p95 {times[int(len(times) * 0.95)]:.1f} ms, max {times[-1]:.1f} ms, "
+          f"{slow} over 50 ms")
+
+
+def measure_scroll(args, work):
+    settings = dict(SETTINGS, approval_mode="auto")
+    app = App(args.app, args.standin, big_session_script(), work, settings=settings)
+    s = app.session
+    try:
+        started = time.monotonic()
+        app.send("Take 100 screenshots")
+        s.wait_for('article[aria-label="Deskhand"]', text="All 250 steps done.", timeout=900)
+        counts = s.execute("""return {
+            messages: document.querySelectorAll('section.chat article').length,
+            entries: document.querySelectorAll('aside li.entry').length,
+            screenshots: [...document.querySelectorAll('aside img[alt^="Screen after"]')]
+              .filter((i) => i.complete && i.naturalWidth > 0).length}""")
+        print(f"big session: {counts['messages']} chat messages, {counts['entries']} actions, "
+              f"{counts['screenshots']} screenshots shown, run took "
+              f"{time.monotonic() - started:.0f} s")
+        for name, selector in (("chat", "section.chat .messages"), ("side panel", "aside .scroll")):
+            result = s.execute_async(SCROLL, selector, 300)
+            frame_stats(f"scrolling the {name} ({result['height']} px)", result["times"])
+    finally:
+        app.close()
+
+
+MEASURES = {"start": measure_start, "memory": measure_memory, "stop": measure_stop,
+            "token": measure_token, "scroll": measure_scroll}
 
 
 def main():
-    binary = os.path.abspath(sys.argv[1])
-    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 5
-    starts, psss, rsss = [], [], []
-    with tempfile.TemporaryDirectory() as work:
-        env = dict(os.environ, HOME=work, DESKHAND_CONFIG_DIR=f"{work}/config",
-                   DESKHAND_DATA_DIR=f"{work}/data", ANTHROPIC_API_KEY="sk-ant-measure-0000",
-                   ANTHROPIC_BASE_URL="http://127.0.0.1:9", WEBKIT_DISABLE_COMPOSITING_MODE="1")
-        port = free_port()
-        driver = subprocess.Popen(["tauri-driver", "--port", str(port), "--native-port",
-                                   str(free_port())], env=env, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
-        try:
-            time.sleep(1)
-            for _ in range(runs):
-                started = time.monotonic()
-                session = Session(f"http://127.0.0.1:{port}", binary)
-                try:
-                    session.wait_for("h1", text="Deskhand")
-                    starts.append(time.monotonic() - started)
-                    time.sleep(5)
-                    pss, rss, names = memory_kb(app_tree(binary))
-                    psss.append(pss / 1024)
-                    rsss.append(rss / 1024)
-                finally:
-                    session.close()
-                time.sleep(1)
-        finally:
-            driver.terminate()
-            driver.wait()
-    print(f"processes: {', '.join(names)}")
-    print(f"cold start to interactive window: median {statistics.median(starts):.2f} s "
-          f"(runs: {', '.join(f'{s:.2f}' for s in starts)})")
-    print(f"idle memory, all processes: median PSS {statistics.median(psss):.0f} MB, "
-          f"RSS {statistics.median(rsss):.0f} MB over {runs} runs")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("app")
+    parser.add_argument("standin")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--idle", type=float, default=5.0, help="seconds idle before memory")
+    parser.add_argument("--only", default=",".join(MEASURES), help="comma-separated measures")
+    args = parser.parse_args()
+    print(f"measuring {args.app}: {args.runs} runs each", flush=True)
+    for name in args.only.split(","):
+        with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as work:
+            MEASURES[name](args, work)
+            sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -2,10 +2,10 @@
 tauri-driver, which forwards to WebKitWebDriver."""
 
 import base64
+import http.client
 import json
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
 
@@ -16,19 +16,26 @@ class WebDriverError(Exception):
 
 class Session:
     def __init__(self, url, application, timeout=60):
-        self.url = url.rstrip("/")
+        # One kept-alive connection. A new connection per command (what urllib does, with
+        # `Connection: close`) makes tauri-driver's forwarded requests to WebKitWebDriver fail
+        # now and then with "connection error", mid-test.
+        address = urllib.parse.urlsplit(url)
+        self.connection = http.client.HTTPConnection(address.hostname, address.port)
         caps = {"capabilities": {"alwaysMatch": {"tauri:options": {"application": application}}}}
         self.id = self._request("POST", "/session", caps, timeout=timeout)["sessionId"]
 
     def _request(self, method, path, body=None, timeout=30):
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                return json.loads(response.read() or b"{}").get("value")
-        except urllib.error.HTTPError as error:
-            raise WebDriverError(f"{method} {path}: {error.code} {error.read()[:500]!r}") from None
+        self.connection.timeout = timeout
+        if self.connection.sock:
+            self.connection.sock.settimeout(timeout)
+        self.connection.request(method, path, body=data,
+                                headers={"Content-Type": "application/json"})
+        response = self.connection.getresponse()
+        payload = response.read()
+        if response.status >= 400:
+            raise WebDriverError(f"{method} {path}: {response.status} {payload[:500]!r}")
+        return json.loads(payload or b"{}").get("value")
 
     def _session(self, method, path, body=None):
         return self._request(method, f"/session/{self.id}{path}", body)
@@ -36,8 +43,9 @@ class Session:
     def close(self):
         try:
             self._request("DELETE", f"/session/{self.id}")
-        except (WebDriverError, OSError):
+        except (WebDriverError, OSError, http.client.HTTPException):
             pass
+        self.connection.close()
 
     def find_all(self, css):
         found = self._session("POST", "/elements", {"using": "css selector", "value": css})
@@ -67,6 +75,10 @@ class Session:
     def execute(self, script, *args):
         return self._session("POST", "/execute/sync", {"script": script, "args": list(args)})
 
+    def execute_async(self, script, *args):
+        """Runs `script`, which calls its last argument with the result."""
+        return self._session("POST", "/execute/async", {"script": script, "args": list(args)})
+
     def screenshot(self, path):
         with open(path, "wb") as f:
             f.write(base64.b64decode(self._session("GET", "/screenshot")))
@@ -76,6 +88,11 @@ class Element:
     def __init__(self, session, id):
         self.session = session
         self.id = id
+
+    @property
+    def ref(self):
+        """This element as a script argument."""
+        return {ELEMENT: self.id}
 
     def click(self):
         self.session._session("POST", f"/element/{self.id}/click", {})

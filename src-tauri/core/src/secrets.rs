@@ -260,6 +260,16 @@ pub fn lookup(
     Ok(store.get(provider)?.map(|key| (key, KeySource::Keyring)))
 }
 
+/// The key stored for the provider `id`, as `llm::config::choose` asks for it: what the CLI
+/// and the window both hand it.
+pub fn stored_key(store: &dyn SecretStore, id: &str) -> Result<Option<String>, String> {
+    let provider = provider(id).map_err(|e| e.to_string())?;
+    store
+        .get(provider)
+        .map(|key| key.map(|k| k.expose().to_string()))
+        .map_err(|e| e.to_string())
+}
+
 fn from_env(provider: &KeyedProvider) -> Option<ApiKey> {
     std::env::var(provider.env)
         .ok()
@@ -271,8 +281,6 @@ fn from_env(provider: &KeyedProvider) -> Option<ApiKey> {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeyStatus {
     pub provider: String,
-    /// The environment variable that overrides the keyring for this provider.
-    pub env: String,
     pub set: bool,
     pub last4: Option<String>,
     pub source: Option<KeySource>,
@@ -292,7 +300,6 @@ pub fn key_status(store: &dyn SecretStore, provider: &KeyedProvider) -> KeyStatu
     };
     KeyStatus {
         provider: provider.id.into(),
-        env: provider.env.into(),
         set: key.is_some(),
         last4: key.as_ref().and_then(ApiKey::last4),
         source,
@@ -337,7 +344,6 @@ mod tests {
         let openrouter = provider("openrouter").unwrap();
         let status = key_status(&store, openrouter);
         assert!(!status.keyring_available);
-        assert_eq!(status.env, "OPENROUTER_API_KEY");
         let message = status.keyring_error.unwrap();
         assert!(message.contains("OPENROUTER_API_KEY"), "{message}");
         assert!(message.contains("gnome-keyring-daemon"), "{message}");

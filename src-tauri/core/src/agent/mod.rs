@@ -12,6 +12,6 @@ pub use approval::{
 };
 pub use event::{AgentEvent, RunStatus};
 pub use run::{
-    Agent, AgentConfig, Budget, CANCELLED, DEFAULT_MAX_TOKENS, DEFAULT_MAX_TURNS, DEFAULT_SYSTEM,
-    EventSink, RunOutcome,
+    Agent, AgentConfig, Budget, CANCELLED, CHANGED_WHILE_ASKING, DEFAULT_MAX_TOKENS,
+    DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, EventSink, RunOutcome,
 };

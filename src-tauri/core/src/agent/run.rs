@@ -20,6 +20,9 @@ use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
 pub const DEFAULT_MAX_TURNS: u32 = 50;
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
 pub const CANCELLED: &str = "cancelled by the user";
+/// The answer when an approved action would now do something else than what was shown.
+pub const CHANGED_WHILE_ASKING: &str = "nothing was done: what this action would do changed \
+while it waited for approval (e.g. the file was edited); look again and retry";
 /// The system prompt of the CLI and the window unless the person gives another.
 pub const DEFAULT_SYSTEM: &str = "You are Deskhand, an assistant that works on the user's computer \
 through the tools you are given, while the user watches and approves each action. Take a \
@@ -394,7 +397,7 @@ impl Agent {
                     tool_use_id: id.into(),
                     tool: name.into(),
                     input: input.clone(),
-                    plan,
+                    plan: plan.clone(),
                 };
                 sink(AgentEvent::ApprovalNeeded {
                     request: request.clone(),
@@ -418,6 +421,15 @@ impl Agent {
                 (_, None) => "not allowed by the approval policy".to_string(),
             };
             return ToolOutput::error(why);
+        }
+        // What runs must be what the person saw: a file edited while they read the diff
+        // would otherwise be written with changes they never approved.
+        if by == DecidedBy::User {
+            match tool.plan(input) {
+                Ok(now) if now == plan => {}
+                Ok(_) => return ToolOutput::error(CHANGED_WHILE_ASKING),
+                Err(message) => return ToolOutput::error(message),
+            }
         }
         let ctx = ToolContext {
             cancel: cancel.child_token(),

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use deskhand_app::{AppState, configure, context};
-use deskhand_standin::{Reply, StandIn, Turn};
+use deskhand_standin::{Reply, Script, StandIn, Turn};
 use serde_json::{Value, json};
 use tauri::ipc::{CallbackFn, InvokeBody, InvokeResponseBody};
 use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
@@ -23,17 +23,32 @@ struct Window {
     window: WebviewWindow<MockRuntime>,
     events: Arc<Mutex<Vec<Value>>>,
     _config: tempfile::TempDir,
+    /// The history: a real SQLite store.
+    data: tempfile::TempDir,
     _env: MutexGuard<'static, ()>,
 }
 
-/// The app on the mock runtime. `server`: where the model is; `None` leaves no key set.
+/// The app on the mock runtime over a new history. `server`: where the model is; `None`
+/// leaves no key set.
 fn window(server: Option<&StandIn>) -> Window {
+    window_in(server, tempfile::tempdir().unwrap())
+}
+
+/// The app over the history in `data`.
+fn window_in(server: Option<&StandIn>, data: tempfile::TempDir) -> Window {
     let env = ENVIRONMENT.lock().unwrap_or_else(|e| e.into_inner());
     let config = tempfile::tempdir().unwrap();
     // SAFETY: every test that reads or writes the environment holds ENVIRONMENT.
     unsafe {
         std::env::set_var("DESKHAND_CONFIG_DIR", config.path());
+        // Keys filed under a keyring service of this window's own: tests never see each
+        // other's, nor the developer's.
+        std::env::set_var(
+            "DESKHAND_KEYRING_SERVICE",
+            format!("deskhand-app-test-{}", uuid::Uuid::new_v4()),
+        );
         std::env::remove_var("ANTHROPIC_MODEL");
+        std::env::remove_var("LLM_PROVIDER");
         match server {
             Some(server) => {
                 std::env::set_var("ANTHROPIC_API_KEY", KEY);
@@ -44,7 +59,7 @@ fn window(server: Option<&StandIn>) -> Window {
     }
     let events = Arc::new(Mutex::new(Vec::new()));
     let caught = events.clone();
-    let app = configure(mock_builder(), AppState::new(config.path()))
+    let app = configure(mock_builder(), AppState::new(config.path(), data.path()))
         .channel_interceptor(move |_, _, _, body| {
             if let InvokeResponseBody::Json(json) = body {
                 caught
@@ -64,11 +79,26 @@ fn window(server: Option<&StandIn>) -> Window {
         window,
         events,
         _config: config,
+        data,
         _env: env,
     }
 }
 
 impl Window {
+    /// Closes the app and starts it again over the same history, as a person reopening it.
+    fn reopen(self, server: Option<&StandIn>) -> Window {
+        let Window {
+            _app,
+            window,
+            events,
+            _config,
+            data,
+            _env,
+        } = self;
+        drop((window, _app, events, _config, _env));
+        window_in(server, data)
+    }
+
     fn call_with(&self, command: &str, body: InvokeBody) -> Result<InvokeResponseBody, Value> {
         get_ipc_response(
             &self.window,
@@ -160,20 +190,38 @@ fn a_message_streams_text_and_the_session_continues() {
     );
 }
 
+/// The keyring tests need the D-Bus session with gnome-keyring that `scripts/test.sh`
+/// starts. Under the test command (`DESKHAND_TEST_HOME` set) a missing bus is a failure; a
+/// plain `cargo test` without one skips them with a note.
+fn secret_service_available() -> bool {
+    if std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("DESKHAND_TEST_HOME").is_none(),
+        "DESKHAND_TEST_HOME is set but there is no D-Bus session: run the keyring tests \
+         inside dbus-run-session with gnome-keyring unlocked (scripts/test.sh)"
+    );
+    eprintln!("skipped: no D-Bus session (run scripts/test.sh for the keyring tests)");
+    false
+}
+
 #[test]
 fn no_key_is_refused_before_anything_is_sent() {
+    if !secret_service_available() {
+        return;
+    }
     let app = window(None);
     let error = app.send(None, "hi").unwrap_err();
-    assert_eq!(kind(&error), "no_key");
-    assert!(
-        error["message"]
-            .as_str()
-            .unwrap()
-            .contains("ANTHROPIC_API_KEY")
-    );
+    assert_eq!(kind(&error), "no_key", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("ANTHROPIC_API_KEY") && message.contains("Settings"));
     let status = app.call("key_status", json!({})).unwrap();
     assert_eq!(status["set"], false);
+    assert_eq!(status["required"], true);
+    assert_eq!(status["keyring_available"], true);
     assert_eq!(status["last4"], Value::Null);
+    assert_eq!(app.call("list_sessions", json!({})).unwrap(), json!([]));
 }
 
 #[test]
@@ -185,6 +233,123 @@ fn the_key_status_shows_the_last_four_characters_only() {
     assert_eq!(status["last4"], "wxyz");
     assert_eq!(status["source"], "environment");
     assert!(!status.to_string().contains(KEY));
+}
+
+/// Every file under `dir`, read whole: where a key must not be.
+fn files_contain(dir: &std::path::Path, needle: &str) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(files_contain(&path, needle));
+        } else if std::fs::read(&path)
+            .unwrap()
+            .windows(needle.len())
+            .any(|w| w == needle.as_bytes())
+        {
+            found.push(path);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_key_set_in_the_window_goes_to_the_keyring_and_only_to_the_provider() {
+    if !secret_service_available() {
+        return;
+    }
+    const STORED: &str = "sk-ant-window-stored-secret-QRST";
+    let server = StandIn::spawn([Turn::text("Keyed.")]);
+    let app = window(Some(&server));
+    // SAFETY: the window holds ENVIRONMENT.
+    unsafe { std::env::remove_var("ANTHROPIC_API_KEY") };
+    assert_eq!(app.call("key_status", json!({})).unwrap()["set"], false);
+    assert_eq!(
+        kind(
+            &app.call("set_api_key", json!({"provider": "anthropic", "key": "  "}))
+                .unwrap_err()
+        ),
+        "invalid"
+    );
+    assert_eq!(
+        kind(
+            &app.call("set_api_key", json!({"provider": "ollama", "key": STORED}))
+                .unwrap_err()
+        ),
+        "invalid"
+    );
+    let status = app
+        .call(
+            "set_api_key",
+            json!({"provider": "anthropic", "key": STORED}),
+        )
+        .unwrap();
+    assert_eq!(
+        (&status["set"], &status["last4"], &status["source"]),
+        (&json!(true), &json!("QRST"), &json!("keyring"))
+    );
+    assert!(!status.to_string().contains(STORED));
+    let status = app.call("key_status", json!({})).unwrap();
+    assert_eq!(status["source"], "keyring");
+    assert!(!status.to_string().contains(STORED));
+    // The CLI's store sees the same key.
+    let keyring = deskhand::secrets::OsKeyring::default();
+    let anthropic = deskhand::secrets::provider("anthropic").unwrap();
+    use deskhand::secrets::SecretStore as _;
+    assert_eq!(keyring.get(anthropic).unwrap().unwrap().expose(), STORED);
+
+    app.send(None, "hello").unwrap();
+    assert_eq!(app.wait_for("done")["status"], "done");
+    assert_eq!(server.accepted()[0].headers["x-api-key"], STORED);
+    let events = serde_json::to_string(&app.events()).unwrap();
+    assert!(!events.contains(STORED));
+    assert!(files_contain(app.data.path(), STORED).is_empty());
+    assert!(files_contain(app._config.path(), STORED).is_empty());
+    keyring.delete(anthropic).unwrap();
+}
+
+#[test]
+fn without_a_keyring_the_window_says_how_to_get_one() {
+    let app = window(None);
+    let previous = std::env::var_os("DBUS_SESSION_BUS_ADDRESS");
+    // SAFETY: the window holds ENVIRONMENT. A bus that is not there: no Secret Service.
+    unsafe {
+        std::env::set_var(
+            "DBUS_SESSION_BUS_ADDRESS",
+            "unix:path=/nonexistent/deskhand-no-bus",
+        )
+    };
+    let status = app.call("key_status", json!({}));
+    let stored = app.call(
+        "set_api_key",
+        json!({"provider": "anthropic", "key": "sk-ant-nowhere-to-go-ABCD"}),
+    );
+    let sent = app.send(None, "hi");
+    // SAFETY: as above.
+    unsafe {
+        match previous {
+            Some(address) => std::env::set_var("DBUS_SESSION_BUS_ADDRESS", address),
+            None => std::env::remove_var("DBUS_SESSION_BUS_ADDRESS"),
+        }
+    }
+    let status = status.unwrap();
+    assert_eq!(status["keyring_available"], false);
+    let why = status["keyring_error"].as_str().unwrap();
+    assert!(
+        why.contains("gnome-keyring-daemon") && why.contains("ANTHROPIC_API_KEY"),
+        "{why}"
+    );
+    let error = stored.unwrap_err();
+    assert_eq!(kind(&error), "keyring_unavailable");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("ANTHROPIC_API_KEY")
+    );
+    assert!(!error.to_string().contains("nowhere-to-go"));
+    assert_eq!(kind(&sent.unwrap_err()), "keyring_unavailable");
+    assert!(files_contain(app._config.path(), "nowhere-to-go").is_empty());
 }
 
 #[test]
@@ -222,6 +387,7 @@ fn settings_are_validated_stored_and_set_the_mode() {
     let mut settings = app.call("get_settings", json!({})).unwrap();
     assert_eq!(settings["approval_mode"], "ask");
     assert_eq!(settings["provider"], "anthropic");
+    assert_eq!(settings["max_cost_usd"], Value::Null);
     settings["max_turns"] = json!(0);
     let error = app
         .call("set_settings", json!({"settings": settings}))
@@ -229,7 +395,19 @@ fn settings_are_validated_stored_and_set_the_mode() {
     assert_eq!(kind(&error), "invalid");
     assert!(error["message"].as_str().unwrap().contains("turn limit"));
     settings["max_turns"] = json!(12);
+    settings["max_tokens"] = json!(0);
+    let error = app
+        .call("set_settings", json!({"settings": settings}))
+        .unwrap_err();
+    assert!(error["message"].as_str().unwrap().contains("token limit"));
+    settings["max_tokens"] = json!(50_000);
+    settings["max_cost_usd"] = json!(1.5);
     settings["approval_mode"] = json!("auto");
+    settings["provider"] = json!("vllm");
+    settings["model"] = json!("qwen2.5-vl");
+    settings["base_url"] = json!("http://127.0.0.1:9/v1");
+    settings["monitor"] = json!(0);
+    settings["screenshot_size"] = json!({"width": 1024, "height": 768});
     let saved = app
         .call("set_settings", json!({"settings": settings}))
         .unwrap();
@@ -239,9 +417,40 @@ fn settings_are_validated_stored_and_set_the_mode() {
         serde_json::from_slice(&std::fs::read(app._config.path().join("settings.json")).unwrap())
             .unwrap();
     assert_eq!(on_disk["max_turns"], 12);
+    assert_eq!(on_disk["provider"], "vllm");
+    // The budget lives in the store, where `deskhand settings` reads and writes it.
+    assert!(on_disk.get("max_cost_usd").is_none());
+    let store = deskhand::store::Store::open(app.data.path()).unwrap();
+    let budget = store.budget().unwrap();
+    assert_eq!(
+        (budget.max_cost_usd, budget.max_tokens),
+        (Some(1.5), Some(50_000))
+    );
+    store
+        .set_setting(deskhand::agent::Budget::MAX_TOKENS_SETTING, &Value::Null)
+        .unwrap();
+    assert_eq!(
+        app.call("get_settings", json!({})).unwrap()["max_tokens"],
+        Value::Null
+    );
+    // A local server needs no key.
+    let status = app.call("key_status", json!({})).unwrap();
+    assert_eq!(
+        (&status["required"], &status["set"]),
+        (&json!(false), &json!(false))
+    );
+
     let providers = app.call("list_providers", json!({})).unwrap();
-    assert_eq!(providers[0]["id"], "anthropic");
-    assert!(providers[0]["models"].as_array().unwrap().len() > 1);
+    let ids: Vec<&str> = providers
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    for id in ["anthropic", "openai", "azure", "openrouter", "compatible"] {
+        assert!(ids.contains(&id), "{ids:?}");
+    }
+    assert_eq!(providers[0]["needs_key"], true);
     assert!(
         app.call("set_approval_mode", json!({"mode": "sometimes"}))
             .is_err()
@@ -249,6 +458,65 @@ fn settings_are_validated_stored_and_set_the_mode() {
     assert_eq!(
         app.call("set_approval_mode", json!({"mode": "deny"})),
         Ok(Value::Null)
+    );
+}
+
+#[test]
+fn the_window_runs_an_openai_compatible_server_from_its_settings() {
+    // A local server asks for no key.
+    let server =
+        StandIn::spawn(Script::new([Turn::text("Hello over Chat Completions.")]).without_keys());
+    let app = window(Some(&server));
+    let mut settings = app.call("get_settings", json!({})).unwrap();
+    settings["provider"] = json!("compatible");
+    settings["model"] = json!("local-model");
+    settings["base_url"] = json!(format!("{}/v1", server.url()));
+    app.call("set_settings", json!({"settings": settings}))
+        .unwrap();
+    app.send(None, "hi").unwrap();
+    let done = app.wait_for("done");
+    assert_eq!(done["status"], "done", "{:#?}", app.events());
+    let request = &server.accepted()[0];
+    assert_eq!(request.path, "/v1/chat/completions");
+    assert_eq!(request.body["model"], "local-model");
+    let started = app.wait_for("started");
+    assert_eq!(started["model"], "local-model");
+}
+
+#[test]
+fn the_stored_budget_stops_runs_from_the_window_and_the_meter_reads_the_store() {
+    let server = StandIn::spawn([
+        Turn::tool_use("bash", json!({"command": "true"})),
+        Turn::text("never reached"),
+    ]);
+    let app = window(Some(&server));
+    let mut settings = app.call("get_settings", json!({})).unwrap();
+    settings["max_tokens"] = json!(1);
+    settings["approval_mode"] = json!("auto");
+    app.call("set_settings", json!({"settings": settings}))
+        .unwrap();
+    let session = app.send(None, "go").unwrap();
+    assert_eq!(app.wait_for("done")["status"], "budget");
+    assert_eq!(server.accepted().len(), 1, "the budget stopped the run");
+    let listed = app.call("list_sessions", json!({})).unwrap();
+    let usage = app.wait_for("done")["usage"].clone();
+    assert_eq!(listed[0]["id"], session);
+    assert_eq!(listed[0]["usage"], usage);
+    assert!(listed[0]["cost_usd"].as_f64().unwrap() > 0.0, "{listed}");
+
+    // A cost limit needs the model's price.
+    settings["max_tokens"] = Value::Null;
+    settings["max_cost_usd"] = json!(1.0);
+    settings["model"] = json!("unpriced-model-7");
+    app.call("set_settings", json!({"settings": settings}))
+        .unwrap();
+    let error = app.send(None, "go").unwrap_err();
+    assert_eq!(kind(&error), "invalid");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("unpriced-model-7")
     );
 }
 
@@ -466,4 +734,311 @@ fn stop_while_waiting_for_approval_answers_the_call() {
     app.events.lock().unwrap().clear();
     app.send(session.as_str(), "go on").unwrap();
     assert_eq!(app.wait_for("done")["status"], "done");
+}
+
+#[test]
+fn sessions_are_stored_listed_searched_renamed_exported_and_deleted() {
+    let server = StandIn::spawn([Turn::text("Booked.")]);
+    let app = window(Some(&server));
+    let session = app.send(None, "Book a flight to Lisbon").unwrap();
+    assert_eq!(app.wait_for("done")["status"], "done");
+    let session = session.as_str().unwrap().to_string();
+
+    // Recorded event by event in the store the CLI reads.
+    let store = deskhand::store::Store::open(app.data.path()).unwrap();
+    let stored = store.session(&session).unwrap();
+    assert_eq!(stored.title, "Book a flight to Lisbon");
+    assert_eq!(stored.message_count, 2);
+    let types: Vec<Value> = store
+        .events(&session)
+        .unwrap()
+        .into_iter()
+        .map(|e| e["type"].clone())
+        .collect();
+    assert_eq!(types.first(), Some(&json!("started")));
+    assert_eq!(types.last(), Some(&json!("done")));
+
+    let listed = app.call("list_sessions", json!({})).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    assert_eq!(listed[0]["id"], session.as_str());
+    assert_eq!(
+        listed[0]["usage"]["output_tokens"],
+        stored.usage.output_tokens
+    );
+    let hits = app
+        .call("search_sessions", json!({"query": "Lisbon"}))
+        .unwrap();
+    assert_eq!(hits[0]["id"], session.as_str());
+    assert!(hits[0]["snippet"].as_str().unwrap().contains("Lisbon"));
+    let none = app
+        .call("search_sessions", json!({"query": "Madrid"}))
+        .unwrap();
+    assert_eq!(none, json!([]));
+
+    let prefix = &session[..8];
+    app.call("rename_session", json!({"id": prefix, "title": "Trip"}))
+        .unwrap();
+    assert_eq!(
+        kind(
+            &app.call("rename_session", json!({"id": prefix, "title": " "}))
+                .unwrap_err()
+        ),
+        "invalid"
+    );
+    let loaded = app.call("load_session", json!({"id": prefix})).unwrap();
+    assert_eq!(loaded["session"]["title"], "Trip");
+    assert_eq!(loaded["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(loaded["messages"][1]["content"][0]["text"], "Booked.");
+    let replayed: Vec<&Value> = loaded["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "message")
+        .collect();
+    assert_eq!(replayed.len(), 2, "{loaded:#}");
+
+    // Exports go to new files in the Downloads folder.
+    let home = tempfile::tempdir().unwrap();
+    // SAFETY: this test holds ENVIRONMENT.
+    unsafe {
+        std::env::set_var("HOME", home.path());
+        std::env::remove_var("XDG_CONFIG_HOME");
+    }
+    let export = |format: &str| {
+        let path = app
+            .call("export_session", json!({"id": session, "format": format}))
+            .unwrap();
+        std::path::PathBuf::from(path.as_str().unwrap())
+    };
+    let markdown = export("markdown");
+    assert_eq!(markdown, home.path().join("Downloads/Trip.md"));
+    assert!(
+        std::fs::read_to_string(&markdown)
+            .unwrap()
+            .contains("Booked.")
+    );
+    assert_eq!(
+        export("markdown"),
+        home.path().join("Downloads/Trip (2).md")
+    );
+    let json: Value = serde_json::from_slice(&std::fs::read(export("json")).unwrap()).unwrap();
+    assert_eq!(json["format"], deskhand::store::EXPORT_FORMAT);
+    assert_eq!(
+        kind(
+            &app.call("export_session", json!({"id": session, "format": "pdf"}))
+                .unwrap_err()
+        ),
+        "invalid"
+    );
+
+    app.call("delete_session", json!({"id": session})).unwrap();
+    assert_eq!(app.call("list_sessions", json!({})).unwrap(), json!([]));
+    assert_eq!(
+        kind(
+            &app.call("load_session", json!({"id": session}))
+                .unwrap_err()
+        ),
+        "not_found"
+    );
+}
+
+#[test]
+fn a_reopened_window_continues_a_session_from_the_store_with_its_images() {
+    let server = StandIn::spawn([
+        Turn::text("A tiny image."),
+        Turn::hang(Reply::new().text("Cut off here"), 4),
+        Turn::text("Going on."),
+    ]);
+    let app = window(Some(&server));
+    let attached: Value = app
+        .call_with("attach_image", InvokeBody::Raw(PNG.to_vec()))
+        .unwrap()
+        .deserialize()
+        .unwrap();
+    let session = app
+        .call(
+            "send_message",
+            json!({"sessionId": null, "text": "look", "attachments": [{"id": attached["id"]}], "onEvent": "__CHANNEL__:1"}),
+        )
+        .unwrap();
+    app.wait_for("done");
+    app.events.lock().unwrap().clear();
+    app.send(session.as_str(), "and now?").unwrap();
+    app.wait_for("text_delta");
+    app.call("stop", json!({})).unwrap();
+    assert_eq!(app.wait_for("done")["status"], "cancelled");
+
+    // A new window over the same history: the image comes back from its file, the text cut
+    // off by the stop is the assistant's message.
+    let app = app.reopen(Some(&server));
+    let loaded = app.call("load_session", json!({"id": session})).unwrap();
+    let sha = attached["sha256"].as_str().unwrap();
+    assert_eq!(loaded["messages"][0]["content"][1]["source"]["sha256"], sha);
+    match app
+        .call_with("get_image", InvokeBody::Json(json!({"sha256": sha})))
+        .unwrap()
+    {
+        InvokeResponseBody::Raw(bytes) => assert_eq!(bytes, PNG),
+        other => panic!("get_image answered JSON: {other:?}"),
+    }
+    assert_eq!(app.send(session.as_str(), "go on").unwrap(), session);
+    assert_eq!(app.wait_for("done")["status"], "done");
+    let last = server.accepted().last().unwrap().body.clone();
+    let sent = last["messages"].as_array().unwrap();
+    assert_eq!(sent.len(), 5, "{sent:#?}");
+    assert_eq!(sent[0]["content"][1]["source"]["type"], "base64");
+    let kept = sent[3]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        !kept.is_empty() && "Cut off here".starts_with(kept),
+        "{kept}"
+    );
+}
+
+/// Whether the X display the capture tests use works. With `DESKHAND_TEST_DISPLAY` set (as
+/// `scripts/test.sh` does), a display that does not work is a failure, not a skip.
+fn display_available() -> bool {
+    let works = std::env::var_os("DISPLAY").is_some()
+        && std::process::Command::new("xdpyinfo")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+    if !works {
+        assert!(
+            std::env::var_os("DESKHAND_TEST_DISPLAY").is_none(),
+            "DESKHAND_TEST_DISPLAY is set but no X display works"
+        );
+        eprintln!("skipped: no X display (run scripts/test.sh, or set DISPLAY)");
+    }
+    works
+}
+
+#[test]
+fn capture_screen_attaches_the_configured_monitor_as_the_model_sees_it() {
+    if !display_available() {
+        return;
+    }
+    let server = StandIn::spawn([Turn::text("I see your screen.")]);
+    let app = window(Some(&server));
+    let monitors = app.call("list_monitors", json!({})).unwrap();
+    let first = &monitors[0];
+    assert_eq!(first["index"], 0);
+    let shot: Value = app
+        .call_with("capture_screen", InvokeBody::Json(json!({})))
+        .unwrap()
+        .deserialize()
+        .unwrap();
+    assert_eq!(shot["media_type"], "image/png");
+    assert_eq!(
+        (&shot["width"], &shot["height"]),
+        (&first["model_width"], &first["model_height"]),
+        "{shot} {first}"
+    );
+    let bytes = match app
+        .call_with(
+            "get_image",
+            InvokeBody::Json(json!({"sha256": shot["sha256"]})),
+        )
+        .unwrap()
+    {
+        InvokeResponseBody::Raw(bytes) => bytes,
+        other => panic!("get_image answered JSON: {other:?}"),
+    };
+    let size = imagesize::blob_size(&bytes).unwrap();
+    assert_eq!(json!(size.width), shot["width"]);
+    // Removed before sending: it cannot be sent.
+    app.call("discard_attachment", json!({"id": shot["id"]}))
+        .unwrap();
+    let kept: Value = app
+        .call_with("capture_screen", InvokeBody::Json(json!({})))
+        .unwrap()
+        .deserialize()
+        .unwrap();
+    app.call(
+        "send_message",
+        json!({"sessionId": null, "text": "what do you see", "attachments": [{"id": kept["id"]}], "onEvent": "__CHANNEL__:3"}),
+    )
+    .unwrap();
+    app.wait_for("done");
+    let content = &server.accepted()[0].body["messages"][0]["content"];
+    assert_eq!(content[1]["type"], "image", "{content}");
+
+    let mut settings = app.call("get_settings", json!({})).unwrap();
+    settings["monitor"] = json!(7);
+    app.call("set_settings", json!({"settings": settings}))
+        .unwrap();
+    let error = app
+        .call_with("capture_screen", InvokeBody::Json(json!({})))
+        .unwrap_err();
+    assert_eq!(kind(&error), "capture_failed");
+    assert!(error["message"].as_str().unwrap().contains("no monitor 7"));
+}
+
+#[test]
+fn the_settings_monitor_and_screenshot_size_reach_the_computer_tool() {
+    if !display_available() {
+        return;
+    }
+    let server = StandIn::spawn([
+        Turn::tool_use("computer", json!({"action": "screenshot"})),
+        Turn::text("Seen."),
+    ]);
+    let app = window(Some(&server));
+    let monitors = app.call("list_monitors", json!({})).unwrap();
+    let last = monitors.as_array().unwrap().len() - 1;
+    let mut settings = app.call("get_settings", json!({})).unwrap();
+    settings["monitor"] = json!(last);
+    settings["screenshot_size"] = json!({"width": 1024, "height": 768});
+    settings["approval_mode"] = json!("auto");
+    app.call("set_settings", json!({"settings": settings}))
+        .unwrap();
+    let monitor = &app.call("list_monitors", json!({})).unwrap()[last];
+    let (width, height) = (
+        monitor["width"].as_u64().unwrap(),
+        monitor["height"].as_u64().unwrap(),
+    );
+    // The monitor's aspect ratio within 1024x768.
+    let factor = (1024.0 / width as f64).min(768.0 / height as f64).min(1.0);
+    let expected = (
+        (width as f64 * factor).floor() as u64,
+        (height as f64 * factor).floor() as u64,
+    );
+    assert_eq!(
+        (
+            monitor["model_width"].as_u64(),
+            monitor["model_height"].as_u64()
+        ),
+        (Some(expected.0), Some(expected.1))
+    );
+    app.send(None, "look").unwrap();
+    assert_eq!(app.wait_for("done")["status"], "done");
+    let tools = &server.accepted()[0].body["tools"];
+    let computer = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "computer")
+        .unwrap_or_else(|| panic!("no computer tool in {tools}"));
+    assert_eq!(
+        (
+            &computer["display_width_px"],
+            &computer["display_height_px"]
+        ),
+        (&json!(expected.0), &json!(expected.1))
+    );
+    let result = app.wait_for("tool_result");
+    let sha = result["images"][0]["sha256"].clone();
+    let bytes = match app
+        .call_with("get_image", InvokeBody::Json(json!({"sha256": sha})))
+        .unwrap()
+    {
+        InvokeResponseBody::Raw(bytes) => bytes,
+        other => panic!("get_image answered JSON: {other:?}"),
+    };
+    let size = imagesize::blob_size(&bytes).unwrap();
+    assert_eq!(
+        (size.width as u64, size.height as u64),
+        expected,
+        "the screenshot the model got"
+    );
 }

@@ -4,105 +4,148 @@
 
 use std::path::{Path, PathBuf};
 
-use deskhand::agent::{ApprovalPolicy, DEFAULT_MAX_TURNS};
-use deskhand::llm::anthropic;
+use deskhand::agent::{ApprovalPolicy, Budget, DEFAULT_MAX_TURNS};
+use deskhand::llm::config::ProviderKind;
+use deskhand::tools::computer::scaling::{MAX_LONG_EDGE, MAX_PIXELS, Size};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{IpcError, IpcResult};
 
 /// The most turns a run may be given from the window.
 pub const MAX_TURNS_LIMIT: u32 = 1000;
-/// The Messages API scales larger images down itself, which moves clicks: stay within it.
-const MAX_LONG_EDGE: u32 = 1568;
-const MAX_PIXELS: u32 = 1_150_000;
 const MIN_SIDE: u32 = 200;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ScreenshotSize {
-    pub width: u32,
-    pub height: u32,
-}
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
+    /// A `ProviderKind` id: anthropic, openai, azure, openrouter, ollama, lmstudio, vllm or
+    /// compatible.
     pub provider: String,
+    /// Empty: the provider's default (or `ANTHROPIC_MODEL` / `OPENAI_MODEL`).
     pub model: String,
+    /// `None`: the provider's own (or its environment variable).
+    pub base_url: Option<String>,
     /// The mode new runs start in; the window can switch it mid-run.
     pub approval_mode: ApprovalPolicy,
     pub max_turns: u32,
-    /// A monitor id from `list_monitors`; `None` is the primary monitor.
-    pub monitor: Option<String>,
-    /// What the model sees: screenshots are scaled to this size.
-    pub screenshot_size: ScreenshotSize,
+    /// A monitor's index in `list_monitors`, as `deskhand monitors` numbers them; `None` is
+    /// the primary monitor.
+    pub monitor: Option<usize>,
+    /// The largest screenshot the model sees (the monitor's aspect ratio is kept); `None`
+    /// picks the reference sizes (1024x768, 1280x800, 1366x768) by aspect ratio.
+    pub screenshot_size: Option<Size>,
 }
 
 impl Default for Settings {
     fn default() -> Self {
         Self {
-            provider: ANTHROPIC.id.into(),
-            model: std::env::var("ANTHROPIC_MODEL")
+            provider: std::env::var("LLM_PROVIDER")
                 .ok()
-                .filter(|m| !m.trim().is_empty())
-                .unwrap_or_else(|| anthropic::DEFAULT_MODEL.into()),
+                .and_then(|name| ProviderKind::parse(&name))
+                .unwrap_or(ProviderKind::Anthropic)
+                .id()
+                .into(),
+            model: String::new(),
+            base_url: None,
             approval_mode: ApprovalPolicy::Ask,
             max_turns: DEFAULT_MAX_TURNS,
             monitor: None,
-            screenshot_size: ScreenshotSize {
-                width: 1280,
-                height: 800,
-            },
+            screenshot_size: None,
         }
     }
 }
 
+/// What the settings dialog edits: the window's settings, and the run budget that lives in
+/// the store beside the history, shared with `deskhand settings`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WindowSettings {
+    #[serde(flatten)]
+    pub settings: Settings,
+    /// US dollars a run may cost; `None` is no limit.
+    pub max_cost_usd: Option<f64>,
+    /// Tokens a run may use; `None` is no limit.
+    pub max_tokens: Option<u64>,
+}
+
+impl WindowSettings {
+    pub fn budget(&self) -> IpcResult<Budget> {
+        if self
+            .max_cost_usd
+            .is_some_and(|usd| !(usd > 0.0 && usd.is_finite()))
+        {
+            return Err(IpcError::invalid(
+                "the cost limit must be a positive number of US dollars (or empty for none)",
+            ));
+        }
+        if self.max_tokens == Some(0) {
+            return Err(IpcError::invalid(
+                "the token limit must be a positive whole number (or empty for none)",
+            ));
+        }
+        Ok(Budget {
+            max_cost_usd: self.max_cost_usd,
+            max_tokens: self.max_tokens,
+        })
+    }
+}
+
+/// A provider the settings offer, as the core knows it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ProviderInfo {
     pub id: &'static str,
     pub name: &'static str,
-    pub models: &'static [&'static str],
+    /// Local servers need no key.
+    pub needs_key: bool,
+    pub default_model: Option<&'static str>,
+    pub default_base_url: Option<&'static str>,
 }
 
-const ANTHROPIC: ProviderInfo = ProviderInfo {
-    id: "anthropic",
-    name: "Anthropic",
-    models: &[
-        anthropic::DEFAULT_MODEL,
-        "claude-opus-4-5",
-        "claude-haiku-4-5",
-        "claude-sonnet-4",
-        "claude-opus-4-1",
-    ],
-};
-
-/// The providers the core can talk to.
-pub const PROVIDERS: &[ProviderInfo] = &[ANTHROPIC];
+/// Every provider the core (and so the CLI) can talk to.
+pub fn providers() -> Vec<ProviderInfo> {
+    ProviderKind::ALL
+        .iter()
+        .map(|&kind| ProviderInfo {
+            id: kind.id(),
+            name: kind.name(),
+            needs_key: kind.key_variable().is_some(),
+            default_model: kind.default_model(),
+            default_base_url: kind.default_base_url(),
+        })
+        .collect()
+}
 
 impl Settings {
     /// Checks settings from the window; the error names the field.
     pub fn validate(&self) -> IpcResult<()> {
-        if !PROVIDERS.iter().any(|p| p.id == self.provider) {
-            let known: Vec<&str> = PROVIDERS.iter().map(|p| p.id).collect();
+        if ProviderKind::parse(&self.provider).map(ProviderKind::id) != Some(self.provider.as_str())
+        {
+            let known = ProviderKind::ALL.map(ProviderKind::id);
             return Err(IpcError::invalid(format!(
                 "unknown provider `{}`; the known providers are: {}",
                 self.provider,
                 known.join(", ")
             )));
         }
-        let model = self.model.trim();
-        if model.is_empty() || model.len() > 200 {
+        if self.model.len() > 200 {
             return Err(IpcError::invalid(
-                "the model name must be 1 to 200 characters",
+                "the model name must be at most 200 characters",
             ));
+        }
+        if let Some(url) = &self.base_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(IpcError::invalid(format!(
+                "the base URL `{url}` must start with http:// or https://"
+            )));
         }
         if !(1..=MAX_TURNS_LIMIT).contains(&self.max_turns) {
             return Err(IpcError::invalid(format!(
                 "the turn limit must be between 1 and {MAX_TURNS_LIMIT}"
             )));
         }
-        let ScreenshotSize { width, height } = self.screenshot_size;
-        if width.min(height) < MIN_SIDE
-            || width.max(height) > MAX_LONG_EDGE
-            || width * height > MAX_PIXELS
+        if let Some(Size { width, height }) = self.screenshot_size
+            && (width.min(height) < MIN_SIDE
+                || width.max(height) > MAX_LONG_EDGE
+                || width * height > MAX_PIXELS)
         {
             return Err(IpcError::invalid(format!(
                 "a screenshot size of {width}x{height} is outside what the API takes unscaled \
@@ -170,9 +213,22 @@ mod tests {
             s.validate().unwrap_err().message
         };
         assert!(bad(|s| s.provider = "nope".into()).contains("unknown provider `nope`"));
-        assert!(bad(|s| s.model = " ".into()).contains("model"));
+        assert!(bad(|s| s.provider = "lm-studio".into()).contains("unknown provider"));
+        assert!(bad(|s| s.model = "m".repeat(201)).contains("model"));
+        assert!(bad(|s| s.base_url = Some("localhost:1234".into())).contains("http://"));
         assert!(bad(|s| s.max_turns = 0).contains("turn limit"));
-        assert!(bad(|s| s.screenshot_size.width = 1920).contains("1920x800"));
+        assert!(bad(|s| s.screenshot_size = Some(Size::new(1920, 800))).contains("1920x800"));
+        let budget = |max_cost_usd, max_tokens| {
+            WindowSettings {
+                settings: Settings::default(),
+                max_cost_usd,
+                max_tokens,
+            }
+            .budget()
+        };
+        assert!(budget(Some(-1.0), None).is_err());
+        assert!(budget(None, Some(0)).is_err());
+        assert_eq!(budget(Some(0.5), None).unwrap().max_cost_usd, Some(0.5));
     }
 
     #[test]

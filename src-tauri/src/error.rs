@@ -1,6 +1,7 @@
 //! The one error type every command rejects with: a kind the window can act on and a line a
 //! person can read (docs/ipc.md, "Errors").
 
+use deskhand::store::StoreError;
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -44,3 +45,15 @@ impl IpcError {
 }
 
 pub type IpcResult<T> = Result<T, IpcError>;
+
+/// Store failures as the window sees them: a missing or ambiguous session is the caller's to
+/// fix, anything else is the machine's.
+impl From<StoreError> for IpcError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            StoreError::NotFound(_) => IpcError::not_found(error.to_string()),
+            StoreError::Ambiguous { .. } => IpcError::invalid(error.to_string()),
+            other => IpcError::internal(other.to_string()),
+        }
+    }
+}

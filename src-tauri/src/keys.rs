@@ -1,74 +1,84 @@
-//! API keys as the window sees them: whether one is set, and its last four characters. The
-//! key itself goes from here to the provider and nowhere else.
+//! API keys as the window sees them: whether one is set, where from, and its last four
+//! characters. Keys live in the core's `SecretStore` (the OS keyring the CLI's `deskhand key`
+//! uses too); the key itself goes from there to the provider and nowhere else.
 
+use deskhand::llm::config::ProviderKind;
+use deskhand::secrets::{self, ApiKey, KeyStatus, OsKeyring, SecretError, SecretStore};
 use serde::Serialize;
 
 use crate::error::{ErrorKind, IpcError, IpcResult};
 
+/// A provider's key status, and whether it needs a key at all (local servers do not).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum KeySource {
-    Keyring,
-    Environment,
+pub struct KeyInfo {
+    #[serde(flatten)]
+    pub status: KeyStatus,
+    pub required: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct KeyStatus {
-    pub provider: String,
-    pub set: bool,
-    pub last4: Option<String>,
-    pub source: Option<KeySource>,
-    pub keyring_available: bool,
-    pub keyring_error: Option<String>,
+fn kind(provider: &str) -> IpcResult<ProviderKind> {
+    ProviderKind::parse(provider)
+        .ok_or_else(|| IpcError::invalid(format!("unknown provider `{provider}`")))
 }
 
-/// The environment variable that holds a provider's key.
-fn variable(provider: &str) -> String {
-    format!("{}_API_KEY", provider.to_ascii_uppercase())
-}
-
-const NO_KEYRING: &str = "this build cannot store keys in the OS keyring yet";
-
-fn from_environment(provider: &str) -> Option<String> {
-    std::env::var(variable(provider))
-        .ok()
-        .filter(|k| !k.trim().is_empty())
-}
-
-/// The provider's key, or `no_key` saying how to add one.
-pub fn api_key(provider: &str) -> IpcResult<String> {
-    from_environment(provider).ok_or_else(|| {
-        IpcError::new(
-            ErrorKind::NoKey,
-            format!(
-                "no API key for {provider}: set {} before starting Deskhand ({NO_KEYRING})",
-                variable(provider)
-            ),
-        )
-    })
-}
-
-pub fn status(provider: &str) -> KeyStatus {
-    let key = from_environment(provider);
-    KeyStatus {
-        provider: provider.to_string(),
-        set: key.is_some(),
-        last4: key.as_deref().map(last4),
-        source: key.map(|_| KeySource::Environment),
-        keyring_available: false,
-        keyring_error: Some(format!("{NO_KEYRING}; set {} instead", variable(provider))),
+fn keyring_error(error: SecretError) -> IpcError {
+    match error {
+        SecretError::Unavailable { .. } => {
+            IpcError::new(ErrorKind::KeyringUnavailable, error.to_string())
+        }
+        SecretError::EmptyKey | SecretError::UnknownProvider(_) => {
+            IpcError::invalid(error.to_string())
+        }
+        SecretError::Keyring(_) => IpcError::internal(error.to_string()),
     }
 }
 
-pub fn store(provider: &str, _key: &str) -> IpcResult<KeyStatus> {
-    Err(IpcError::new(
-        ErrorKind::KeyringUnavailable,
-        format!("{NO_KEYRING}; set {} instead", variable(provider)),
-    ))
+pub fn status(keyring: &OsKeyring, provider: &str) -> IpcResult<KeyInfo> {
+    let kind = kind(provider)?;
+    Ok(match secrets::provider(kind.id()) {
+        Ok(keyed) => KeyInfo {
+            status: secrets::key_status(keyring, keyed),
+            required: true,
+        },
+        Err(_) => KeyInfo {
+            status: KeyStatus {
+                provider: kind.id().into(),
+                set: false,
+                last4: None,
+                source: None,
+                keyring_available: true,
+                keyring_error: None,
+            },
+            required: false,
+        },
+    })
 }
 
-/// The last four characters, all a window ever shows of a key.
-pub fn last4(key: &str) -> String {
-    let chars: Vec<char> = key.trim().chars().collect();
-    chars[chars.len().saturating_sub(4)..].iter().collect()
+/// Stores the key in the keyring; `keyring_unavailable` says how to get one.
+pub fn store(keyring: &OsKeyring, provider: &str, key: String) -> IpcResult<KeyInfo> {
+    let kind = kind(provider)?;
+    let keyed = secrets::provider(kind.id())
+        .map_err(|_| IpcError::invalid(format!("{} needs no API key", kind.name())))?;
+    let key = ApiKey::new(key).map_err(keyring_error)?;
+    keyring.set(keyed, &key).map_err(keyring_error)?;
+    status(keyring, provider)
+}
+
+/// The key a run of `kind` uses (its variable, else the keyring's); `None` for a provider
+/// without keys. `no_key` says where to add one.
+pub fn for_run(keyring: &OsKeyring, kind: ProviderKind) -> IpcResult<Option<ApiKey>> {
+    let Ok(keyed) = secrets::provider(kind.id()) else {
+        return Ok(None);
+    };
+    match secrets::lookup(keyring, keyed).map_err(keyring_error)? {
+        Some((key, _)) => Ok(Some(key)),
+        None => Err(IpcError::new(
+            ErrorKind::NoKey,
+            format!(
+                "no API key for {}: add one in Settings (it is kept in the OS keyring), or \
+                 set {} before starting Deskhand",
+                keyed.name, keyed.env
+            ),
+        )),
+    }
 }

@@ -58,7 +58,7 @@ pub fn context<R: Runtime>() -> tauri::Context<R> {
 
 /// Runs the desktop app until its window closes.
 pub fn run() -> tauri::Result<()> {
-    let state = AppState::new(&deskhand::paths::config_dir());
+    let state = AppState::new(&deskhand::paths::config_dir(), &deskhand::paths::data_dir());
     configure(tauri::Builder::default(), state)
         .plugin(tauri_plugin_global_shortcut::Builder::new().build())
         .setup(|app| {

@@ -1,11 +1,12 @@
-//! What the shell holds between commands: settings, the running run, pending approvals,
-//! attachments and images, and the sessions of this window.
+//! What the shell holds between commands: settings, the history store, the running run,
+//! pending approvals, attachments and images.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use deskhand::agent::{ApprovalGate, ApprovalPolicy};
-use deskhand::llm::Message;
+use deskhand::secrets::OsKeyring;
+use deskhand::store::Store;
+use deskhand::tools::computer::screen::{self, RealScreen, Screen};
 use tauri::{Monitor, Runtime, WebviewWindow};
 use tokio_util::sync::CancellationToken;
 
@@ -17,6 +18,7 @@ use crate::images::{Attachments, ImageCache};
 
 /// The run in progress: what `stop` cancels and what `set_approval_mode` switches.
 pub struct ActiveRun {
+    pub session_id: String,
     pub cancel: CancellationToken,
     pub gate: Arc<ApprovalGate>,
 }
@@ -30,8 +32,11 @@ pub struct AppState {
     pub approvals: Arc<PendingApprovals>,
     pub images: Arc<ImageCache>,
     pub attachments: Attachments,
-    /// Each session's history, so a stopped or finished session can go on.
-    histories: Mutex<HashMap<String, Vec<Message>>>,
+    /// The sessions, shared with the CLI; why it could not be opened, if it could not (the
+    /// window still starts, and says so where history is needed).
+    store: Result<Store, String>,
+    /// Where API keys are: the OS keyring, as for the CLI.
+    pub keyring: OsKeyring,
     pub bar: Bar,
 }
 
@@ -40,13 +45,18 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl AppState {
-    /// State over the settings in `config_dir`. Settings that cannot be read are reported on
-    /// stderr and replaced by the defaults; the file is kept until settings are saved.
-    pub fn new(config_dir: &std::path::Path) -> Self {
+    /// State over the settings in `config_dir` and the history in `data_dir`. Settings that
+    /// cannot be read are reported on stderr and replaced by the defaults; the file is kept
+    /// until settings are saved.
+    pub fn new(config_dir: &std::path::Path, data_dir: &std::path::Path) -> Self {
         let settings_file = SettingsFile::new(config_dir);
         let settings = settings_file.load().unwrap_or_else(|problem| {
             eprintln!("deskhand-app: {problem}; using the default settings");
             Settings::default()
+        });
+        let store = Store::open(data_dir).map_err(|e| {
+            eprintln!("deskhand-app: {e}");
+            e.to_string()
         });
         Self {
             settings_file,
@@ -56,7 +66,8 @@ impl AppState {
             approvals: Arc::default(),
             images: Arc::default(),
             attachments: Attachments::default(),
-            histories: Mutex::default(),
+            store,
+            keyring: OsKeyring::default(),
             bar: Bar::default(),
         }
     }
@@ -85,6 +96,13 @@ impl AppState {
         }
     }
 
+    /// The session the running run writes to.
+    pub fn running_session(&self) -> Option<String> {
+        lock(&self.active)
+            .as_ref()
+            .map(|run| run.session_id.clone())
+    }
+
     pub fn is_busy(&self) -> bool {
         lock(&self.active).is_some()
     }
@@ -99,9 +117,15 @@ impl AppState {
         Ok(())
     }
 
-    /// The run ended: its history is kept for the next message, open questions are dropped.
-    pub fn finish(&self, session_id: &str, history: Vec<Message>) {
-        lock(&self.histories).insert(session_id.to_string(), history);
+    /// The history store, or why there is none.
+    pub fn store(&self) -> IpcResult<&Store> {
+        self.store
+            .as_ref()
+            .map_err(|e| IpcError::internal(format!("the session history is unavailable: {e}")))
+    }
+
+    /// The run ended (its history is in the store): open questions are dropped.
+    pub fn finish(&self) {
         *lock(&self.active) = None;
         self.approvals.clear();
     }
@@ -113,20 +137,21 @@ impl AppState {
         }
     }
 
-    /// The history of a session this window knows, to continue it.
-    pub fn history(&self, session_id: &str) -> IpcResult<Vec<Message>> {
-        lock(&self.histories)
-            .get(session_id)
-            .cloned()
-            .ok_or_else(|| IpcError::not_found(format!("no session `{session_id}`")))
-    }
-
-    /// The monitor the agent captures: the configured one, else the primary one.
+    /// The monitor the agent captures (the configured one, else the primary one) as the
+    /// window system knows it, matched by position.
     pub fn captured_monitor<R: Runtime>(&self, window: &WebviewWindow<R>) -> Option<Monitor> {
-        let configured = self.settings().monitor;
         let monitors = window.available_monitors().ok()?;
-        configured
-            .and_then(|id| monitors.iter().find(|m| m.name() == Some(&id)).cloned())
+        let captured = RealScreen::open()
+            .and_then(|s| s.monitors())
+            .and_then(|all| screen::choose(all, self.settings().monitor))
+            .ok();
+        captured
+            .and_then(|c| {
+                monitors
+                    .iter()
+                    .find(|m| (m.position().x, m.position().y) == (c.geometry.x, c.geometry.y))
+                    .cloned()
+            })
             .or_else(|| window.primary_monitor().ok().flatten())
             .or_else(|| monitors.into_iter().next())
     }

@@ -28,6 +28,7 @@ const keyMissing: KeyStatus = {
   source: null,
   keyring_available: false,
   keyring_error: 'no Secret Service on the session bus',
+  required: true,
 };
 
 function app(key: KeyStatus = { ...keyMissing, set: true, last4: 'abcd', source: 'keyring', keyring_available: true }) {
@@ -49,8 +50,10 @@ function app(key: KeyStatus = { ...keyMissing, set: true, last4: 'abcd', source:
             created_at: '2025-01-01T10:00:00Z',
             updated_at: '2025-01-01T10:05:00Z',
             message_count: 2,
+            provider: 'anthropic',
             model: 'claude-sonnet-4-5',
             usage: usage(10, 5),
+            cost_usd: 0.25,
           },
         ];
       case 'send_message':
@@ -58,7 +61,7 @@ function app(key: KeyStatus = { ...keyMissing, set: true, last4: 'abcd', source:
         return 's1';
       case 'load_session':
         return {
-          session: { id: 'old' },
+          session: { id: 'old', usage: usage(4000, 900), cost_usd: 0.25 },
           messages: [],
           events: [started('old'), userText('earlier question'), assistantText('earlier answer'), done('done')],
         };
@@ -78,7 +81,7 @@ describe('App', () => {
   it('asks for a key on first run and explains a missing keyring', async () => {
     const { calls } = app(keyMissing);
     const prompt = await screen.findByRole('dialog', { name: 'Add an API key' });
-    expect(prompt).toHaveTextContent('The system keyring is not available (no Secret Service on the session bus)');
+    expect(prompt).toHaveTextContent('The system keyring is not available, so Deskhand cannot store a key: no Secret Service on the session bus');
     await userEvent.type(within(prompt).getByLabelText('API key', { selector: 'input' }), 'sk-ant-secret-wxyz');
     await userEvent.click(within(prompt).getByRole('button', { name: 'Save key' }));
     expect(calls).toContainEqual({ cmd: 'set_api_key', args: { provider: 'anthropic', key: 'sk-ant-secret-wxyz' } });
@@ -101,7 +104,7 @@ describe('App', () => {
     await waitFor(() => expect(screen.queryByRole('region', { name: 'Approval needed' })).toBeNull());
     expect(await screen.findByAltText(/Screen after/)).toBeInTheDocument();
 
-    emit({ type: 'usage', turn: usage(1200, 300), total: usage(1200, 300) });
+    emit({ type: 'usage', turn: usage(1200, 300), total: usage(1200, 300), turn_cost_usd: 0.0081, total_cost_usd: 0.0081 });
     await waitFor(() => expect(screen.getByTitle(/Tokens used/)).toHaveTextContent('1,200 in · 300 out · $0.008'));
 
     await userEvent.keyboard('{Escape}');
@@ -116,5 +119,7 @@ describe('App', () => {
     expect(calls).toContainEqual({ cmd: 'load_session', args: { id: 'old' } });
     expect(await screen.findByText('earlier answer')).toBeInTheDocument();
     expect(screen.getByText('earlier question')).toBeInTheDocument();
+    // The meter shows the stored session's totals.
+    expect(screen.getByTitle(/Tokens used/)).toHaveTextContent('4,000 in · 900 out · $0.250');
   });
 });

@@ -260,6 +260,16 @@ pub fn lookup(
     Ok(store.get(provider)?.map(|key| (key, KeySource::Keyring)))
 }
 
+/// The key stored for the provider `id`, as `llm::config::choose` asks for it: what the CLI
+/// and the window both hand it.
+pub fn stored_key(store: &dyn SecretStore, id: &str) -> Result<Option<String>, String> {
+    let provider = provider(id).map_err(|e| e.to_string())?;
+    store
+        .get(provider)
+        .map(|key| key.map(|k| k.expose().to_string()))
+        .map_err(|e| e.to_string())
+}
+
 fn from_env(provider: &KeyedProvider) -> Option<ApiKey> {
     std::env::var(provider.env)
         .ok()

@@ -29,14 +29,7 @@ async fn text_only_turn_streams_and_sends_a_well_formed_request() {
         .into()]);
     let h = harness(&api.url(), ApprovalPolicy::Auto, auto(), 50);
     let mut history = Vec::new();
-    let (outcome, events) = run_collect(
-        &h.agent,
-        &mut history,
-        "hi",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&h.agent, &mut history, "hi").await;
 
     assert_eq!(outcome.status, RunStatus::Done);
     assert_eq!(outcome.turns, 1);
@@ -102,14 +95,7 @@ async fn several_tool_uses_in_one_response_run_in_order_and_are_all_answered() {
     ]);
     let h = harness(&api.url(), ApprovalPolicy::Auto, auto(), 50);
     let mut history = Vec::new();
-    let (outcome, _) = run_collect(
-        &h.agent,
-        &mut history,
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, _) = run_prompt(&h.agent, &mut history, "go").await;
 
     assert_eq!(outcome.status, RunStatus::Done);
     assert_eq!(*h.echo.ran.lock().unwrap(), ["one", "two", "three"]);
@@ -142,14 +128,7 @@ async fn twenty_step_tool_loop() {
     let api = StandIn::spawn(turns);
     let h = harness(&api.url(), ApprovalPolicy::Auto, auto(), 50);
     let mut history = Vec::new();
-    let (outcome, events) = run_collect(
-        &h.agent,
-        &mut history,
-        "count",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&h.agent, &mut history, "count").await;
 
     assert_eq!(outcome.status, RunStatus::Done);
     assert_eq!(outcome.turns, 21);
@@ -191,14 +170,7 @@ async fn turn_limit_announces_the_final_turn_and_ends_with_max_turns() {
     let api = StandIn::spawn(turns);
     let h = harness(&api.url(), ApprovalPolicy::Auto, auto(), 3);
     let mut history = Vec::new();
-    let (outcome, events) = run_collect(
-        &h.agent,
-        &mut history,
-        "loop forever",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&h.agent, &mut history, "loop forever").await;
 
     assert_eq!(outcome.status, RunStatus::MaxTurns);
     assert_eq!(outcome.turns, 3);
@@ -238,14 +210,7 @@ async fn turn_limit_announces_the_final_turn_and_ends_with_max_turns() {
 
 /// After a stop, the same history must be accepted by the (validating) server.
 async fn continue_after_stop(api: &StandIn, h: &Harness, history: &mut Vec<Message>) {
-    let (outcome, _) = run_collect(
-        &h.agent,
-        history,
-        "carry on",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, _) = run_prompt(&h.agent, history, "carry on").await;
     assert_eq!(outcome.status, RunStatus::Done);
     let last = api.requests().pop().unwrap();
     assert_eq!(
@@ -379,14 +344,7 @@ async fn denied_action_is_not_run_and_the_model_is_told_why() {
     }));
     let h = harness(&api.url(), ApprovalPolicy::Ask, deny, 50);
     let mut history = Vec::new();
-    let (outcome, _) = run_collect(
-        &h.agent,
-        &mut history,
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, _) = run_prompt(&h.agent, &mut history, "go").await;
 
     assert_eq!(outcome.status, RunStatus::Done);
     assert!(h.echo.ran.lock().unwrap().is_empty());
@@ -436,14 +394,7 @@ async fn an_edit_runs_only_as_approved_not_on_a_file_changed_meanwhile() {
         50,
     );
     let mut history = Vec::new();
-    let (outcome, _) = run_collect(
-        &agent,
-        &mut history,
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, _) = run_prompt(&agent, &mut history, "go").await;
 
     assert_eq!(outcome.status, RunStatus::Done);
     assert_eq!(
@@ -466,14 +417,7 @@ async fn bad_tool_input_and_unknown_tool_get_precise_errors_and_the_loop_goes_on
         Turn::text("I'll fix my input."),
     ]);
     let h = harness(&api.url(), ApprovalPolicy::Auto, auto(), 50);
-    let (outcome, _) = run_collect(
-        &h.agent,
-        &mut Vec::new(),
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, _) = run_prompt(&h.agent, &mut Vec::new(), "go").await;
 
     assert_eq!(outcome.status, RunStatus::Done);
     assert!(
@@ -513,14 +457,7 @@ async fn malformed_tool_input_json_becomes_an_error_result() {
         Turn::text("Sorry."),
     ]);
     let h = harness(&api.url(), ApprovalPolicy::Auto, auto(), 50);
-    let (outcome, _) = run_collect(
-        &h.agent,
-        &mut Vec::new(),
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, _) = run_prompt(&h.agent, &mut Vec::new(), "go").await;
 
     assert_eq!(outcome.status, RunStatus::Done);
     let requests = api.requests();
@@ -548,14 +485,7 @@ async fn retryable_faults_are_retried_and_recovered() {
     ]);
     let h = harness(&api.url(), ApprovalPolicy::Auto, auto(), 50);
     let started = std::time::Instant::now();
-    let (outcome, events) = run_collect(
-        &h.agent,
-        &mut Vec::new(),
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&h.agent, &mut Vec::new(), "go").await;
 
     assert_eq!(outcome.status, RunStatus::Done);
     assert_eq!(streamed_text(&events), "Made it.");
@@ -599,14 +529,7 @@ async fn an_error_event_after_http_200_is_retried_when_nothing_was_shown() {
         Turn::text("Made it."),
     ]);
     let h = harness(&api.url(), ApprovalPolicy::Auto, auto(), 50);
-    let (outcome, events) = run_collect(
-        &h.agent,
-        &mut Vec::new(),
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&h.agent, &mut Vec::new(), "go").await;
     assert_eq!(outcome.status, RunStatus::Done);
     assert!(events.iter().any(|e| matches!(e, AgentEvent::Retrying { error, .. } if error.contains("overloaded (request-id req_standin_1): Overloaded"))));
     assert_eq!(api.requests().len(), 2);
@@ -622,14 +545,7 @@ async fn faults_beyond_the_retry_budget_or_final_are_reported_as_one_line() {
         Turn::overloaded(),
     ]);
     let h = harness(&api.url(), ApprovalPolicy::Auto, auto(), 50);
-    let (outcome, events) = run_collect(
-        &h.agent,
-        &mut Vec::new(),
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&h.agent, &mut Vec::new(), "go").await;
     assert_eq!(outcome.status, RunStatus::Error);
     let errors: Vec<&String> = events
         .iter()
@@ -652,14 +568,7 @@ async fn faults_beyond_the_retry_budget_or_final_are_reported_as_one_line() {
     // Authentication failures are final: one request, no retry.
     let api = StandIn::spawn([Turn::status(401, "authentication_error", None)]);
     let h = harness(&api.url(), ApprovalPolicy::Auto, auto(), 50);
-    let (outcome, events) = run_collect(
-        &h.agent,
-        &mut Vec::new(),
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&h.agent, &mut Vec::new(), "go").await;
     assert_eq!(outcome.status, RunStatus::Error);
     assert_eq!(api.requests().len(), 1);
     assert!(events.iter().any(|e| matches!(e, AgentEvent::Error { message } if message.contains("authentication failed (check the API key) (HTTP 401"))));
@@ -673,14 +582,7 @@ async fn a_stream_cut_after_text_is_an_error_not_a_silent_retry() {
     ]);
     let h = harness(&api.url(), ApprovalPolicy::Auto, auto(), 50);
     let mut history = Vec::new();
-    let (outcome, events) = run_collect(
-        &h.agent,
-        &mut history,
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&h.agent, &mut history, "go").await;
     assert_eq!(outcome.status, RunStatus::Error);
     assert!(!streamed_text(&events).is_empty());
     assert!(events.iter().any(|e| matches!(e, AgentEvent::Error { message } if message.contains("stream broke off") && message.contains("req_standin_1"))));
@@ -707,14 +609,7 @@ async fn a_cut_before_any_text_is_retried() {
         Turn::text("Recovered."),
     ]);
     let h = harness(&api.url(), ApprovalPolicy::Auto, auto(), 50);
-    let (outcome, events) = run_collect(
-        &h.agent,
-        &mut Vec::new(),
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&h.agent, &mut Vec::new(), "go").await;
     assert_eq!(outcome.status, RunStatus::Done);
     assert_eq!(streamed_text(&events), "Recovered.");
 }
@@ -732,14 +627,7 @@ async fn an_unreachable_server_is_a_network_error_after_retries() {
         auto(),
         50,
     );
-    let (outcome, events) = run_collect(
-        &h.agent,
-        &mut Vec::new(),
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&h.agent, &mut Vec::new(), "go").await;
     assert_eq!(outcome.status, RunStatus::Error);
     assert_eq!(
         events

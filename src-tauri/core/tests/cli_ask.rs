@@ -4,45 +4,19 @@
 mod support;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 
 use base64::Engine as _;
-use deskhand_standin::{Reply, StandIn, Turn};
+use deskhand_standin::{Recorded, Reply, Script, StandIn, Turn};
 use serde_json::{Value, json};
-use support::API_KEY;
-
-/// A `deskhand` command pointed at the stand-in, with its own data directory.
-fn deskhand(api: &StandIn, data: &tempfile::TempDir) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_deskhand"));
-    command
-        .env("ANTHROPIC_API_KEY", API_KEY)
-        .env("ANTHROPIC_BASE_URL", api.url())
-        .env_remove("ANTHROPIC_MODEL")
-        .env("DESKHAND_DATA_DIR", data.path())
-        .env("DESKHAND_CONFIG_DIR", data.path())
-        .stdin(Stdio::null());
-    command
-}
-
-fn run(command: &mut Command) -> (Output, String, String) {
-    let output = command.output().expect("deskhand runs");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    (output, stdout, stderr)
-}
-
-fn json_lines(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
-}
+use support::cli::{deskhand_at, json_lines, run};
+use support::{API_KEY, PNG_1X1};
 
 #[test]
 fn text_mode_streams_the_answer_to_stdout_and_the_rest_to_stderr() {
     let api = StandIn::spawn([Turn::text("Hello from the stand-in.")]);
     let data = tempfile::tempdir().unwrap();
-    let (output, stdout, stderr) = run(deskhand(&api, &data).args([
+    let (output, stdout, stderr) = run(deskhand_at(&api, data.path()).args([
         "ask",
         "--model",
         "claude-x",
@@ -68,7 +42,7 @@ fn json_mode_prints_one_event_per_line_ending_with_done() {
         .usage(12, 5)
         .into()]);
     let data = tempfile::tempdir().unwrap();
-    let (output, stdout, _) = run(deskhand(&api, &data).args(["ask", "--json", "hi"]));
+    let (output, stdout, _) = run(deskhand_at(&api, data.path()).args(["ask", "--json", "hi"]));
     assert_eq!(output.status.code(), Some(0));
     let events = json_lines(&stdout);
     assert!(events.iter().all(|e| e["type"].is_string()));
@@ -96,8 +70,6 @@ fn json_mode_prints_one_event_per_line_ending_with_done() {
     );
 }
 
-const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
-
 #[test]
 fn attach_sends_images_and_refuses_other_files_before_any_request() {
     let api = StandIn::spawn([Turn::text("A single pixel.")]);
@@ -110,7 +82,7 @@ fn attach_sends_images_and_refuses_other_files_before_any_request() {
             .unwrap(),
     )
     .unwrap();
-    let (output, _, stderr) = run(deskhand(&api, &data)
+    let (output, _, stderr) = run(deskhand_at(&api, data.path())
         .args(["ask", "--attach"])
         .arg(&png)
         .arg("what is this?"));
@@ -124,7 +96,7 @@ fn attach_sends_images_and_refuses_other_files_before_any_request() {
 
     let notes = data.path().join("notes.txt");
     std::fs::write(&notes, "not an image").unwrap();
-    let (output, _, stderr) = run(deskhand(&api, &data)
+    let (output, _, stderr) = run(deskhand_at(&api, data.path())
         .args(["ask", "--attach"])
         .arg(&notes)
         .arg("and this?"));
@@ -148,7 +120,7 @@ fn turn_limit_exits_3_and_unknown_tools_are_answered() {
     let api = StandIn::spawn(turns);
     let data = tempfile::tempdir().unwrap();
     let (output, stdout, _) =
-        run(deskhand(&api, &data).args(["ask", "--json", "--max-turns", "2", "loop"]));
+        run(deskhand_at(&api, data.path()).args(["ask", "--json", "--max-turns", "2", "loop"]));
     assert_eq!(output.status.code(), Some(3));
     let done = json_lines(&stdout).pop().unwrap();
     assert_eq!(
@@ -171,7 +143,7 @@ fn turn_limit_exits_3_and_unknown_tools_are_answered() {
 fn errors_are_one_clear_line_with_status_and_request_id() {
     let api = StandIn::spawn([Turn::status(401, "authentication_error", None)]);
     let data = tempfile::tempdir().unwrap();
-    let (output, stdout, stderr) = run(deskhand(&api, &data).args(["ask", "hi"]));
+    let (output, stdout, stderr) = run(deskhand_at(&api, data.path()).args(["ask", "hi"]));
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(stdout, "");
     let line = stderr
@@ -195,13 +167,14 @@ fn errors_are_one_clear_line_with_status_and_request_id() {
 fn missing_key_and_unknown_tools_are_refused_up_front() {
     let api = StandIn::spawn([Turn::text("unused")]);
     let data = tempfile::tempdir().unwrap();
-    let (output, _, stderr) = run(deskhand(&api, &data)
+    let (output, _, stderr) = run(deskhand_at(&api, data.path())
         .env_remove("ANTHROPIC_API_KEY")
         .args(["ask", "hi"]));
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr.contains("API key"), "{stderr}");
 
-    let (output, _, stderr) = run(deskhand(&api, &data).args(["ask", "--tools", "teleport", "hi"]));
+    let (output, _, stderr) =
+        run(deskhand_at(&api, data.path()).args(["ask", "--tools", "teleport", "hi"]));
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr.contains("unknown tool `teleport`"), "{stderr}");
     assert!(api.requests().is_empty());
@@ -214,7 +187,7 @@ fn ctrl_c_cancels_cleanly_with_exit_130() {
         .hang_after(6)
         .into()]);
     let data = tempfile::tempdir().unwrap();
-    let mut child = deskhand(&api, &data)
+    let mut child = deskhand_at(&api, data.path())
         .args(["ask", "--json", "talk"])
         .stdout(Stdio::piped())
         .spawn()
@@ -253,7 +226,7 @@ fn a_cost_budget_ends_the_run_with_status_budget_and_exit_4() {
     let data = tempfile::tempdir().unwrap();
     // The stand-in bills about 100 input tokens a request: at $3/MTok a budget of $0.0004 is
     // crossed on the second request.
-    let (output, stdout, _) = run(deskhand(&api, &data)
+    let (output, stdout, _) = run(deskhand_at(&api, data.path())
         .env("DESKHAND_MAX_COST", "0.0004")
         .args(["ask", "--json", "go"]));
     assert_eq!(output.status.code(), Some(4));
@@ -265,8 +238,14 @@ fn a_cost_budget_ends_the_run_with_status_budget_and_exit_4() {
     let usage = events.iter().find(|e| e["type"] == "usage").unwrap();
     assert!(usage["turn_cost_usd"].as_f64().unwrap() > 0.0);
 
-    let (output, _, stderr) =
-        run(deskhand(&api, &data).args(["ask", "--model", "local-llm", "--max-cost", "1", "go"]));
+    let (output, _, stderr) = run(deskhand_at(&api, data.path()).args([
+        "ask",
+        "--model",
+        "local-llm",
+        "--max-cost",
+        "1",
+        "go",
+    ]));
     assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr.contains("--max-cost needs the price of `local-llm`"),
@@ -279,9 +258,9 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
     let data = tempfile::tempdir().unwrap();
     let idle = StandIn::spawn([Turn::text("unused")]);
     let (output, _, stderr) =
-        run(deskhand(&idle, &data).args(["settings", "set", "max-tokens", "150"]));
+        run(deskhand_at(&idle, data.path()).args(["settings", "set", "max-tokens", "150"]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let (_, listed, _) = run(deskhand(&idle, &data).args(["settings"]));
+    let (_, listed, _) = run(deskhand_at(&idle, data.path()).args(["settings"]));
     assert_eq!(listed, "max-cost = (none)\nmax-tokens = 150\n");
 
     // About 100 input tokens a request: the stored limit is crossed on the second.
@@ -289,7 +268,7 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
         .map(|_| Turn::tool_use("no_such_tool", json!({})))
         .collect();
     let api = StandIn::spawn(turns);
-    let (output, stdout, _) = run(deskhand(&api, &data).args(["ask", "--json", "go"]));
+    let (output, stdout, _) = run(deskhand_at(&api, data.path()).args(["ask", "--json", "go"]));
     assert_eq!(output.status.code(), Some(4));
     assert_eq!(json_lines(&stdout).last().unwrap()["status"], "budget");
     assert_eq!(api.requests().len(), 2);
@@ -299,26 +278,98 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
         Turn::text("done"),
     ]);
     let (output, _, stderr) =
-        run(deskhand(&api, &data).args(["ask", "--max-tokens", "100000", "go"]));
+        run(deskhand_at(&api, data.path()).args(["ask", "--max-tokens", "100000", "go"]));
     assert_eq!(output.status.code(), Some(0), "the flag wins: {stderr}");
 
     let (output, _, stderr) =
-        run(deskhand(&idle, &data).args(["settings", "set", "max-tokens", "lots"]));
+        run(deskhand_at(&idle, data.path()).args(["settings", "set", "max-tokens", "lots"]));
     assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr.contains("positive whole number, not `lots`"),
         "{stderr}"
     );
-    run(deskhand(&idle, &data).args(["settings", "unset", "max-tokens"]));
-    run(deskhand(&idle, &data).args(["settings", "set", "max-cost", "1"]));
-    let (_, listed, _) = run(deskhand(&idle, &data).args(["settings"]));
+    run(deskhand_at(&idle, data.path()).args(["settings", "unset", "max-tokens"]));
+    run(deskhand_at(&idle, data.path()).args(["settings", "set", "max-cost", "1"]));
+    let (_, listed, _) = run(deskhand_at(&idle, data.path()).args(["settings"]));
     assert_eq!(listed, "max-cost = 1.0\nmax-tokens = (none)\n");
     let (output, _, stderr) =
-        run(deskhand(&idle, &data).args(["ask", "--model", "local-llm", "go"]));
+        run(deskhand_at(&idle, data.path()).args(["ask", "--model", "local-llm", "go"]));
     assert_eq!(output.status.code(), Some(1));
     assert!(
         stderr.contains("the max-cost setting needs the price of `local-llm`"),
         "{stderr}"
     );
     assert!(idle.requests().is_empty());
+}
+
+/// `--summarize-at` sets where summaries start. Three bash outputs of 20,000 bytes (about
+/// 5,000 tokens each) on a model with a 32k window: the fourth request would fill about 48%
+/// of it, so at the default 80% nothing is summarized, and at 40% the older turns are.
+#[test]
+fn summarize_at_sets_the_share_of_the_window_where_summaries_start() {
+    const MARKER: &str = "getting too long for the context window";
+    let script = || {
+        let mut turns: Vec<Turn> = (0..3)
+            .map(|_| {
+                Turn::tool_use(
+                    "bash",
+                    json!({"command": "head -c 30000 /dev/zero | tr '\\0' x"}),
+                )
+            })
+            .collect();
+        turns.push(Turn::text("Done."));
+        Script::new(turns).with_rule(MARKER, Reply::new().text("Summary: printed x three times."))
+    };
+    let ask = |api: &StandIn, data: &tempfile::TempDir, extra: &[&str]| {
+        let (output, stdout, stderr) = run(deskhand_at(api, data.path())
+            .args(["ask", "--json", "--model", "local-llm", "--tools", "bash"])
+            .args(["--approve", "auto"])
+            .args(extra)
+            .arg("print some x"));
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        json_lines(&stdout)
+    };
+    let asked_to_summarize = |r: &Recorded| r.body.to_string().contains(MARKER);
+
+    let data = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn(script());
+    let events = ask(&api, &data, &[]);
+    assert!(events.iter().all(|e| e["type"] != "context_summarized"));
+    assert_eq!(api.accepted().len(), 4);
+    assert!(!api.requests().iter().any(asked_to_summarize));
+
+    let api = StandIn::spawn(script());
+    let events = ask(&api, &data, &["--summarize-at", "40"]);
+    let summarized: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "context_summarized")
+        .collect();
+    assert_eq!(summarized.len(), 1, "{events:?}");
+    let (before, after) = (
+        summarized[0]["tokens_before"].as_u64().unwrap(),
+        summarized[0]["tokens_after"].as_u64().unwrap(),
+    );
+    assert!(
+        before >= 32_768 * 4 / 10 && after < before,
+        "{before} -> {after}"
+    );
+    let requests = api.requests();
+    assert!(requests.iter().all(|r| r.rejected.is_none()));
+    assert_eq!(requests.len(), 5);
+    assert!(asked_to_summarize(&requests[3]));
+    // The last request starts with the summary in place of the first two turns.
+    let first = &requests[4].body["messages"][0];
+    assert_eq!(first["role"], "user");
+    assert!(
+        first
+            .to_string()
+            .contains("Summary: printed x three times."),
+        "{first}"
+    );
+    assert_eq!(requests[4].body["messages"].as_array().unwrap().len(), 5);
+
+    let (output, _, stderr) =
+        run(deskhand_at(&api, data.path()).args(["ask", "--summarize-at", "100", "hi"]));
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--summarize-at"), "{stderr}");
 }

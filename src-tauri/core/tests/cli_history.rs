@@ -17,30 +17,11 @@ use rand::Rng as _;
 use rusqlite::Connection;
 use serde_json::{Value, json};
 use support::API_KEY;
-
-fn deskhand(api: &StandIn, data: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_deskhand"));
-    command
-        .env("ANTHROPIC_API_KEY", API_KEY)
-        .env("ANTHROPIC_BASE_URL", api.url())
-        .env_remove("ANTHROPIC_MODEL")
-        .env_remove("LLM_PROVIDER")
-        .env("DESKHAND_DATA_DIR", data)
-        .env("DESKHAND_CONFIG_DIR", data)
-        .stdin(Stdio::null());
-    command
-}
-
-fn run(command: &mut Command) -> (Output, String, String) {
-    let output = command.output().expect("deskhand runs");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    (output, stdout, stderr)
-}
+use support::cli::{deskhand_at, files_under, json_lines, run};
 
 /// Runs `deskhand ask --json ARGS...` to the end; returns the session id from `done`.
 fn ask(api: &StandIn, data: &Path, args: &[&str]) -> String {
-    let (output, stdout, stderr) = run(deskhand(api, data).arg("ask").arg("--json").args(args));
+    let (output, stdout, stderr) = run(deskhand_at(api, data).arg("ask").arg("--json").args(args));
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
     let done: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(done["type"], "done");
@@ -48,14 +29,7 @@ fn ask(api: &StandIn, data: &Path, args: &[&str]) -> String {
 }
 
 fn sessions(api: &StandIn, data: &Path, args: &[&str]) -> (Output, String, String) {
-    run(deskhand(api, data).arg("sessions").args(args))
-}
-
-fn json_lines(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
-        .collect()
+    run(deskhand_at(api, data).arg("sessions").args(args))
 }
 
 #[test]
@@ -114,7 +88,7 @@ fn resume_sends_the_full_history_with_images_read_back_from_disk() {
     assert_eq!(listed[0]["message_count"], 4);
 
     let (output, _, stderr) =
-        run(deskhand(&api, data.path()).args(["ask", "--session", "nope", "hi"]));
+        run(deskhand_at(&api, data.path()).args(["ask", "--session", "nope", "hi"]));
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr.contains("no session `nope`"), "{stderr}");
 }
@@ -255,7 +229,7 @@ fn sigkill_at_random_moments_never_loses_what_was_shown_and_resumes_validly() {
             break;
         }
         let api = StandIn::spawn(tool_session(round));
-        let mut child = deskhand(&api, data.path())
+        let mut child = deskhand_at(&api, data.path())
             .args(["ask", "--json", "--approve", "auto", "--tools", "bash"])
             .arg(format!("Round {round}: tidy the folder"))
             .stdout(Stdio::piped())
@@ -359,7 +333,7 @@ fn sigkill_at_random_moments_never_loses_what_was_shown_and_resumes_validly() {
 
         // The validating stand-in accepts the resumed session's next request.
         let next = StandIn::spawn([Turn::text("Picking up where we stopped.")]);
-        let (output, _, stderr) = run(deskhand(&next, data.path()).args([
+        let (output, _, stderr) = run(deskhand_at(&next, data.path()).args([
             "ask",
             "--json",
             "--approve",
@@ -413,30 +387,12 @@ fn in_namespace(api: &StandIn, script: &str, envs: &[(&str, &Path)]) -> Output {
     output
 }
 
-/// Every file under `dir` with its bytes, to show nothing changed.
-fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(current) = pending.pop() {
-        for entry in std::fs::read_dir(&current).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
 #[test]
 fn a_read_only_data_directory_is_refused_and_left_as_it_was() {
     let api = StandIn::spawn([Turn::text("Stored once.")]);
     let data = tempfile::tempdir().unwrap();
     let id = ask(&api, data.path(), &["remember this"]);
-    let before = snapshot(data.path());
+    let before = files_under(data.path());
     let out = tempfile::tempdir().unwrap();
 
     in_namespace(
@@ -456,7 +412,7 @@ fn a_read_only_data_directory_is_refused_and_left_as_it_was() {
         assert!(stderr.contains("is read-only"), "{command}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
     }
-    assert_eq!(snapshot(data.path()), before, "nothing changed");
+    assert_eq!(files_under(data.path()), before, "nothing changed");
     let (_, stdout, _) = sessions(&api, data.path(), &["list"]);
     assert!(stdout.contains(&id));
 }

@@ -6,48 +6,27 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
-use deskhand_standin::{Script, StandIn, Turn};
-use serde_json::{Value, json};
-use support::API_KEY;
+use base64::Engine as _;
+use deskhand_standin::{Reply, Script, StandIn, Turn};
+use serde_json::json;
+use support::cli::{BashEditorSession, EDITOR, ask_over_openai, deskhand, json_lines, run};
+use support::{API_KEY, PNG_1X1};
 
-const EDITOR: &str = "str_replace_based_edit_tool";
-
-/// Every variable that could choose a provider, so the developer's own cannot leak in.
-const PROVIDER_VARIABLES: &[&str] = &[
-    "LLM_PROVIDER",
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENAI_MODEL",
-    "AZURE_OPENAI_API_KEY",
-    "AZURE_OPENAI_ENDPOINT",
-    "AZURE_OPENAI_DEPLOYMENT",
-    "AZURE_OPENAI_API_VERSION",
-    "OPENROUTER_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "ANTHROPIC_MODEL",
-];
-
-fn deskhand(dir: &Path, env: &[(&str, &str)]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_deskhand"));
-    for variable in PROVIDER_VARIABLES {
-        command.env_remove(variable);
-    }
+/// `deskhand ask --json hi` to a keyless vLLM server serving Qwen2.5-VL, configured by
+/// environment alone.
+fn ask_local_qwen(api: &StandIn, dir: &Path) -> Command {
+    let base = format!("{}/v1", api.url());
+    let mut command = deskhand(dir);
     command
-        .envs(env.iter().copied())
-        .env("DESKHAND_DATA_DIR", dir)
-        .env("DESKHAND_CONFIG_DIR", dir)
-        .current_dir(dir)
-        .stdin(Stdio::null());
+        .envs([
+            ("LLM_PROVIDER", "vllm"),
+            ("OPENAI_BASE_URL", base.as_str()),
+            ("OPENAI_MODEL", "Qwen/Qwen2.5-VL-7B-Instruct"),
+        ])
+        .args(["ask", "--json", "hi"]);
     command
-}
-
-fn run(command: &mut Command) -> (Output, String) {
-    let output = command.output().expect("deskhand runs");
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    (output, stderr)
 }
 
 #[test]
@@ -115,7 +94,7 @@ fn missing_and_contradictory_settings_are_one_line_before_any_request() {
         let mut args = vec!["ask"];
         args.extend(&flags);
         args.push("hi");
-        let (output, stderr) = run(deskhand(dir.path(), &env).args(&args));
+        let (output, _, stderr) = run(deskhand(dir.path()).envs(env.iter().copied()).args(&args));
         assert_eq!(output.status.code(), Some(1), "{flags:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
         assert!(stderr.starts_with("deskhand: "), "{stderr}");
@@ -132,55 +111,12 @@ fn missing_and_contradictory_settings_are_one_line_before_any_request() {
 /// result comes back as a `tool` message.
 #[test]
 fn ask_with_bash_and_editor_over_chat_completions_changes_files_end_to_end() {
-    let work = tempfile::tempdir().unwrap();
-    let root = work.path().canonicalize().unwrap();
-    let app = root.join("project/app.py");
-    let app_path = app.display().to_string();
-    let api = StandIn::spawn([
-        Turn::tool_use(
-            "bash",
-            json!({"command": "mkdir -p project && cd project && printf 'hello\\n' > greeting.txt && pwd; env | grep API_KEY; echo \"keys found: $?\""}),
-        ),
-        Turn::tool_use(
-            EDITOR,
-            json!({"command": "create", "path": app_path, "file_text": "def main():\n    print('hi')\n"}),
-        ),
-        Turn::tool_use(
-            EDITOR,
-            json!({"command": "str_replace", "path": app_path, "old_str": "print('hi')", "new_str": "print(open('greeting.txt').read())"}),
-        ),
-        Turn::tool_use(
-            EDITOR,
-            json!({"command": "insert", "path": app_path, "insert_line": 2, "new_str": "\nmain()"}),
-        ),
-        Turn::tool_use("bash", json!({"command": "ls; python3 app.py"})),
-        Turn::text("The project is set up."),
-    ]);
-    let base = format!("{}/v1", api.url());
-    let (output, stderr) = run(deskhand(&root, &[("OPENAI_API_KEY", API_KEY)]).args([
-        "ask",
-        "--provider",
-        "openai",
-        "--base-url",
-        &base,
-        "--model",
-        "gpt-4.1",
-        "--json",
-        "--tools",
-        "bash,editor",
-        "--approve",
-        "auto",
-        "set up the project",
-    ]));
+    let session = BashEditorSession::new();
+    let api = StandIn::spawn(session.turns());
+    let (output, stdout, stderr) = run(ask_over_openai(&api, &session.root)
+        .current_dir(&session.root)
+        .args(BashEditorSession::ASK_ARGS));
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
-    assert_eq!(
-        std::fs::read_to_string(root.join("project/greeting.txt")).unwrap(),
-        "hello\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(&app).unwrap(),
-        "def main():\n    print(open('greeting.txt').read())\n\nmain()\n"
-    );
 
     let requests = api.requests();
     assert_eq!(requests.len(), 6);
@@ -207,26 +143,17 @@ fn ask_with_bash_and_editor_over_chat_completions_changes_files_end_to_end() {
     assert!(!first.body.to_string().contains("bash_20250124"));
 
     // Each request ends with the `tool` message answering the previous call.
-    let answer = |i: usize| -> String {
-        let messages = requests[i].body["messages"].as_array().unwrap();
-        let last = messages.last().unwrap();
-        assert_eq!(last["role"], "tool");
-        last["content"].as_str().unwrap().to_string()
-    };
-    assert_eq!(
-        answer(1),
-        format!("{}\nkeys found: 1\n", root.join("project").display()),
-        "no API key reaches the shell"
-    );
-    assert_eq!(answer(2), format!("File created: {app_path}"));
-    assert!(answer(3).contains("print(open('greeting.txt').read())"));
-    assert!(answer(4).contains("     4\tmain()\n"));
-    assert_eq!(answer(5), "app.py\ngreeting.txt\nhello\n\n");
-
-    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+    let results: Vec<String> = requests[1..]
+        .iter()
+        .map(|request| {
+            let last = request.body["messages"].as_array().unwrap().last().unwrap();
+            assert_eq!(last["role"], "tool");
+            last["content"].as_str().unwrap().to_string()
+        })
         .collect();
+    session.check(&results);
+
+    let events = json_lines(&stdout);
     assert_eq!(events[0]["provider"], "OpenAI");
     assert_eq!(events.last().unwrap()["status"], "done");
     // gpt-4.1 has a price, so the run has a cost.
@@ -238,22 +165,17 @@ fn azure_and_a_keyless_local_server_are_configured_by_environment_alone() {
     let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn([Turn::text("Azure here.")]);
     let endpoint = api.url();
-    let (output, stderr) = run(deskhand(
-        dir.path(),
-        &[
+    let (output, stdout, stderr) = run(deskhand(dir.path())
+        .envs([
             ("LLM_PROVIDER", "azure"),
             ("AZURE_OPENAI_API_KEY", API_KEY),
-            ("AZURE_OPENAI_ENDPOINT", &endpoint),
+            ("AZURE_OPENAI_ENDPOINT", endpoint.as_str()),
             ("AZURE_OPENAI_DEPLOYMENT", "prod-gpt4o"),
             ("AZURE_OPENAI_API_VERSION", "2025-01-01-preview"),
-        ],
-    )
-    .args(["ask", "hi"]));
+        ])
+        .args(["ask", "hi"]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout).trim(),
-        "Azure here."
-    );
+    assert_eq!(stdout.trim(), "Azure here.");
     let request = &api.requests()[0];
     assert_eq!(request.rejected, None);
     assert_eq!(
@@ -264,27 +186,75 @@ fn azure_and_a_keyless_local_server_are_configured_by_environment_alone() {
     assert!(!request.headers.contains_key("authorization"));
 
     let api = StandIn::spawn(Script::new([Turn::text("Served locally.")]).without_keys());
-    let base = format!("{}/v1", api.url());
-    let (output, stderr) = run(deskhand(
-        dir.path(),
-        &[
-            ("LLM_PROVIDER", "vllm"),
-            ("OPENAI_BASE_URL", &base),
-            ("OPENAI_MODEL", "Qwen/Qwen2.5-VL-7B-Instruct"),
-        ],
-    )
-    .args(["ask", "--json", "hi"]));
+    let (output, stdout, stderr) = run(&mut ask_local_qwen(&api, dir.path()));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let request = &api.requests()[0];
     assert_eq!(request.body["model"], "Qwen/Qwen2.5-VL-7B-Instruct");
     assert!(!request.headers.contains_key("authorization"));
-    let last: Value = serde_json::from_str(
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .last()
+    let last = json_lines(&stdout).pop().unwrap();
+    assert_eq!(last["status"], "done");
+    assert!(last["cost_usd"].is_null(), "no price for a local model");
+}
+
+/// The price table is the person's to edit: a price added in `prices.json` in the config
+/// directory (matched without regard to case or the `vendor/` prefix) gives a local model's
+/// run its cost, in `done` and in the stored session the window's meter reads.
+#[test]
+fn a_price_added_to_prices_json_costs_a_local_models_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("prices.json"),
+        r#"{"qwen2.5-vl": {"input": 0.2, "output": 0.6, "cache_write": 0.2, "cache_read": 0.02}}"#,
+    )
+    .unwrap();
+    let reply = Reply::new().text("Priced.").usage(1_000_000, 500_000);
+    let api = StandIn::spawn(Script::new([reply.into()]).without_keys());
+    let (output, stdout, stderr) = run(&mut ask_local_qwen(&api, dir.path()));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let done = json_lines(&stdout).pop().unwrap();
+    assert_eq!(done["usage"]["input_tokens"], 1_000_000);
+    assert_eq!(done["usage"]["output_tokens"], 500_000);
+    // 1M input at $0.2 and 0.5M output at $0.6 per million.
+    let cost = done["cost_usd"].as_f64().unwrap();
+    assert!((cost - 0.5).abs() < 1e-9, "{cost}");
+
+    let (output, listed, stderr) = run(deskhand(dir.path()).args(["sessions", "list", "--json"]));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let sessions = json_lines(&listed);
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(sessions[0]["id"], done["session_id"]);
+    let stored = sessions[0]["cost_usd"].as_f64().unwrap();
+    assert!((stored - 0.5).abs() < 1e-9, "{stored}");
+}
+
+/// An attached image goes to Chat Completions as an `image_url` part of the user message, as
+/// a data URL the (image-checking) stand-in decodes.
+#[test]
+fn an_attached_image_goes_as_an_image_url_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let png = dir.path().join("pixel.png");
+    std::fs::write(
+        &png,
+        base64::engine::general_purpose::STANDARD
+            .decode(PNG_1X1)
             .unwrap(),
     )
     .unwrap();
-    assert_eq!(last["status"], "done");
-    assert!(last["cost_usd"].is_null(), "no price for a local model");
+    let api = StandIn::spawn(Script::new([Turn::text("A single pixel.")]).validating_images());
+    let (output, stdout, stderr) = run(ask_over_openai(&api, dir.path())
+        .arg("--attach")
+        .arg(&png)
+        .arg("what is this?"));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(stdout.trim(), "A single pixel.");
+    let request = &api.requests()[0];
+    assert_eq!(request.rejected, None);
+    let user = &request.body["messages"][1];
+    assert_eq!(
+        user,
+        &json!({"role": "user", "content": [
+            {"type": "text", "text": "what is this?"},
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{PNG_1X1}")}},
+        ]})
+    );
 }

@@ -4,26 +4,11 @@
 
 mod support;
 
-use std::process::{Command, Output, Stdio};
-
 use base64::Engine as _;
-use deskhand_standin::{Reply, StandIn, Turn};
+use deskhand_standin::{Recorded, Reply, StandIn, Turn};
 use serde_json::{Value, json};
-use support::API_KEY;
+use support::cli::{ask_over_openai, deskhand, deskhand_at, run};
 use support::x11::{self, Xev};
-
-fn deskhand() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_deskhand"));
-    command.env_remove("DESKHAND_MONITOR").stdin(Stdio::null());
-    command
-}
-
-fn run(command: &mut Command) -> (Output, String, String) {
-    let output = command.output().expect("deskhand runs");
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    (output, stdout, stderr)
-}
 
 fn image_size(bytes: &[u8]) -> (usize, usize) {
     let size = imagesize::blob_size(bytes).expect("an image");
@@ -37,7 +22,7 @@ fn screenshot_writes_the_model_sized_image_and_reports_each_stage() {
     };
     let dir = tempfile::tempdir().unwrap();
     let png = dir.path().join("shot.png");
-    let (output, stdout, stderr) = run(deskhand().arg("screenshot").arg("-o").arg(&png));
+    let (output, stdout, stderr) = run(deskhand(dir.path()).arg("screenshot").arg("-o").arg(&png));
     assert!(output.status.success(), "{stderr}");
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..4], b"\x89PNG");
@@ -49,7 +34,7 @@ fn screenshot_writes_the_model_sized_image_and_reports_each_stage() {
     }
 
     let jpg = dir.path().join("shot.jpg");
-    let (output, _, stderr) = run(deskhand()
+    let (output, _, stderr) = run(deskhand(dir.path())
         .args(["screenshot", "--monitor", "0", "-o"])
         .arg(&jpg));
     assert!(output.status.success(), "{stderr}");
@@ -57,7 +42,7 @@ fn screenshot_writes_the_model_sized_image_and_reports_each_stage() {
     assert_eq!(&bytes[..3], b"\xFF\xD8\xFF");
     assert_eq!(image_size(&bytes), (1366, 768));
 
-    let (output, _, stderr) = run(deskhand()
+    let (output, _, stderr) = run(deskhand(dir.path())
         .args(["screenshot", "--monitor", "7", "-o"])
         .arg(&png));
     assert_eq!(output.status.code(), Some(1));
@@ -69,7 +54,8 @@ fn monitors_lists_the_display() {
     let Some(_display) = x11::display() else {
         return;
     };
-    let (output, stdout, stderr) = run(deskhand().arg("monitors"));
+    let dir = tempfile::tempdir().unwrap();
+    let (output, stdout, stderr) = run(deskhand(dir.path()).arg("monitors"));
     assert!(output.status.success(), "{stderr}");
     let first = stdout.lines().next().unwrap_or_default();
     assert!(first.starts_with("0* "), "{stdout}");
@@ -79,10 +65,9 @@ fn monitors_lists_the_display() {
 
 #[test]
 fn without_a_display_the_computer_tool_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn([Turn::text("unused")]);
-    let (output, _, stderr) = run(deskhand()
-        .env("ANTHROPIC_API_KEY", API_KEY)
-        .env("ANTHROPIC_BASE_URL", api.url())
+    let (output, _, stderr) = run(deskhand_at(&api, dir.path())
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .args(["ask", "--tools", "computer", "hi"]));
@@ -92,7 +77,7 @@ fn without_a_display_the_computer_tool_is_refused_clearly() {
         "{stderr}"
     );
     assert!(api.requests().is_empty());
-    let (output, _, stderr) = run(deskhand()
+    let (output, _, stderr) = run(deskhand(dir.path())
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY")
         .arg("monitors"));
@@ -118,41 +103,78 @@ fn result_images(body: &Value) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// The scripted computer session both providers' tests run: a screenshot, a click aimed at
+/// an xev window, and a key name with a typo.
+struct ComputerSession {
+    xev: Xev,
+    /// Where on the desktop the click is aimed.
+    target: (i32, i32),
+    dir: tempfile::TempDir,
+}
+
+impl ComputerSession {
+    /// The xev window is titled `name`.
+    fn open(name: &str) -> Self {
+        let xev = Xev::open(name, 500, 400, 400, 300);
+        let (wx, wy, _, _) = x11::window_geometry(&xev.id);
+        Self {
+            xev,
+            target: (wx + 100, wy + 80),
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn turns(&self) -> Vec<Turn> {
+        // 1920x1080 is shown to the model as 1366x768.
+        let (mx, my) = (
+            (i64::from(self.target.0) * 1366 * 2 + 1920) / 3840,
+            (i64::from(self.target.1) * 768 * 2 + 1080) / 2160,
+        );
+        vec![
+            Turn::tool_use("computer", json!({"action": "screenshot"})),
+            Turn::tool_use(
+                "computer",
+                json!({"action": "left_click", "coordinate": [mx, my]}),
+            ),
+            Turn::tool_use("computer", json!({"action": "key", "text": "ctrl+Retrun"})),
+            Reply::new().text("Clicked.").into(),
+        ]
+    }
+
+    /// The click landed on the xev window where the model aimed, within one model pixel, and
+    /// the bad key pressed nothing.
+    fn check_screen(&self) {
+        let events = self
+            .xev
+            .wait_for("the click", |e| e.iter().any(|e| e.kind == "ButtonRelease"));
+        let press = events.iter().find(|e| e.kind == "ButtonPress").unwrap();
+        assert_eq!(press.button, Some(1));
+        let target = self.target;
+        assert!(
+            (press.root.0 - target.0).abs() <= 2 && (press.root.1 - target.1).abs() <= 2,
+            "{press:?} vs {target:?}"
+        );
+        assert!(events.iter().all(|e| e.kind != "KeyPress"), "{events:?}");
+    }
+}
+
 #[test]
 fn ask_drives_the_screen_through_the_stand_in_model() {
     let Some(_display) = x11::display() else {
         return;
     };
-    let xev = Xev::open("deskhand-ask", 500, 400, 400, 300);
-    let (wx, wy, _, _) = x11::window_geometry(&xev.id);
-    // 1920x1080 is shown to the model as 1366x768: aim at the xev window's (100, 80).
-    let target = (wx + 100, wy + 80);
-    let (mx, my) = (
-        (i64::from(target.0) * 1366 * 2 + 1920) / 3840,
-        (i64::from(target.1) * 768 * 2 + 1080) / 2160,
-    );
-    let api = StandIn::spawn([
-        Turn::tool_use("computer", json!({"action": "screenshot"})),
-        Turn::tool_use(
-            "computer",
-            json!({"action": "left_click", "coordinate": [mx, my]}),
-        ),
-        Turn::tool_use("computer", json!({"action": "key", "text": "ctrl+Retrun"})),
-        Reply::new().text("Clicked.").into(),
-    ]);
-    let (output, stdout, stderr) = run(deskhand()
-        .env("ANTHROPIC_API_KEY", API_KEY)
-        .env("ANTHROPIC_BASE_URL", api.url())
-        .args([
-            "ask",
-            "--tools",
-            "computer",
-            "--approve",
-            "auto",
-            "--model",
-            "claude-sonnet-4-5",
-            "click the window",
-        ]));
+    let session = ComputerSession::open("deskhand-ask");
+    let api = StandIn::spawn(session.turns());
+    let (output, stdout, stderr) = run(deskhand_at(&api, session.dir.path()).args([
+        "ask",
+        "--tools",
+        "computer",
+        "--approve",
+        "auto",
+        "--model",
+        "claude-sonnet-4-5",
+        "click the window",
+    ]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stdout.contains("Clicked."), "{stdout}");
     let requests = api.accepted();
@@ -179,15 +201,130 @@ fn ask_drives_the_screen_through_the_stand_in_model() {
         last["content"].to_string().contains("unknown key `Retrun`"),
         "{last}"
     );
-    // The click landed on the xev window where the model aimed, within one model pixel.
-    let events = xev.wait_for("the click", |e| e.iter().any(|e| e.kind == "ButtonRelease"));
-    let press = events.iter().find(|e| e.kind == "ButtonPress").unwrap();
-    assert_eq!(press.button, Some(1));
+    session.check_screen();
+}
+
+/// The same session through `--provider openai`: the computer goes out as a function with its
+/// JSON Schema, each screenshot answers its call with a `tool` message that says an image
+/// follows, and the image, of exactly the size the description declares, comes in the user
+/// message after it.
+#[test]
+fn ask_drives_the_screen_over_chat_completions() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let session = ComputerSession::open("deskhand-ask-openai");
+    let api = StandIn::spawn(session.turns());
+    let (output, stdout, stderr) = run(ask_over_openai(&api, session.dir.path()).args([
+        "--tools",
+        "computer",
+        "--approve",
+        "auto",
+        "--keep-screenshots",
+        "1",
+        "click the window",
+    ]));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("Clicked."), "{stdout}");
+    let requests = api.requests();
+    assert_eq!(requests.len(), 4);
     assert!(
-        (press.root.0 - target.0).abs() <= 2 && (press.root.1 - target.1).abs() <= 2,
-        "{press:?} vs {target:?}"
+        requests.iter().all(|r| r.rejected.is_none()),
+        "{requests:?}"
     );
-    assert!(events.iter().all(|e| e.kind != "KeyPress"), "{events:?}");
+
+    let first = &requests[0];
+    assert_eq!(first.path, "/v1/chat/completions");
+    assert!(!first.headers.contains_key("anthropic-beta"));
+    let tools = first.body["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0]["type"], "function");
+    let function = &tools[0]["function"];
+    assert_eq!(function["name"], "computer");
+    let description = function["description"].as_str().unwrap();
+    assert!(
+        description.contains("The screen is 1366x768 pixels"),
+        "{description}"
+    );
+    let point = json!({"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 2, "maxItems": 2});
+    assert_eq!(
+        function["parameters"],
+        json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": [
+                    "screenshot", "left_click", "right_click", "middle_click", "double_click",
+                    "triple_click", "mouse_move", "left_click_drag", "left_mouse_down",
+                    "left_mouse_up", "scroll", "type", "key", "hold_key", "wait",
+                    "cursor_position"
+                ]},
+                "coordinate": point,
+                "start_coordinate": point,
+                "text": {"type": "string"},
+                "key": {"type": "string"},
+                "scroll_direction": {"type": "string", "enum": ["up", "down", "left", "right"]},
+                "scroll_amount": {"type": "integer", "minimum": 1, "maximum": 100},
+                "duration": {"type": "number", "minimum": 0, "maximum": 100.0},
+            },
+            "required": ["action"],
+        })
+    );
+    assert!(!first.body.to_string().contains("computer_2025"));
+
+    // After the screenshot and after the click: the assistant's call, the tool message saying
+    // an image follows, and the image in a user message, nothing after it.
+    for (i, request) in requests[1..3].iter().enumerate() {
+        let messages = request.body["messages"].as_array().unwrap();
+        let tail = &messages[messages.len() - 3..];
+        assert_eq!(tail[0]["role"], "assistant", "request {}", i + 1);
+        let call_id = tail[0]["tool_calls"][0]["id"].as_str().unwrap();
+        assert_eq!(tail[0]["tool_calls"][0]["function"]["name"], "computer");
+        assert_eq!(
+            tail[1],
+            json!({"role": "tool", "tool_call_id": call_id,
+                   "content": "[The image this tool returned follows in the next user message.]"}),
+            "request {}",
+            i + 1
+        );
+        assert_eq!(tail[2]["role"], "user");
+        let parts = tail[2]["content"].as_array().unwrap();
+        assert_eq!(parts.len(), 2, "{parts:?}");
+        assert_eq!(
+            parts[0],
+            json!({"type": "text", "text": format!("Image returned by tool call {call_id}:")})
+        );
+        let url = parts[1]["image_url"]["url"].as_str().unwrap();
+        let data = url
+            .strip_prefix("data:image/png;base64,")
+            .expect("a PNG data URL");
+        let image = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .unwrap();
+        assert_eq!(image_size(&image), (1366, 768), "request {}", i + 1);
+    }
+    // `--keep-screenshots 1`: once the click's screenshot is sent, the first one is not.
+    let images = |r: &Recorded| r.body.to_string().matches(r#""type":"image_url""#).count();
+    assert_eq!(
+        requests.iter().map(images).collect::<Vec<_>>(),
+        [0, 1, 1, 1]
+    );
+    let pruned = json!("[older screenshot removed to save context]");
+    let first_answer = &requests[2].body["messages"].as_array().unwrap()[3];
+    assert_eq!(first_answer["role"], "tool");
+    assert_eq!(first_answer["content"], pruned);
+    // The bad key came back as an error naming it, with no image after it.
+    let last = requests[3].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap();
+    assert_eq!(last["role"], "tool");
+    let content = last["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("Error: ") && content.contains("unknown key `Retrun`"),
+        "{content}"
+    );
+    session.check_screen();
 }
 
 #[test]
@@ -195,6 +332,7 @@ fn newer_models_get_zoom_at_full_resolution() {
     let Some(_display) = x11::display() else {
         return;
     };
+    let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn([
         Turn::tool_use(
             "computer",
@@ -202,19 +340,16 @@ fn newer_models_get_zoom_at_full_resolution() {
         ),
         Reply::new().text("Zoomed.").into(),
     ]);
-    let (output, _, stderr) = run(deskhand()
-        .env("ANTHROPIC_API_KEY", API_KEY)
-        .env("ANTHROPIC_BASE_URL", api.url())
-        .args([
-            "ask",
-            "--tools",
-            "computer",
-            "--approve",
-            "deny",
-            "--model",
-            "claude-opus-4-5",
-            "zoom in",
-        ]));
+    let (output, _, stderr) = run(deskhand_at(&api, dir.path()).args([
+        "ask",
+        "--tools",
+        "computer",
+        "--approve",
+        "deny",
+        "--model",
+        "claude-opus-4-5",
+        "zoom in",
+    ]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let requests = api.accepted();
     assert_eq!(

@@ -302,8 +302,8 @@ fn clicks_map_onto_each_of_two_monitors() {
         return;
     };
     let _split = SplitScreen::new();
-    use deskhand::tools::computer::screen::{Screen, XcapScreen};
-    let monitors = XcapScreen::open().unwrap().monitors().unwrap();
+    use deskhand::tools::computer::screen::{RealScreen, Screen};
+    let monitors = RealScreen::open().unwrap().monitors().unwrap();
     let index = |name: &str| {
         monitors
             .iter()

@@ -8,17 +8,13 @@ use std::sync::Arc;
 
 use deskhand::agent::context::{ContextPolicy, PRUNED_SCREENSHOT};
 use deskhand::agent::{
-    Agent, AgentConfig, AgentEvent, ApprovalGate, ApprovalPolicy, Budget, Decision, FixedApprover,
-    RunStatus,
+    Agent, AgentConfig, AgentEvent, ApprovalPolicy, Budget, Decision, FixedApprover, RunStatus,
 };
-use deskhand::llm::ContentBlock;
-use deskhand::llm::anthropic::{Anthropic, AnthropicConfig};
 use deskhand::llm::pricing::PriceTable;
 use deskhand::tools::ToolRegistry;
 use deskhand_standin::{Recorded, Reply, Script, StandIn, Turn};
 use serde_json::{Value, json};
-use support::{API_KEY, ScreenshotTool, fast_retries};
-use tokio_util::sync::CancellationToken;
+use support::{ScreenshotTool, agent_with, anthropic_provider, run_prompt};
 
 const STEPS: usize = 60;
 const SUMMARY_MARKER: &str = "getting too long for the context window";
@@ -37,40 +33,26 @@ fn session_script() -> Script {
 fn agent(url: &str, config: AgentConfig) -> Agent {
     let mut tools = ToolRegistry::default();
     tools.register(Arc::new(ScreenshotTool::default())).unwrap();
-    let provider = Anthropic::new(AnthropicConfig {
-        api_key: API_KEY.into(),
-        base_url: url.into(),
-        retry: fast_retries(),
-    })
-    .unwrap();
-    Agent {
-        provider: Arc::new(provider),
-        tools: Arc::new(tools),
-        gate: Arc::new(ApprovalGate::new(
-            ApprovalPolicy::Auto,
-            Box::new(FixedApprover(Decision::Approve)),
-        )),
-        config: AgentConfig {
-            model: "claude-sonnet-4-5".into(),
-            system: "Work the screen.".into(),
-            max_turns: 100,
-            ..config
-        },
-    }
+    let approver = Box::new(FixedApprover(Decision::Approve));
+    let mut agent = agent_with(
+        anthropic_provider(url),
+        tools,
+        ApprovalPolicy::Auto,
+        approver,
+        100,
+    );
+    agent.config = AgentConfig {
+        model: "claude-sonnet-4-5".into(),
+        system: "Work the screen.".into(),
+        max_turns: 100,
+        ..config
+    };
+    agent
 }
 
 async fn run(agent: &Agent) -> (RunStatus, Vec<AgentEvent>, usize) {
     let mut history = Vec::new();
-    let mut events = Vec::new();
-    let outcome = agent
-        .run(
-            "s",
-            &mut history,
-            vec![ContentBlock::text("look around")],
-            &mut |e| events.push(e),
-            &CancellationToken::new(),
-        )
-        .await;
+    let (outcome, events) = run_prompt(agent, &mut history, "look around").await;
     (outcome.status, events, history.len())
 }
 

@@ -4,12 +4,12 @@
 
 mod support;
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
 
 use deskhand_standin::{StandIn, Turn};
 use serde_json::Value;
+use support::cli::{self, files_under, run, run_with_stdin};
 
 /// The keyring tests need the session bus `scripts/test.sh` provides. Under the test command
 /// (`DESKHAND_TEST_HOME` set) a missing bus is a failure, so CI cannot skip them silently;
@@ -30,56 +30,9 @@ fn secret_service_available() -> bool {
 /// `deskhand` with keys filed under a keyring service of this test's own, so tests running
 /// side by side in one keyring never see each other's keys.
 fn deskhand(service: &str, data: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_deskhand"));
+    let mut command = cli::deskhand(data);
+    command.env("DESKHAND_KEYRING_SERVICE", service);
     command
-        .env("DESKHAND_KEYRING_SERVICE", service)
-        .env("DESKHAND_DATA_DIR", data)
-        .env("DESKHAND_CONFIG_DIR", data)
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("ANTHROPIC_MODEL")
-        .env_remove("LLM_PROVIDER")
-        .stdin(Stdio::null());
-    command
-}
-
-fn run_with_stdin(command: &mut Command, input: &str) -> (Output, String, String) {
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    (output, stdout, stderr)
-}
-
-fn run(command: &mut Command) -> (Output, String, String) {
-    run_with_stdin(command, "")
-}
-
-/// Every file under `dir`, as bytes.
-fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut files = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(current) = pending.pop() {
-        for entry in std::fs::read_dir(&current).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                files.push((path.display().to_string(), std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    files
 }
 
 fn contains(haystack: &[u8], needle: &str) -> bool {

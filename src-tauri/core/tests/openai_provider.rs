@@ -38,14 +38,7 @@ async fn run(
     prompt: &str,
 ) -> (deskhand::agent::RunOutcome, Vec<AgentEvent>, Vec<Message>) {
     let mut history = Vec::new();
-    let (outcome, events) = run_collect(
-        &h.agent,
-        &mut history,
-        prompt,
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&h.agent, &mut history, prompt).await;
     (outcome, events, history)
 }
 
@@ -548,14 +541,7 @@ async fn a_stop_mid_stream_leaves_a_history_the_next_request_can_send() {
     assert_eq!(outcome.status, RunStatus::Cancelled);
     assert!(h.echo.ran.lock().unwrap().is_empty());
 
-    let (outcome, _) = run_collect(
-        &h.agent,
-        &mut history,
-        "go on",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, _) = run_prompt(&h.agent, &mut history, "go on").await;
     assert_eq!(outcome.status, RunStatus::Done);
     let requests = api.requests();
     assert_eq!(requests[1].rejected, None, "{:?}", requests[1].rejected);

@@ -13,7 +13,6 @@ use deskhand::agent::{AgentEvent, ApprovalPolicy, Decision, FixedApprover, RunSt
 use deskhand::llm::openai::{OpenAi, OpenAiConfig, Service};
 use serde_json::Value;
 use support::*;
-use tokio_util::sync::CancellationToken;
 
 /// A running fakellm, stopped when dropped.
 struct FakeLlm {
@@ -138,14 +137,7 @@ async fn a_tool_session_runs_against_fakellm() {
         10,
     );
     let mut history = Vec::new();
-    let (outcome, events) = run_collect(
-        &h.agent,
-        &mut history,
-        "echo twice, please",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&h.agent, &mut history, "echo twice, please").await;
 
     let errors: Vec<&AgentEvent> = events
         .iter()

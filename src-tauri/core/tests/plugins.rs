@@ -229,14 +229,7 @@ async fn a_plugin_that_crashes_mid_call_fails_that_call_only_and_is_restarted() 
         10,
     );
     let mut history = Vec::new();
-    let (outcome, _) = run_collect(
-        &agent,
-        &mut history,
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, _) = run_prompt(&agent, &mut history, "go").await;
     assert_eq!(outcome.status, RunStatus::Done);
 
     let requests = api.requests();
@@ -388,14 +381,7 @@ async fn read_only_tools_skip_approval_and_images_and_errors_reach_the_model() {
         10,
     );
     let mut history = Vec::new();
-    let (outcome, _) = run_collect(
-        &agent,
-        &mut history,
-        "go",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, _) = run_prompt(&agent, &mut history, "go").await;
     assert_eq!(outcome.status, RunStatus::Done);
     assert_eq!(*recorder.0.lock().unwrap(), ["fx__picture", "fx__fail"]);
 

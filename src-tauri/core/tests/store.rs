@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use base64::Engine as _;
-use deskhand::agent::{AgentEvent, ApprovalRequest, DecidedBy, Decision, RunStatus};
+use deskhand::agent::{AgentEvent, ApprovalRequest, Budget, DecidedBy, Decision, RunStatus};
 use deskhand::images::ImageRef;
 use deskhand::llm::{ContentBlock, ImageSource, Message, ToolResultContent, Usage};
 use deskhand::store::migrations::{self, LATEST};
@@ -315,7 +315,11 @@ fn search_finds_text_commands_and_results() {
     assert_eq!(ids("quarterly numbers"), ["a"]);
     assert_eq!(ids("plants"), ["b"]);
     assert_eq!(ids("q3 summary").len(), 2, "tool results are indexed");
-    assert_eq!(ids("reports").len(), 2, "tool inputs are indexed");
+    assert_eq!(
+        ids("reports"),
+        ["b", "a"],
+        "tool inputs are indexed; the newest match first"
+    );
     assert_eq!(
         ids("quarterly numb"),
         ["a"],
@@ -464,6 +468,30 @@ fn sessions_list_newest_first_rename_and_resolve_prefixes() {
     store.set_setting("approval_mode", &json!("ask")).unwrap();
     assert_eq!(store.setting("approval_mode").unwrap(), Some(json!("ask")));
     assert_eq!(store.setting("missing").unwrap(), None);
+
+    // The budget is the two settings `deskhand settings` writes; None clears one.
+    assert_eq!(store.budget().unwrap(), Budget::default());
+    let budget = Budget {
+        max_cost_usd: Some(0.5),
+        max_tokens: Some(20_000),
+    };
+    store.set_budget(&budget).unwrap();
+    assert_eq!(store.budget().unwrap(), budget);
+    assert_eq!(
+        store.setting(Budget::MAX_COST_SETTING).unwrap(),
+        Some(json!(0.5))
+    );
+    store
+        .set_budget(&Budget {
+            max_tokens: None,
+            ..budget
+        })
+        .unwrap();
+    assert_eq!(
+        store.setting(Budget::MAX_TOKENS_SETTING).unwrap(),
+        Some(Value::Null)
+    );
+    assert_eq!(store.budget().unwrap().max_tokens, None);
 }
 
 /// Builds a history as the Deskhand that wrote schema `version` left it.

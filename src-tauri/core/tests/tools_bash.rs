@@ -6,11 +6,10 @@ mod support;
 use std::path::Path;
 use std::time::Duration;
 
-use deskhand::llm::ToolResultContent;
 use deskhand::tools::bash::{BashTool, DEFAULT_OUTPUT_LIMIT};
 use deskhand::tools::{Tool, ToolContext, ToolOutput};
 use serde_json::json;
-use support::wait_until_gone;
+use support::{output_text, wait_until_gone};
 use tokio_util::sync::CancellationToken;
 
 fn bash() -> BashTool {
@@ -21,17 +20,6 @@ fn ctx() -> ToolContext {
     ToolContext {
         cancel: CancellationToken::new(),
     }
-}
-
-fn text(output: &ToolOutput) -> String {
-    output
-        .content
-        .iter()
-        .map(|c| match c {
-            ToolResultContent::Text { text } => text.as_str(),
-            ToolResultContent::Image { .. } => "[image]",
-        })
-        .collect()
 }
 
 async fn run(tool: &BashTool, command: &str) -> ToolOutput {
@@ -50,13 +38,13 @@ async fn working_directory_variables_and_functions_carry_over() {
         ),
     )
     .await;
-    assert!(!first.is_error, "{}", text(&first));
-    assert_eq!(text(&first), "(no output)");
+    assert!(!first.is_error, "{}", output_text(&first));
+    assert_eq!(output_text(&first), "(no output)");
 
     let second = run(&tool, "pwd; echo $GREETING $((count + 1)); shout hi").await;
     assert!(!second.is_error);
     assert_eq!(
-        text(&second),
+        output_text(&second),
         format!(
             "{}\nhello 42\nhi!\n",
             dir.path().canonicalize().unwrap().display()
@@ -77,7 +65,7 @@ async fn stdout_stderr_and_the_exit_status_all_come_back() {
         "a failing command is a result, not a tool error"
     );
     assert_eq!(
-        text(&output),
+        output_text(&output),
         "to-out\nno newline\n[stderr]\nto-err\n[exit status 1]"
     );
 }
@@ -86,11 +74,14 @@ async fn stdout_stderr_and_the_exit_status_all_come_back() {
 async fn a_syntax_error_fails_that_command_only() {
     let tool = bash();
     let broken = run(&tool, "echo 'never closed").await;
-    let shown = text(&broken);
+    let shown = output_text(&broken);
     assert!(shown.contains("[stderr]"), "{shown}");
     assert!(shown.contains("unexpected EOF"), "{shown}");
     assert!(shown.ends_with("[exit status 2]"), "{shown}");
-    assert_eq!(text(&run(&tool, "echo still here").await), "still here\n");
+    assert_eq!(
+        output_text(&run(&tool, "echo still here").await),
+        "still here\n"
+    );
 }
 
 #[tokio::test]
@@ -101,7 +92,7 @@ async fn commands_read_no_input() {
         "read line; echo \"read: [$line] $?\"; cat; echo done",
     )
     .await;
-    assert_eq!(text(&output), "read: [] 1\ndone\n");
+    assert_eq!(output_text(&output), "read: [] 1\ndone\n");
 }
 
 #[tokio::test]
@@ -109,8 +100,11 @@ async fn bytes_that_are_not_utf8_are_replaced() {
     let tool = bash();
     let output = run(&tool, r"printf 'a\xff\xfeb\n'; printf '\xc3' >&2").await;
     assert!(!output.is_error);
-    assert_eq!(text(&output), "a\u{fffd}\u{fffd}b\n[stderr]\n\u{fffd}");
-    assert_eq!(text(&run(&tool, "echo fine").await), "fine\n");
+    assert_eq!(
+        output_text(&output),
+        "a\u{fffd}\u{fffd}b\n[stderr]\n\u{fffd}"
+    );
+    assert_eq!(output_text(&run(&tool, "echo fine").await), "fine\n");
 }
 
 #[tokio::test]
@@ -118,7 +112,7 @@ async fn long_output_keeps_its_start_and_end() {
     let tool = BashTool::new(Duration::from_secs(30), 2_000);
     let output = run(&tool, "seq 1 100000; seq 1 5000 >&2").await;
     assert!(!output.is_error);
-    let shown = text(&output);
+    let shown = output_text(&output);
     let (stdout, stderr) = shown.split_once("[stderr]\n").unwrap();
     assert!(stdout.starts_with("1\n2\n3\n"), "{stdout}");
     assert!(stdout.ends_with("99999\n100000\n"), "{stdout}");
@@ -147,7 +141,7 @@ async fn a_command_past_its_timeout_is_killed_and_the_shell_starts_fresh() {
     )
     .await;
     assert!(output.is_error);
-    let shown = text(&output);
+    let shown = output_text(&output);
     assert!(
         shown.starts_with("started\n"),
         "partial output is kept: {shown}"
@@ -162,32 +156,32 @@ async fn a_command_past_its_timeout_is_killed_and_the_shell_starts_fresh() {
     }
     let after = run(&tool, "echo \"mark=[$MARK]\"").await;
     assert!(!after.is_error);
-    assert_eq!(text(&after), "mark=[]\n", "a fresh shell");
+    assert_eq!(output_text(&after), "mark=[]\n", "a fresh shell");
 }
 
 #[tokio::test]
 async fn restart_gives_a_fresh_shell_and_ends_the_old_ones_jobs() {
     let tool = bash();
     let started = run(&tool, "export MARK=old; sleep 300 & echo $!").await;
-    let job = text(&started);
+    let job = output_text(&started);
     let restarted = tool.run(&json!({"restart": true}), &ctx()).await;
     assert!(!restarted.is_error);
-    assert_eq!(text(&restarted), "The shell has been restarted.");
+    assert_eq!(output_text(&restarted), "The shell has been restarted.");
     assert!(wait_until_gone(&job).await, "background job {job} survived");
-    assert_eq!(text(&run(&tool, "echo \"[$MARK]\"").await), "[]\n");
+    assert_eq!(output_text(&run(&tool, "echo \"[$MARK]\"").await), "[]\n");
 }
 
 #[tokio::test]
 async fn exit_ends_the_shell_and_the_next_command_gets_a_new_one() {
     let tool = bash();
     let output = run(&tool, "echo bye; exit 5").await;
-    let shown = text(&output);
+    let shown = output_text(&output);
     assert!(shown.starts_with("bye\n"), "{shown}");
     assert!(
         shown.contains("the shell exited (exit status: 5)"),
         "{shown}"
     );
-    assert_eq!(text(&run(&tool, "echo again").await), "again\n");
+    assert_eq!(output_text(&run(&tool, "echo again").await), "again\n");
 }
 
 #[tokio::test]
@@ -208,10 +202,14 @@ async fn a_stop_kills_the_running_command() {
     };
     let (output, ()) = tokio::join!(tool.run(&command, &ctx), stopper);
     assert!(output.is_error);
-    assert!(text(&output).contains("cancelled"), "{}", text(&output));
+    assert!(
+        output_text(&output).contains("cancelled"),
+        "{}",
+        output_text(&output)
+    );
     let pid = std::fs::read_to_string(&pid_file).unwrap();
     assert!(wait_until_gone(&pid).await, "sleep {pid} survived the stop");
-    assert_eq!(text(&run(&tool, "echo next").await), "next\n");
+    assert_eq!(output_text(&run(&tool, "echo next").await), "next\n");
 }
 
 #[test]

@@ -1,26 +1,17 @@
 //! The text editor tool on real files: every command, every error path, and writes that
 //! readers never see half done.
 
+mod support;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use deskhand::llm::ToolResultContent;
 use deskhand::tools::editor::EditorTool;
 use deskhand::tools::{Tool, ToolContext, ToolOutput};
 use serde_json::{Value, json};
+use support::output_text;
 use tokio_util::sync::CancellationToken;
-
-fn text(output: &ToolOutput) -> String {
-    output
-        .content
-        .iter()
-        .map(|c| match c {
-            ToolResultContent::Text { text } => text.as_str(),
-            ToolResultContent::Image { .. } => "[image]",
-        })
-        .collect()
-}
 
 async fn run(tool: &EditorTool, input: Value) -> ToolOutput {
     tool.run(
@@ -38,14 +29,18 @@ fn path_in(dir: &tempfile::TempDir, name: &str) -> String {
 
 async fn ok(tool: &EditorTool, input: Value) -> String {
     let output = run(tool, input.clone()).await;
-    assert!(!output.is_error, "{input}: {}", text(&output));
-    text(&output)
+    assert!(!output.is_error, "{input}: {}", output_text(&output));
+    output_text(&output)
 }
 
 async fn fails(tool: &EditorTool, input: Value) -> String {
     let output = run(tool, input.clone()).await;
-    assert!(output.is_error, "{input} should fail: {}", text(&output));
-    text(&output)
+    assert!(
+        output.is_error,
+        "{input} should fail: {}",
+        output_text(&output)
+    );
+    output_text(&output)
 }
 
 #[tokio::test]

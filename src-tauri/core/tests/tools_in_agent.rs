@@ -3,16 +3,13 @@
 
 mod support;
 
-use std::process::{Command, Stdio};
-
 use deskhand::agent::{AgentEvent, ApprovalPolicy, Decision, FixedApprover, RunStatus};
 use deskhand::tools::catalog::{self, ToolSettings};
 use deskhand_standin::{StandIn, Turn};
 use serde_json::{Value, json};
+use support::cli::{self, BashEditorSession, EDITOR};
 use support::*;
 use tokio_util::sync::CancellationToken;
-
-const EDITOR: &str = "str_replace_based_edit_tool";
 
 #[tokio::test]
 async fn denied_actions_run_nothing_write_nothing_and_the_model_is_told() {
@@ -43,14 +40,7 @@ async fn denied_actions_run_nothing_write_nothing_and_the_model_is_told() {
     });
     let agent = agent(&api.url(), tools, ApprovalPolicy::Ask, Box::new(denier), 10);
     let mut history = Vec::new();
-    let (outcome, events) = run_collect(
-        &agent,
-        &mut history,
-        "tidy up",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, events) = run_prompt(&agent, &mut history, "tidy up").await;
 
     assert_eq!(outcome.status, RunStatus::Done);
     assert!(!marker.exists(), "the denied command ran");
@@ -129,29 +119,10 @@ async fn a_stop_mid_command_kills_it_and_keeps_the_history_valid() {
     );
     assert_eq!(outcome.status, RunStatus::Cancelled);
     let pid = std::fs::read_to_string(&pid_file).unwrap();
-    let mut gone = false;
-    for _ in 0..100 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
-        if stat.map_or(true, |s| {
-            s.rsplit(')')
-                .next()
-                .is_some_and(|r| r.trim_start().starts_with('Z'))
-        }) {
-            gone = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let gone = wait_until_gone(&pid).await;
     assert!(gone, "the command's child {pid} survived the stop");
 
-    let (outcome, _) = run_collect(
-        &agent,
-        &mut history,
-        "never mind",
-        &CancellationToken::new(),
-        |_| {},
-    )
-    .await;
+    let (outcome, _) = run_prompt(&agent, &mut history, "never mind").await;
     assert_eq!(outcome.status, RunStatus::Done);
     let requests = api.requests();
     assert!(requests.iter().all(|r| r.rejected.is_none()));
@@ -165,60 +136,16 @@ async fn a_stop_mid_command_kills_it_and_keeps_the_history_valid() {
 /// and edits a file with the editor, and checks the result with bash in the same shell.
 #[test]
 fn ask_with_bash_and_editor_changes_files_end_to_end() {
-    let work = tempfile::tempdir().unwrap();
-    let root = work.path().canonicalize().unwrap();
-    let app = root.join("project/app.py");
-    let app_path = app.display().to_string();
-    let api = StandIn::spawn([
-        Turn::tool_use(
-            "bash",
-            json!({"command": "mkdir -p project && cd project && printf 'hello\\n' > greeting.txt && pwd; env | grep API_KEY; echo \"keys found: $?\""}),
-        ),
-        Turn::tool_use(
-            EDITOR,
-            json!({"command": "create", "path": app_path, "file_text": "def main():\n    print('hi')\n"}),
-        ),
-        Turn::tool_use(
-            EDITOR,
-            json!({"command": "str_replace", "path": app_path, "old_str": "print('hi')", "new_str": "print(open('greeting.txt').read())"}),
-        ),
-        Turn::tool_use(
-            EDITOR,
-            json!({"command": "insert", "path": app_path, "insert_line": 2, "new_str": "\nmain()"}),
-        ),
-        Turn::tool_use("bash", json!({"command": "ls; python3 app.py"})),
-        Turn::text("The project is set up."),
-    ]);
-    let output = Command::new(env!("CARGO_BIN_EXE_deskhand"))
-        .args([
-            "ask",
-            "--json",
-            "--tools",
-            "bash,editor",
-            "--approve",
-            "auto",
-            "set up the project",
-        ])
-        .current_dir(&root)
-        .env("ANTHROPIC_API_KEY", API_KEY)
-        .env("ANTHROPIC_BASE_URL", api.url())
-        .env("OPENAI_API_KEY", "sk-other-provider")
-        .env("DESKHAND_DATA_DIR", &root)
-        .env("DESKHAND_CONFIG_DIR", &root)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let session = BashEditorSession::new();
+    let api = StandIn::spawn(session.turns());
+    let (output, stdout, stderr) = cli::run(
+        cli::deskhand_at(&api, &session.root)
+            .arg("ask")
+            .args(BashEditorSession::ASK_ARGS)
+            .current_dir(&session.root)
+            .env("OPENAI_API_KEY", "sk-other-provider"),
+    );
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
-
-    assert_eq!(
-        std::fs::read_to_string(root.join("project/greeting.txt")).unwrap(),
-        "hello\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(&app).unwrap(),
-        "def main():\n    print(open('greeting.txt').read())\n\nmain()\n"
-    );
 
     let requests = api.requests();
     assert_eq!(requests.len(), 6);
@@ -233,24 +160,16 @@ fn ask_with_bash_and_editor_changes_files_end_to_end() {
     );
     assert!(!first.headers.contains_key("anthropic-beta"));
 
-    let answer = |i: usize| -> Value { last_tool_results(&requests[i].body)[0].clone() };
-    let made = answer(1);
-    assert!(made.get("is_error").is_none(), "{made}");
-    assert_eq!(
-        result_text(&made),
-        format!("{}\nkeys found: 1\n", root.join("project").display()),
-        "no API key reaches the shell"
-    );
-    assert_eq!(result_text(&answer(2)), format!("File created: {app_path}"));
-    assert!(result_text(&answer(3)).contains("print(open('greeting.txt').read())"));
-    assert!(result_text(&answer(4)).contains("     4\tmain()\n"));
-    // Still in `project`: the shell kept the `cd` of the first command.
-    assert_eq!(result_text(&answer(5)), "app.py\ngreeting.txt\nhello\n\n");
-
-    let events: Vec<Value> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
+    let results: Vec<Value> = requests[1..]
+        .iter()
+        .map(|r| last_tool_results(&r.body)[0].clone())
         .collect();
+    for result in &results {
+        assert!(result.get("is_error").is_none(), "{result}");
+    }
+    session.check(&results.iter().map(result_text).collect::<Vec<_>>());
+
+    let events = cli::json_lines(&stdout);
     let decided: Vec<&Value> = events
         .iter()
         .filter(|e| e["type"] == "approval_decided")

@@ -1,21 +1,28 @@
 //! Images: screenshots and attachments by hash as binary responses, attaching files, pastes,
 //! drops and captures.
 
-use tauri::State;
+use deskhand::tools::computer::pipeline::{self, Format};
+use deskhand::tools::computer::screen::{self, RealScreen, Screen};
 use tauri::ipc::{InvokeBody, Request, Response};
+use tauri::{AppHandle, Runtime, State};
 
+use crate::bar::main_window;
 use crate::error::{ErrorKind, IpcError, IpcResult};
 use crate::images::AttachedImage;
 use crate::state::AppState;
 
-/// An image's encoded bytes as a binary response (an `ArrayBuffer` in the webview).
+/// An image's encoded bytes as a binary response (an `ArrayBuffer` in the webview): this
+/// window's recent images from memory, stored sessions' from the store.
 #[tauri::command]
 pub async fn get_image(state: State<'_, AppState>, sha256: String) -> IpcResult<Response> {
+    if let Some((_, bytes)) = state.images.get(&sha256) {
+        return Ok(Response::new(bytes.as_ref().clone()));
+    }
     let (_, bytes) = state
-        .images
-        .get(&sha256)
-        .ok_or_else(|| IpcError::not_found(format!("no image `{sha256}`")))?;
-    Ok(Response::new(bytes.as_ref().clone()))
+        .store()?
+        .image(&sha256)
+        .map_err(|_| IpcError::not_found(format!("no image `{sha256}`")))?;
+    Ok(Response::new(bytes))
 }
 
 /// Attaches an image sent as the raw request body (a file, a paste or a drop).
@@ -37,11 +44,32 @@ pub async fn discard_attachment(state: State<'_, AppState>, id: String) -> IpcRe
     state.attachments.discard(&id)
 }
 
-/// Captures the configured monitor now, scaled as for the model, as an attachment.
+/// Captures the configured monitor now, scaled as for the model, as an attachment (the
+/// window shows it as a thumbnail that can be removed before sending). The window steps aside
+/// for the instant of the capture: the person wants what they are working on, not Deskhand.
 #[tauri::command]
-pub async fn capture_screen(_state: State<'_, AppState>) -> IpcResult<AttachedImage> {
-    Err(IpcError::new(
-        ErrorKind::CaptureFailed,
-        "screen capture is not available in this build yet (it comes with the computer tool)",
-    ))
+pub async fn capture_screen<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+) -> IpcResult<AttachedImage> {
+    let monitor = state.settings().monitor;
+    let failed = |e: &dyn std::fmt::Display| IpcError::new(ErrorKind::CaptureFailed, e.to_string());
+    let window = main_window(&app);
+    let aside = match &window {
+        Some(window) => Some(state.bar.step_aside(window).await),
+        None => None,
+    };
+    // Capturing and encoding a frame takes tens of milliseconds: off the async workers.
+    let shot = tauri::async_runtime::spawn_blocking(move || {
+        let screen = RealScreen::open()?;
+        let monitor = screen::choose(screen.monitors()?, monitor)?;
+        pipeline::screenshot(&screen, &monitor, Format::Png)
+    })
+    .await;
+    drop(aside);
+    if let Some(window) = window {
+        let _ = window.set_focus();
+    }
+    let shot = shot.map_err(|e| failed(&e))?.map_err(|e| failed(&e))?;
+    state.attachments.attach(shot.bytes, &state.images)
 }

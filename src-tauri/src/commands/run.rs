@@ -7,10 +7,11 @@ use deskhand::agent::{
     Agent, AgentConfig, AgentEvent, ApprovalGate, ApprovalPolicy, DEFAULT_MAX_TOKENS,
     DEFAULT_SYSTEM, Decision,
 };
-use deskhand::llm::anthropic::{self, Anthropic, AnthropicConfig};
+use deskhand::llm::config::{self, Chosen, ProviderKind, ProviderSettings};
 use deskhand::llm::pricing::PriceTable;
-use deskhand::llm::{ContentBlock, Provider, RetryPolicy};
+use deskhand::llm::{ContentBlock, RetryPolicy};
 use deskhand::paths;
+use deskhand::store::Recorder;
 use deskhand::tools::Tool;
 use deskhand::tools::catalog::{self, ToolSettings};
 use serde_json::Value;
@@ -45,31 +46,44 @@ pub async fn send_message<R: Runtime>(
         return Err(busy());
     }
     let settings = state.settings();
-    let provider = provider(&settings)?;
-    let (session_id, history) = match session_id {
-        Some(id) => {
-            let history = state.history(&id)?;
-            (id, history)
-        }
-        None => (uuid::Uuid::new_v4().to_string(), Vec::new()),
-    };
+    let chosen = provider(&settings, &state).await?;
     if text.trim().is_empty() && attachments.is_empty() {
         return Err(IpcError::invalid("write a message or attach an image"));
     }
+    let store = state.store()?.clone();
+    let resumed = session_id
+        .as_deref()
+        .map(|id| store.resolve_id(id))
+        .transpose()?;
+    let model = chosen.model.clone();
     let tools = catalog::registry(
         None,
         &ToolSettings {
-            model: settings.model.clone(),
+            model: model.clone(),
+            monitor: settings.monitor,
+            screenshot_size: settings.screenshot_size,
             ..ToolSettings::default()
         },
     )
     .map_err(|e| IpcError::internal(e.to_string()))?;
-    let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))
-        .map_err(|e| IpcError::internal(e.to_string()))?;
+    let prices_file = paths::config_dir().join("prices.json");
+    let prices =
+        PriceTable::with_overrides(&prices_file).map_err(|e| IpcError::internal(e.to_string()))?;
+    let price = prices.price(&model);
+    let budget = store.budget()?;
+    if budget.max_cost_usd.is_some() && price.is_none() {
+        return Err(IpcError::invalid(format!(
+            "the cost limit needs the price of `{model}`: add it to {}, or clear the limit in \
+             Settings",
+            prices_file.display()
+        )));
+    }
     let mut input = Vec::new();
     if !text.trim().is_empty() {
         input.push(ContentBlock::text(text));
     }
+    let resuming = resumed.is_some();
+    let session_id = resumed.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let cancel = CancellationToken::new();
     let gate = Arc::new(ApprovalGate::new(
         state.mode(),
@@ -78,19 +92,31 @@ pub async fn send_message<R: Runtime>(
         }),
     ));
     state.begin(ActiveRun {
+        session_id: session_id.clone(),
         cancel: cancel.clone(),
         gate: gate.clone(),
     })?;
-    match state.attachments.take(&attachments) {
-        Ok(images) => input.extend(images),
+    // As the CLI does: a stored session goes on from the store (images reloaded, a run cut
+    // off repaired), a new one is created there.
+    let opened = state.attachments.take(&attachments).and_then(|images| {
+        input.extend(images);
+        let opened = if resuming {
+            Recorder::resume(&store, &session_id)
+        } else {
+            Recorder::create(&store, &session_id).map(|r| (r, Vec::new()))
+        };
+        Ok(opened?)
+    });
+    let (mut recorder, mut history) = match opened {
+        Ok(opened) => opened,
         Err(error) => {
-            state.finish(&session_id, history);
+            state.finish();
             return Err(error);
         }
-    }
+    };
     let images = state.images.clone();
     let agent = Agent {
-        provider,
+        provider: chosen.provider,
         tools: Arc::new(tools.wrap_tools(|inner: Arc<dyn Tool>| {
             Arc::new(WindowTool {
                 inner,
@@ -100,22 +126,23 @@ pub async fn send_message<R: Runtime>(
         })),
         gate,
         config: AgentConfig {
-            price: prices.price(&settings.model),
-            model: settings.model,
+            price,
             system: DEFAULT_SYSTEM.into(),
             max_turns: settings.max_turns,
             max_tokens: DEFAULT_MAX_TOKENS,
             context: ContextPolicy {
                 keep_screenshots: Some(KEEP_SCREENSHOTS),
+                context_window: config::context_window(&model),
                 ..ContextPolicy::default()
             },
-            budget: Default::default(),
+            model,
+            budget,
         },
     };
     let id = session_id.clone();
     tauri::async_runtime::spawn(async move {
         let state = app.state::<AppState>();
-        let mut history = history;
+        let mut not_saved = false;
         let mut sink = |event: AgentEvent| {
             match &event {
                 AgentEvent::ApprovalNeeded { request } => {
@@ -131,31 +158,60 @@ pub async fn send_message<R: Runtime>(
                 }
                 _ => {}
             }
+            // Stored before shown, as the CLI does; what the store answers is the window's
+            // form (images as references). A run whose history cannot be saved stops.
+            let wire = if not_saved {
+                images::to_wire(&event, &state.images)
+            } else {
+                match recorder.record(&event) {
+                    Ok(stored) => stored,
+                    Err(e) => {
+                        not_saved = true;
+                        cancel.cancel();
+                        let _ = on_event.send(images::to_wire(
+                            &AgentEvent::Error {
+                                message: format!(
+                                    "stopping the run: its history could not be saved ({e})"
+                                ),
+                            },
+                            &state.images,
+                        ));
+                        images::to_wire(&event, &state.images)
+                    }
+                }
+            };
             // A closed window drops the channel; the run still ends cleanly.
-            let _ = on_event.send(images::to_wire(&event, &state.images));
+            let _ = on_event.send(wire);
         };
         agent
             .run(&id, &mut history, input, &mut sink, &cancel)
             .await;
-        state.finish(&id, history);
+        state.finish();
     });
     Ok(session_id)
 }
 
-/// The model's client for the configured provider, with its key.
-fn provider(settings: &Settings) -> IpcResult<Arc<dyn Provider>> {
-    let api_key = keys::api_key(&settings.provider)?;
-    let base_url = std::env::var("ANTHROPIC_BASE_URL")
-        .ok()
-        .filter(|u| !u.trim().is_empty())
-        .unwrap_or_else(|| anthropic::DEFAULT_BASE_URL.to_string());
-    let client = Anthropic::new(AnthropicConfig {
-        api_key,
-        base_url,
-        retry: RetryPolicy::default(),
-    })
-    .map_err(|e| IpcError::internal(e.to_string()))?;
-    Ok(Arc::new(client))
+/// The configured provider, chosen by the core as for the CLI, with its key from the
+/// environment or the keyring.
+async fn provider(settings: &Settings, state: &AppState) -> IpcResult<Chosen> {
+    let kind = ProviderKind::parse(&settings.provider)
+        .ok_or_else(|| IpcError::invalid(format!("unknown provider `{}`", settings.provider)))?;
+    let keyring = state.keyring.clone();
+    // A keyring call is a blocking D-Bus round trip (up to its timeout if locked).
+    let key = tauri::async_runtime::spawn_blocking(move || keys::for_run(&keyring, kind))
+        .await
+        .map_err(|e| IpcError::internal(e.to_string()))??;
+    config::choose(
+        &ProviderSettings {
+            provider: Some(kind.id().into()),
+            model: Some(settings.model.clone()),
+            base_url: settings.base_url.clone(),
+        },
+        &config::process_env,
+        &|_| Ok(key.as_ref().map(|k| k.expose().to_string())),
+        RetryPolicy::default(),
+    )
+    .map_err(|e| IpcError::invalid(format!("{e}; change it in Settings")))
 }
 
 /// Answers the pending approval of `tool_use_id`.

@@ -1,79 +1,112 @@
 //! Settings, providers, monitors and the API key.
 
+use deskhand::tools::computer::scaling::model_size_within;
+use deskhand::tools::computer::screen::{RealScreen, Screen};
 use serde::Serialize;
-use tauri::{AppHandle, Runtime, State};
+use tauri::State;
 
-use crate::bar::main_window;
-use crate::config::{PROVIDERS, ProviderInfo, Settings};
-use crate::error::{IpcError, IpcResult};
-use crate::keys::{self, KeyStatus};
+use crate::config::{ProviderInfo, WindowSettings, providers};
+use crate::error::{ErrorKind, IpcError, IpcResult};
+use crate::keys::{self, KeyInfo};
 use crate::state::AppState;
 
+/// The window's settings with the run budget from the store.
 #[tauri::command]
-pub async fn get_settings(state: State<'_, AppState>) -> IpcResult<Settings> {
-    Ok(state.settings())
+pub async fn get_settings(state: State<'_, AppState>) -> IpcResult<WindowSettings> {
+    let budget = state.store()?.budget()?;
+    Ok(WindowSettings {
+        settings: state.settings(),
+        max_cost_usd: budget.max_cost_usd,
+        max_tokens: budget.max_tokens,
+    })
 }
 
-/// Validates and stores the settings; the approval mode becomes the window's mode too.
+/// Validates and stores the settings (the budget in the store, where `deskhand settings`
+/// keeps it); the approval mode becomes the window's mode too.
 #[tauri::command]
-pub async fn set_settings(state: State<'_, AppState>, settings: Settings) -> IpcResult<Settings> {
-    state.save_settings(settings)
+pub async fn set_settings(
+    state: State<'_, AppState>,
+    settings: WindowSettings,
+) -> IpcResult<WindowSettings> {
+    let budget = settings.budget()?;
+    settings.settings.validate()?;
+    let store = state.store()?;
+    let saved = state.save_settings(settings.settings)?;
+    store.set_budget(&budget)?;
+    Ok(WindowSettings {
+        settings: saved,
+        max_cost_usd: budget.max_cost_usd,
+        max_tokens: budget.max_tokens,
+    })
 }
 
 #[tauri::command]
-pub async fn list_providers() -> IpcResult<&'static [ProviderInfo]> {
-    Ok(PROVIDERS)
+pub async fn list_providers() -> IpcResult<Vec<ProviderInfo>> {
+    Ok(providers())
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MonitorInfo {
-    pub id: String,
+    /// What the `monitor` setting holds; `deskhand monitors` and `--monitor` use the same.
+    pub index: usize,
     pub name: String,
     pub width: u32,
     pub height: u32,
     pub primary: bool,
+    /// What the model sees of it with the current screenshot setting.
+    pub model_width: u32,
+    pub model_height: u32,
 }
 
-/// The monitors the agent can capture, by the names the display server gives them.
+/// The monitors the computer tool can use, as the core lists them.
 #[tauri::command]
-pub async fn list_monitors<R: Runtime>(app: AppHandle<R>) -> IpcResult<Vec<MonitorInfo>> {
-    let window = main_window(&app).ok_or_else(|| IpcError::internal("the window is gone"))?;
-    let primary = window.primary_monitor().ok().flatten();
-    let monitors = window
-        .available_monitors()
-        .map_err(|e| IpcError::internal(format!("cannot list the monitors: {e}")))?;
+pub async fn list_monitors(state: State<'_, AppState>) -> IpcResult<Vec<MonitorInfo>> {
+    let bound = state.settings().screenshot_size;
+    let monitors = RealScreen::open()
+        .and_then(|screen| screen.monitors())
+        .map_err(|e| IpcError::new(ErrorKind::CaptureFailed, e.to_string()))?;
     Ok(monitors
-        .iter()
-        .enumerate()
-        .map(|(index, m)| {
-            let name = m
-                .name()
-                .cloned()
-                .unwrap_or_else(|| format!("monitor {}", index + 1));
+        .into_iter()
+        .map(|m| {
+            let pixels = m.geometry.pixels;
+            let model = model_size_within(pixels, bound);
             MonitorInfo {
-                id: name.clone(),
-                primary: primary.as_ref().is_some_and(|p| p.name() == m.name()),
-                name,
-                width: m.size().width,
-                height: m.size().height,
+                index: m.index,
+                name: m.name,
+                width: pixels.width,
+                height: pixels.height,
+                primary: m.primary,
+                model_width: model.width,
+                model_height: model.height,
             }
         })
         .collect())
 }
 
+/// Stores the key in the OS keyring; answers what the window may know of it.
 #[tauri::command]
-pub async fn set_api_key(provider: String, key: String) -> IpcResult<KeyStatus> {
-    if !PROVIDERS.iter().any(|p| p.id == provider) {
-        return Err(IpcError::invalid(format!("unknown provider `{provider}`")));
-    }
-    if key.trim().is_empty() {
-        return Err(IpcError::invalid("the key is empty"));
-    }
-    keys::store(&provider, &key)
+pub async fn set_api_key(
+    state: State<'_, AppState>,
+    provider: String,
+    key: String,
+) -> IpcResult<KeyInfo> {
+    let keyring = state.keyring.clone();
+    // The keyring is a blocking D-Bus call on a thread of its own.
+    tauri::async_runtime::spawn_blocking(move || keys::store(&keyring, &provider, key))
+        .await
+        .map_err(|e| IpcError::internal(e.to_string()))?
 }
 
-/// Whether the configured provider has a key, and its last four characters.
+/// Whether `provider` (default: the configured one) has a key, where from, and its last
+/// four characters.
 #[tauri::command]
-pub async fn key_status(state: State<'_, AppState>) -> IpcResult<KeyStatus> {
-    Ok(keys::status(&state.settings().provider))
+pub async fn key_status(
+    state: State<'_, AppState>,
+    provider: Option<String>,
+) -> IpcResult<KeyInfo> {
+    let keyring = state.keyring.clone();
+    let provider = provider.unwrap_or_else(|| state.settings().provider);
+    tauri::async_runtime::spawn_blocking(move || keys::status(&keyring, &provider))
+        .await
+        .map_err(|e| IpcError::internal(e.to_string()))?
 }

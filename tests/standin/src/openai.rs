@@ -4,17 +4,15 @@
 //! arguments in pieces, then `[DONE]`), errors in OpenAI's shape, and validation of what the
 //! real API rejects (no key, tool calls without tool messages, images outside user messages).
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-use crate::script::{Reply, ReplyBlock, Turn};
-use crate::server::{Ending, Shared, or_stock, status_of, streamed_body};
+use crate::script::{Reply, ReplyBlock};
+use crate::server::{Rendered, Shared, or_stock, status_of};
 use crate::sse::{JSON_CHUNK, TEXT_CHUNK, chunks};
 use crate::validate::{Rejection, check_image_data, check_json_upload, invalid};
 
@@ -436,92 +434,12 @@ fn openai_error(status: u16, error_type: &str) -> (&str, Value) {
     }
 }
 
-/// The response to `turn` in Chat Completions' format.
-pub(crate) fn answer(shared: &Arc<Shared>, turn: Turn, request: &Value) -> Response {
-    let streaming = request.get("stream") == Some(&Value::Bool(true));
-    match turn {
-        Turn::Status {
-            status,
-            error_type,
-            message,
-            retry_after,
-        } => error_response(status, &error_type, &message, retry_after),
-        Turn::Reply(reply) => {
-            let completion = Completion::resolve(shared, &reply, request);
-            let delay = Duration::from_millis(reply.chunk_delay_ms);
-            match (streaming, reply.hang_after_events) {
-                (true, None) => sse(shared, completion.events(), delay, Ending::Finish),
-                (true, Some(n)) => {
-                    let events = completion.events().into_iter().take(n).collect();
-                    sse(shared, events, delay, Ending::Hang)
-                }
-                (false, None) => axum::Json(completion.to_json()).into_response(),
-                (false, Some(_)) => json_stream(shared, Ending::Hang),
-            }
-        }
-        Turn::DropMidStream {
-            reply,
-            after_events,
-        } if streaming => {
-            let completion = Completion::resolve(shared, &reply, request);
-            let events = completion.events().into_iter().take(after_events).collect();
-            let delay = Duration::from_millis(reply.chunk_delay_ms);
-            sse(shared, events, delay, Ending::Cut)
-        }
-        Turn::DropMidStream { .. } => json_stream(shared, Ending::Cut),
-        Turn::ErrorEvent {
-            after_events,
-            error_type,
-            message,
-            reply,
-        } if streaming => {
-            let completion = Completion::resolve(shared, &reply, request);
-            let mut events = completion.events();
-            // Never the finish, the usage or `[DONE]` before the error.
-            let tail = if completion.include_usage { 3 } else { 2 };
-            let before_finish = events.len().saturating_sub(tail).max(1);
-            events.truncate(after_events.clamp(1, before_finish));
-            // As OpenRouter sends it: the error's HTTP status as its code.
-            let error = json!({"error": {
-                "message": or_stock(&message, &error_type),
-                "type": openai_error(status_of(&error_type), &error_type).0,
-                "code": status_of(&error_type),
-            }});
-            events.push(data(&error));
-            let delay = Duration::from_millis(reply.chunk_delay_ms);
-            sse(shared, events, delay, Ending::Finish)
-        }
-        Turn::ErrorEvent {
-            error_type,
-            message,
-            ..
-        } => error_response(status_of(&error_type), &error_type, &message, None),
-    }
-}
-
-fn sse(shared: &Arc<Shared>, events: Vec<Bytes>, delay: Duration, ending: Ending) -> Response {
-    let body = streamed_body(shared.clone(), events, delay, ending);
-    (
-        [
-            (header::CONTENT_TYPE, "text/event-stream"),
-            (header::CACHE_CONTROL, "no-cache"),
-        ],
-        body,
-    )
-        .into_response()
-}
-
-fn json_stream(shared: &Arc<Shared>, ending: Ending) -> Response {
-    let body = streamed_body(shared.clone(), Vec::new(), Duration::ZERO, ending);
-    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
-}
-
 fn data(value: &Value) -> Bytes {
     Bytes::from(format!("data: {value}\n\n"))
 }
 
 /// A scripted reply with its ids and usage decided.
-struct Completion {
+pub(crate) struct Completion {
     id: String,
     model: String,
     text: String,
@@ -535,7 +453,7 @@ struct Completion {
 }
 
 impl Completion {
-    fn resolve(shared: &Shared, reply: &Reply, request: &Value) -> Completion {
+    pub(crate) fn resolve(shared: &Shared, reply: &Reply, request: &Value) -> Completion {
         let mut text = String::new();
         let mut calls = Vec::new();
         for block in &reply.content {
@@ -609,9 +527,11 @@ impl Completion {
         }
         data(&chunk)
     }
+}
 
+impl Rendered for Completion {
     /// Every SSE event of the stream, the role chunk to `[DONE]`.
-    fn events(&self) -> Vec<Bytes> {
+    fn stream(&self) -> Vec<Bytes> {
         let mut events = vec![self.chunk(json!({"role": "assistant", "content": ""}), None)];
         if self.unknown_events {
             // OpenRouter's keep-alive comment, and Azure's content-filter preamble.
@@ -649,7 +569,7 @@ impl Completion {
     }
 
     /// The complete `chat.completion` of a request that does not stream.
-    fn to_json(&self) -> Value {
+    fn whole(&self) -> Value {
         let mut message = json!({
             "role": "assistant",
             "content": if self.text.is_empty() { Value::Null } else { json!(self.text) },
@@ -671,6 +591,26 @@ impl Completion {
             "choices": [{"index": 0, "message": message, "logprobs": null, "finish_reason": self.finish_reason}],
             "usage": self.usage,
         })
+    }
+
+    fn stream_with_error(
+        &self,
+        after_events: usize,
+        error_type: &str,
+        message: &str,
+    ) -> Vec<Bytes> {
+        let mut events = self.stream();
+        // Never the finish, the usage or `[DONE]` before the error.
+        let tail = if self.include_usage { 3 } else { 2 };
+        let before_finish = events.len().saturating_sub(tail).max(1);
+        events.truncate(after_events.clamp(1, before_finish));
+        // As OpenRouter sends it: the error's HTTP status as its code.
+        events.push(data(&json!({"error": {
+            "message": message,
+            "type": openai_error(status_of(error_type), error_type).0,
+            "code": status_of(error_type),
+        }})));
+        events
     }
 }
 

@@ -19,8 +19,8 @@ use tokio::sync::mpsc;
 
 use crate::cache::PromptCache;
 use crate::openai;
-use crate::script::{Rule, Script, Turn};
-use crate::sse::{Event, Message};
+use crate::script::{Reply, Rule, Script, Turn};
+use crate::sse::Message;
 use crate::validate;
 
 /// One `POST` of a model request as the stand-in received it.
@@ -132,6 +132,56 @@ pub(crate) enum Api {
     ChatCompletions,
 }
 
+impl Api {
+    /// The scripted reply with its ids and usage decided, in this API's format.
+    fn render(self, shared: &Shared, reply: &Reply, request: &Value) -> Box<dyn Rendered> {
+        match self {
+            Api::Messages => {
+                let id = format!(
+                    "msg_standin_{}",
+                    shared.next_message.fetch_add(1, Ordering::SeqCst)
+                );
+                let model = request.get("model").and_then(Value::as_str).unwrap_or("");
+                let prompt = shared.prompt_cache().bill(request);
+                Box::new(Message::resolve(reply, id, model, prompt, || {
+                    format!(
+                        "toolu_standin_{}",
+                        shared.next_tool.fetch_add(1, Ordering::SeqCst)
+                    )
+                }))
+            }
+            Api::ChatCompletions => Box::new(openai::Completion::resolve(shared, reply, request)),
+        }
+    }
+
+    fn error_response(
+        self,
+        status: u16,
+        error_type: &str,
+        message: &str,
+        retry_after: Option<u64>,
+    ) -> Response {
+        match self {
+            Api::Messages => error_response(status, error_type, message, retry_after),
+            Api::ChatCompletions => {
+                openai::error_response(status, error_type, message, retry_after)
+            }
+        }
+    }
+}
+
+/// A reply rendered in one API's wire format, to go out streamed, whole, or broken off.
+pub(crate) trait Rendered {
+    /// Every SSE event of a successful stream, encoded, first to last.
+    fn stream(&self) -> Vec<Bytes>;
+    /// The complete response of a request that does not stream.
+    fn whole(&self) -> Value;
+    /// The first `after_events` events (at least the first, never the end of the response),
+    /// then the API's error event.
+    fn stream_with_error(&self, after_events: usize, error_type: &str, message: &str)
+    -> Vec<Bytes>;
+}
+
 async fn messages(
     State(shared): State<Arc<Shared>>,
     uri: Uri,
@@ -166,10 +216,6 @@ fn handle(
         Api::Messages => validate::check(headers, body, shared.validate_images),
         Api::ChatCompletions => openai::check(uri, headers, body, shared),
     };
-    let error = |status, error_type: &str, message: &str, retry_after| match api {
-        Api::Messages => error_response(status, error_type, message, retry_after),
-        Api::ChatCompletions => openai::error_response(status, error_type, message, retry_after),
-    };
     let turn = {
         let mut log = shared.log();
         log.requests.push(Recorded {
@@ -183,7 +229,7 @@ fn handle(
             Ok(()) => Script::rule_for(&shared.rules, &value).or_else(|| log.turns.pop_front()),
             Err(rejection) => {
                 drop(log);
-                let response = error(
+                let response = api.error_response(
                     rejection.status,
                     rejection.error_type,
                     &rejection.message,
@@ -193,10 +239,9 @@ fn handle(
             }
         }
     };
-    let response = match (turn, api) {
-        (None, _) => error(500, "api_error", "stand-in script exhausted", None),
-        (Some(turn), Api::Messages) => answer(shared, turn, &value),
-        (Some(turn), Api::ChatCompletions) => openai::answer(shared, turn, &value),
+    let response = match turn {
+        None => api.error_response(500, "api_error", "stand-in script exhausted", None),
+        Some(turn) => answer(shared, api, turn, &value),
     };
     with_request_id(response, api, &request_id)
 }
@@ -211,39 +256,27 @@ pub(crate) enum Ending {
     Cut,
 }
 
-fn answer(shared: &Arc<Shared>, turn: Turn, request: &Value) -> Response {
+/// The response to `turn`, in `api`'s format: the same faults for both APIs.
+fn answer(shared: &Arc<Shared>, api: Api, turn: Turn, request: &Value) -> Response {
     let streaming = request.get("stream") == Some(&Value::Bool(true));
-    let model = request.get("model").and_then(Value::as_str).unwrap_or("");
-    let resolve = |reply| {
-        let id = format!(
-            "msg_standin_{}",
-            shared.next_message.fetch_add(1, Ordering::SeqCst)
-        );
-        let prompt = shared.prompt_cache().bill(request);
-        Message::resolve(reply, id, model, prompt, || {
-            format!(
-                "toolu_standin_{}",
-                shared.next_tool.fetch_add(1, Ordering::SeqCst)
-            )
-        })
-    };
+    let render = |reply: &Reply| api.render(shared, reply, request);
     match turn {
         Turn::Status {
             status,
             error_type,
             message,
             retry_after,
-        } => error_response(status, &error_type, &message, retry_after),
+        } => api.error_response(status, &error_type, &message, retry_after),
         Turn::Reply(reply) => {
-            let message = resolve(&reply);
+            let rendered = render(&reply);
             let delay = Duration::from_millis(reply.chunk_delay_ms);
             match (streaming, reply.hang_after_events) {
-                (true, None) => sse(shared, message.events(), delay, Ending::Finish),
+                (true, None) => sse(shared, rendered.stream(), delay, Ending::Finish),
                 (true, Some(n)) => {
-                    let events = message.events().into_iter().take(n).collect();
+                    let events = rendered.stream().into_iter().take(n).collect();
                     sse(shared, events, delay, Ending::Hang)
                 }
-                (false, None) => axum::Json(message.to_json()).into_response(),
+                (false, None) => axum::Json(rendered.whole()).into_response(),
                 (false, Some(_)) => json_stream(shared, Ending::Hang),
             }
         }
@@ -251,8 +284,11 @@ fn answer(shared: &Arc<Shared>, turn: Turn, request: &Value) -> Response {
             reply,
             after_events,
         } if streaming => {
-            let message = resolve(&reply);
-            let events = message.events().into_iter().take(after_events).collect();
+            let events = render(&reply)
+                .stream()
+                .into_iter()
+                .take(after_events)
+                .collect();
             let delay = Duration::from_millis(reply.chunk_delay_ms);
             sse(shared, events, delay, Ending::Cut)
         }
@@ -263,10 +299,8 @@ fn answer(shared: &Arc<Shared>, turn: Turn, request: &Value) -> Response {
             message,
             reply,
         } if streaming => {
-            let mut events = resolve(&reply).events();
-            // Always a message_start first, never a message_stop before the error.
-            events.truncate(after_events.clamp(1, events.len() - 1));
-            events.push(Event::error(&error_type, or_stock(&message, &error_type)));
+            let message = or_stock(&message, &error_type);
+            let events = render(&reply).stream_with_error(after_events, &error_type, message);
             let delay = Duration::from_millis(reply.chunk_delay_ms);
             sse(shared, events, delay, Ending::Finish)
         }
@@ -275,13 +309,12 @@ fn answer(shared: &Arc<Shared>, turn: Turn, request: &Value) -> Response {
             error_type,
             message,
             ..
-        } => error_response(status_of(&error_type), &error_type, &message, None),
+        } => api.error_response(status_of(&error_type), &error_type, &message, None),
     }
 }
 
-fn sse(shared: &Arc<Shared>, events: Vec<Event>, delay: Duration, ending: Ending) -> Response {
-    let chunks = events.iter().map(Event::encode).collect();
-    let body = streamed_body(shared.clone(), chunks, delay, ending);
+fn sse(shared: &Arc<Shared>, events: Vec<Bytes>, delay: Duration, ending: Ending) -> Response {
+    let body = streamed_body(shared.clone(), events, delay, ending);
     (
         [
             (header::CONTENT_TYPE, "text/event-stream"),
@@ -300,12 +333,7 @@ fn json_stream(shared: &Arc<Shared>, ending: Ending) -> Response {
 
 /// A body fed by a task, which paces the chunks and then ends the body as `ending` says.
 /// The task notices the client leaving when the body (the receiver) is dropped.
-pub(crate) fn streamed_body(
-    shared: Arc<Shared>,
-    chunks: Vec<Bytes>,
-    delay: Duration,
-    ending: Ending,
-) -> Body {
+fn streamed_body(shared: Arc<Shared>, chunks: Vec<Bytes>, delay: Duration, ending: Ending) -> Body {
     let (tx, rx) = mpsc::channel::<io::Result<Bytes>>(1);
     tokio::spawn(async move {
         for (i, chunk) in chunks.into_iter().enumerate() {

@@ -5,6 +5,7 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::script::{Reply, ReplyBlock, Usage};
+use crate::server::Rendered;
 
 /// Characters per `text_delta` / `thinking_delta`, and per `input_json_delta`.
 pub(crate) const TEXT_CHUNK: usize = 8;
@@ -308,6 +309,29 @@ impl Message {
             ));
             events.push(ping());
         }
+    }
+}
+
+impl Rendered for Message {
+    fn stream(&self) -> Vec<Bytes> {
+        self.events().iter().map(Event::encode).collect()
+    }
+
+    fn whole(&self) -> Value {
+        self.to_json()
+    }
+
+    fn stream_with_error(
+        &self,
+        after_events: usize,
+        error_type: &str,
+        message: &str,
+    ) -> Vec<Bytes> {
+        let mut events = self.events();
+        // Always a message_start first, never a message_stop before the error.
+        events.truncate(after_events.clamp(1, events.len() - 1));
+        events.push(Event::error(error_type, message));
+        events.iter().map(Event::encode).collect()
     }
 }
 

@@ -23,8 +23,12 @@ export interface SessionSummary {
   created_at: string;
   updated_at: string;
   message_count: number;
+  provider: string;
   model: string;
+  /** Tokens over all of the session's runs. */
   usage: Usage;
+  /** US dollars over all runs, where the model's price was known. */
+  cost_usd: number | null;
 }
 
 export interface SessionHit extends SessionSummary {
@@ -38,29 +42,47 @@ export interface LoadedSession {
   events: AgentEvent[];
 }
 
+/** A monitor as the core lists it (`deskhand monitors` numbers them the same way). */
 export interface Monitor {
-  id: string;
+  index: number;
   name: string;
   width: number;
   height: number;
   primary: boolean;
+  /** What the model sees of it with the current screenshot setting. */
+  model_width: number;
+  model_height: number;
 }
 
 export interface ProviderInfo {
   id: string;
   name: string;
-  models: string[];
+  /** Local servers need no key. */
+  needs_key: boolean;
+  default_model: string | null;
+  default_base_url: string | null;
+}
+
+export interface Size {
+  width: number;
+  height: number;
 }
 
 export interface Settings {
   provider: string;
+  /** Empty: the provider's default. */
   model: string;
+  /** Null: the provider's own. */
+  base_url: string | null;
   approval_mode: ApprovalMode;
   max_turns: number;
-  /** A `Monitor.id`; null means the primary monitor. */
-  monitor: string | null;
-  /** The size screenshots are scaled to before the model sees them. */
-  screenshot_size: { width: number; height: number };
+  /** A `Monitor.index`; null means the primary monitor. */
+  monitor: number | null;
+  /** The largest screenshot the model sees (aspect ratio kept); null picks the reference sizes. */
+  screenshot_size: Size | null;
+  /** Run budget, kept in the store beside the history (shared with `deskhand settings`). */
+  max_cost_usd: number | null;
+  max_tokens: number | null;
 }
 
 export interface KeyStatus {
@@ -71,8 +93,10 @@ export interface KeyStatus {
   /** Where the key comes from: the OS keyring, or an environment variable that overrides it. */
   source: 'keyring' | 'environment' | null;
   keyring_available: boolean;
-  /** Why the keyring cannot be used, when it cannot. */
+  /** Why the keyring cannot be used and how to fix it, when it cannot. */
   keyring_error: string | null;
+  /** False for local servers, which need no key. */
+  required: boolean;
 }
 
 export type IpcErrorKind =
@@ -154,9 +178,9 @@ export function deleteSession(id: string): Promise<void> {
   return invoke('delete_session', { id });
 }
 
-/** Asks where to save and writes the file; resolves with its path, or null if cancelled. */
-export function exportSession(id: string, format: 'markdown' | 'json'): Promise<string | null> {
-  return invoke<string | null>('export_session', { id, format });
+/** Writes the export to a new file in the Downloads folder; resolves with its path. */
+export function exportSession(id: string, format: 'markdown' | 'json'): Promise<string> {
+  return invoke<string>('export_session', { id, format });
 }
 
 export function loadSession(id: string): Promise<LoadedSession> {
@@ -183,6 +207,7 @@ export function setApiKey(provider: string, key: string): Promise<KeyStatus> {
   return invoke<KeyStatus>('set_api_key', { provider, key });
 }
 
-export function keyStatus(): Promise<KeyStatus> {
-  return invoke<KeyStatus>('key_status');
+/** The key status of `provider`, else of the configured provider. */
+export function keyStatus(provider?: string): Promise<KeyStatus> {
+  return invoke<KeyStatus>('key_status', provider ? { provider } : {});
 }

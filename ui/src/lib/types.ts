@@ -49,7 +49,7 @@ export interface Usage {
   cache_read_input_tokens: number;
 }
 
-export type RunStatus = 'done' | 'max_turns' | 'cancelled' | 'error';
+export type RunStatus = 'done' | 'max_turns' | 'cancelled' | 'budget' | 'error';
 
 /** The approval policy; the UI calls `deny` "read-only". */
 export type ApprovalMode = 'ask' | 'auto' | 'deny';
@@ -93,6 +93,20 @@ export type AgentEvent =
       duration_ms: number;
     }
   | { type: 'retrying'; attempt: number; delay_ms: number; error: string }
-  | { type: 'usage'; turn: Usage; total: Usage }
+  | {
+      type: 'usage';
+      turn: Usage;
+      total: Usage;
+      /** US dollars, where the model's price is known. */
+      turn_cost_usd?: number | null;
+      total_cost_usd?: number | null;
+    }
   | { type: 'error'; message: string }
-  | { type: 'done'; status: RunStatus; turns: number; session_id: string; usage: Usage };
+  | {
+      type: 'done';
+      status: RunStatus;
+      turns: number;
+      session_id: string;
+      usage: Usage;
+      cost_usd?: number | null;
+    };

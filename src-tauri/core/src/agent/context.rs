@@ -68,7 +68,9 @@ impl ContextPolicy {
         let total: usize = rest.iter().map(screenshot_count).sum();
         let mut remove = match self.keep_screenshots {
             Some(keep) if total > keep => {
-                (total - keep).div_ceil(self.prune_chunk.max(1)) * self.prune_chunk.max(1)
+                // A chunk larger than what is kept would drop the newest screenshot too.
+                let chunk = self.prune_chunk.clamp(1, keep.max(1));
+                (total - keep).div_ceil(chunk) * chunk
             }
             _ => 0,
         };
@@ -305,6 +307,31 @@ mod tests {
         // The prefix changes once per chunk of two screenshots, not on every step.
         assert!(previous_prefix_changes <= 19, "{previous_prefix_changes}");
         assert!(previous_prefix_changes >= 15, "{previous_prefix_changes}");
+    }
+
+    #[test]
+    fn keeping_fewer_than_a_chunk_still_sends_the_newest() {
+        for keep in [1, 2] {
+            let policy = ContextPolicy {
+                keep_screenshots: Some(keep),
+                prune_chunk: 2,
+                ..Default::default()
+            };
+            for steps in 1..=10 {
+                let shaped = policy.shape(&session(steps), None);
+                let kept = images(&shaped.messages);
+                assert!(
+                    kept <= keep && kept >= 1,
+                    "keep {keep}, {steps} steps: {kept}"
+                );
+                assert_eq!(screenshot_count(shaped.messages.last().unwrap()), 1);
+            }
+        }
+        let none = ContextPolicy {
+            keep_screenshots: Some(0),
+            ..Default::default()
+        };
+        assert_eq!(images(&none.shape(&session(5), None).messages), 0);
     }
 
     #[test]

@@ -68,8 +68,22 @@ impl ProviderKind {
         Self::ALL.into_iter().find(|kind| kind.id() == alias)
     }
 
+    /// What the window's settings call it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Anthropic => "Anthropic",
+            Self::OpenAi => "OpenAI",
+            Self::Azure => "Azure OpenAI",
+            Self::OpenRouter => "OpenRouter",
+            Self::Ollama => "Ollama (local)",
+            Self::LmStudio => "LM Studio (local)",
+            Self::Vllm => "vLLM (local)",
+            Self::Compatible => "Other OpenAI-compatible server (base URL)",
+        }
+    }
+
     /// The variable holding its key; local servers need none.
-    fn key_variable(self) -> Option<&'static str> {
+    pub fn key_variable(self) -> Option<&'static str> {
         match self {
             Self::Anthropic => Some("ANTHROPIC_API_KEY"),
             Self::OpenAi => Some("OPENAI_API_KEY"),
@@ -80,7 +94,7 @@ impl ProviderKind {
     }
 
     /// Where the service is unless told otherwise.
-    fn default_base_url(self) -> Option<&'static str> {
+    pub fn default_base_url(self) -> Option<&'static str> {
         match self {
             Self::Anthropic => Some(anthropic::DEFAULT_BASE_URL),
             Self::OpenAi => Some(openai::OPENAI_BASE_URL),
@@ -92,7 +106,7 @@ impl ProviderKind {
         }
     }
 
-    fn default_model(self) -> Option<&'static str> {
+    pub fn default_model(self) -> Option<&'static str> {
         match self {
             Self::Anthropic => Some(anthropic::DEFAULT_MODEL),
             Self::OpenAi => Some("gpt-4.1"),
@@ -511,6 +525,34 @@ mod tests {
             (chosen.kind, chosen.model.as_str(), chosen.base_url.as_str()),
             (ProviderKind::OpenAi, "gpt-4o", "http://127.0.0.1:9/v1")
         );
+    }
+
+    #[test]
+    fn anthropic_reads_its_model_and_base_url_from_the_environment() {
+        let env = [
+            ("ANTHROPIC_API_KEY", "k"),
+            ("ANTHROPIC_MODEL", "claude-opus-4-5"),
+            ("ANTHROPIC_BASE_URL", "http://127.0.0.1:9"),
+        ];
+        let chosen = choose_with(ProviderSettings::default(), &env, Ok(None)).unwrap();
+        assert_eq!(
+            (chosen.kind, chosen.model.as_str(), chosen.base_url.as_str()),
+            (
+                ProviderKind::Anthropic,
+                "claude-opus-4-5",
+                "http://127.0.0.1:9"
+            )
+        );
+        let chosen = choose_with(
+            ProviderSettings {
+                model: Some("claude-haiku-4-5".into()),
+                ..ProviderSettings::default()
+            },
+            &env,
+            Ok(None),
+        )
+        .unwrap();
+        assert_eq!(chosen.model, "claude-haiku-4-5");
     }
 
     #[test]

@@ -82,12 +82,17 @@ pub struct PriceTableError {
 }
 
 impl PriceTable {
-    /// The price of `model` (a provider prefix such as `anthropic/` is ignored), if known.
+    /// The price of `model` (a provider prefix such as `anthropic/` is ignored, and so is
+    /// case: servers name `Qwen/Qwen2.5-VL-7B-Instruct` what a table calls `qwen2.5-vl`).
     pub fn price(&self, model: &str) -> Option<Price> {
-        let model = model.rsplit('/').next().unwrap_or(model);
+        let model = model
+            .rsplit('/')
+            .next()
+            .unwrap_or(model)
+            .to_ascii_lowercase();
         self.0
             .iter()
-            .filter(|(prefix, _)| model.starts_with(prefix.as_str()))
+            .filter(|(prefix, _)| model.starts_with(&prefix.to_ascii_lowercase()))
             .max_by_key(|(prefix, _)| prefix.len())
             .map(|(_, price)| *price)
     }
@@ -159,12 +164,10 @@ mod tests {
             r#"{"qwen": {"input": 0.1, "output": 0.2, "cache_write": 0.1, "cache_read": 0.01}}"#,
         )
         .unwrap();
+        let table = PriceTable::with_overrides(&path).unwrap();
+        assert_eq!(table.price("qwen2.5-vl").unwrap().output, 0.2);
         assert_eq!(
-            PriceTable::with_overrides(&path)
-                .unwrap()
-                .price("qwen2.5-vl")
-                .unwrap()
-                .output,
+            table.price("Qwen/Qwen2.5-VL-7B-Instruct").unwrap().output,
             0.2
         );
         std::fs::write(&path, "{").unwrap();

@@ -65,6 +65,12 @@ impl Store {
         })
     }
 
+    /// The history in `dir`, else `$DESKHAND_DATA_DIR`, else the OS data directory: what the
+    /// CLI (`--data-dir`) and the window open.
+    pub fn open_default(dir: Option<PathBuf>) -> Result<Self, StoreError> {
+        Self::open(dir.unwrap_or_else(crate::paths::data_dir))
+    }
+
     /// The data directory.
     pub fn dir(&self) -> &Path {
         &self.inner.dir

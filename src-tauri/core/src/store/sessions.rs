@@ -46,7 +46,6 @@ pub struct LoadedSession {
 pub(crate) const SUMMARY_COLUMNS: &str = "s.id, s.title, s.created_at, s.updated_at, \
      s.provider, s.model, s.message_count, s.input_tokens, s.output_tokens, \
      s.cache_creation_input_tokens, s.cache_read_input_tokens, s.cost_usd";
-pub(crate) const SUMMARY_COLUMN_COUNT: usize = 12;
 
 pub(crate) fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     Ok(SessionSummary {

@@ -4,6 +4,7 @@ use rusqlite::{OptionalExtension, params};
 use serde_json::Value;
 
 use super::{Store, StoreError};
+use crate::agent::Budget;
 
 impl Store {
     pub fn setting(&self, key: &str) -> Result<Option<Value>, StoreError> {
@@ -26,5 +27,30 @@ impl Store {
             )?;
             Ok(())
         })
+    }
+
+    /// The budget every run gets unless it asks for its own (`deskhand settings`, the
+    /// window's settings); no limit where none is stored.
+    pub fn budget(&self) -> Result<Budget, StoreError> {
+        let stored = |key| {
+            self.setting(key)
+                .map(|value| value.filter(|value| !value.is_null()))
+        };
+        Ok(Budget {
+            max_cost_usd: stored(Budget::MAX_COST_SETTING)?.and_then(|v| v.as_f64()),
+            max_tokens: stored(Budget::MAX_TOKENS_SETTING)?.and_then(|v| v.as_u64()),
+        })
+    }
+
+    /// Stores the budget; a `None` clears that limit.
+    pub fn set_budget(&self, budget: &Budget) -> Result<(), StoreError> {
+        self.set_setting(
+            Budget::MAX_COST_SETTING,
+            &budget.max_cost_usd.map_or(Value::Null, Value::from),
+        )?;
+        self.set_setting(
+            Budget::MAX_TOKENS_SETTING,
+            &budget.max_tokens.map_or(Value::Null, Value::from),
+        )
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::bash::{self, BashTool};
 use super::computer::ComputerTool;
+use super::computer::scaling::Size;
 use super::editor::EditorTool;
 use super::{RegistryError, Tool, ToolRegistry};
 
@@ -15,6 +16,9 @@ pub struct ToolSettings {
     pub model: String,
     /// The monitor the computer tool sees and acts on (default: the primary one).
     pub monitor: Option<usize>,
+    /// The largest screenshot the model sees, keeping the monitor's aspect ratio (default:
+    /// the reference sizes by aspect ratio).
+    pub screenshot_size: Option<Size>,
     /// How long one bash command may run before it is killed.
     pub bash_timeout: Duration,
     /// Bytes kept of each of a bash command's stdout and stderr.
@@ -28,6 +32,7 @@ impl Default for ToolSettings {
         Self {
             model: String::new(),
             monitor: None,
+            screenshot_size: None,
             bash_timeout: bash::DEFAULT_TIMEOUT,
             bash_output_limit: bash::DEFAULT_OUTPUT_LIMIT,
             editor_max_characters: None,

@@ -1,6 +1,7 @@
 //! Shared test helpers: an agent wired to a stand-in server, and a scriptable test tool.
 #![allow(dead_code)] // each test binary uses its own part of this module
 
+pub mod cli;
 pub mod x11;
 
 use std::sync::{Arc, Mutex};
@@ -14,12 +15,16 @@ use deskhand::llm::anthropic::{Anthropic, AnthropicConfig};
 use deskhand::llm::openai::{OpenAi, OpenAiConfig, Service};
 use deskhand::llm::{
     AnthropicNativeTool, ContentBlock, Message, Provider, RetryPolicy, ToolDefinition,
+    ToolResultContent,
 };
 use deskhand::tools::{ActionPlan, Tool, ToolContext, ToolOutput, ToolRegistry};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 pub const API_KEY: &str = "sk-ant-test-key-0000";
+
+/// A real 1×1 PNG, base64-encoded, for attachments.
+pub const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 /// A tool for loop tests: echoes `text` after `sleep_ms`, and records what ran.
 #[derive(Default)]
@@ -63,6 +68,18 @@ impl Tool for EchoTool {
         self.ran.lock().unwrap().push(text.clone());
         ToolOutput::text(format!("echo: {text}"))
     }
+}
+
+/// A tool output's text, with `[image]` where an image is.
+pub fn output_text(output: &ToolOutput) -> String {
+    output
+        .content
+        .iter()
+        .map(|c| match c {
+            ToolResultContent::Text { text } => text.as_str(),
+            ToolResultContent::Image { .. } => "[image]",
+        })
+        .collect()
 }
 
 pub fn fast_retries() -> RetryPolicy {
@@ -187,6 +204,15 @@ pub async fn run_collect(
         )
         .await;
     (outcome, events)
+}
+
+/// Runs one input to the end, with no stop and nothing watching the events.
+pub async fn run_prompt(
+    agent: &Agent,
+    history: &mut Vec<Message>,
+    prompt: &str,
+) -> (RunOutcome, Vec<AgentEvent>) {
+    run_collect(agent, history, prompt, &CancellationToken::new(), |_| {}).await
 }
 
 pub fn streamed_text(events: &[AgentEvent]) -> String {

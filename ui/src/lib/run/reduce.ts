@@ -2,7 +2,7 @@
 // what changed). The same fold rebuilds a reopened session from its stored events.
 import type { AgentEvent, ContentBlock, ImageRef, ImageSource, Message } from '../types';
 import { errorKind, errorNotice } from './errors';
-import { addUsage, type ChatBlock, type RunState, type TimelineEntry } from './state';
+import { addCost, addUsage, type ChatBlock, type RunState, type TimelineEntry } from './state';
 
 /** The core's tool result text when a stop interrupted an action (agent/run.rs CANCELLED). */
 export const CANCELLED_TEXT = 'cancelled by the user';
@@ -18,6 +18,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       state.outcome = null;
       state.error = null;
       state.usageBase = { ...state.usage };
+      state.costBase = state.cost;
       return;
     case 'text_delta':
       state.draft += event.text;
@@ -86,6 +87,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       return;
     case 'usage':
       state.usage = addUsage(state.usageBase, event.total);
+      state.cost = addCost(state.costBase, event.total_cost_usd);
       return;
     case 'error':
       state.error = errorNotice(event.message);
@@ -96,6 +98,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       state.outcome = event.status;
       state.turns += event.turns;
       state.usage = addUsage(state.usageBase, event.usage);
+      state.cost = addCost(state.costBase, event.cost_usd);
       state.pending = null;
       keepInterruptedDraft(state);
       return;

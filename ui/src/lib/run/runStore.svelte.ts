@@ -87,6 +87,9 @@ export class RunStore {
       : [...loaded.messages.map((message) => ({ type: 'message', message }) as const), ...loaded.events];
     for (const event of events) applyEvent(state, event, this.#now());
     state.sessionId = loaded.session.id;
+    // The store's totals are the session's, whatever its stored events hold.
+    if (loaded.session.usage) state.usage = loaded.session.usage;
+    state.cost = loaded.session.cost_usd ?? state.cost;
     if (state.phase !== 'idle') state.phase = 'finished';
     state.pending = null;
     state.retry = null;

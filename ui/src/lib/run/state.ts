@@ -81,9 +81,12 @@ export interface RunState {
   error: ErrorNotice | null;
   /** Everything this session has used, over all its runs. */
   usage: Usage;
+  /** What that cost in US dollars; null while no price is known. */
+  cost: number | null;
   turns: number;
   /** Session usage when the current run started; the run's totals add to it. */
   usageBase: Usage;
+  costBase: number | null;
   historyLength: number;
   /** The role of the history's last message, to recognise merged user messages. */
   lastRole: Role | null;
@@ -108,6 +111,11 @@ export function addUsage(a: Usage, b: Usage): Usage {
   };
 }
 
+/** A cost added to another; unknown only when both are. */
+export function addCost(a: number | null, b: number | null | undefined): number | null {
+  return a === null && (b === null || b === undefined) ? null : (a ?? 0) + (b ?? 0);
+}
+
 export function initialRunState(): RunState {
   return {
     sessionId: null,
@@ -123,8 +131,10 @@ export function initialRunState(): RunState {
     retry: null,
     error: null,
     usage: zeroUsage(),
+    cost: null,
     turns: 0,
     usageBase: zeroUsage(),
+    costBase: null,
     historyLength: 0,
     lastRole: null,
     nextKey: 0,

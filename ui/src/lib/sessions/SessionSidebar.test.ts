@@ -11,8 +11,10 @@ const session = (id: string, title: string) => ({
   created_at: '2025-01-01T10:00:00Z',
   updated_at: '2025-01-01T10:05:00Z',
   message_count: 4,
+  provider: 'anthropic',
   model: 'claude-sonnet-4-5',
   usage: usage(10, 5),
+  cost_usd: 0.0001,
 });
 
 function renderSidebar() {
@@ -31,7 +33,7 @@ function renderSidebar() {
         titles = Object.fromEntries(Object.entries(titles).filter(([id]) => id !== a.id));
         return null;
       case 'export_session':
-        return '/home/me/Book a flight.md';
+        return `/home/me/Downloads/Book a flight.${a.format === 'json' ? 'json' : 'md'}`;
     }
     return null;
   });
@@ -45,6 +47,9 @@ describe('SessionSidebar', () => {
     const { props } = renderSidebar();
     await userEvent.click(await screen.findByRole('button', { name: /^Book a flight/ }));
     expect(props.onopen).toHaveBeenCalledWith('b');
+    // The end-to-end test finds rows by id.
+    const rows = document.querySelectorAll<HTMLElement>('li[data-session-id]');
+    expect([...rows].map((row) => row.dataset.sessionId)).toEqual(['a', 'b']);
     expect(screen.getByRole('button', { name: /^Fix the printer/ })).toHaveAttribute('aria-current', 'true');
   });
 
@@ -67,8 +72,11 @@ describe('SessionSidebar', () => {
     expect(calls).toContainEqual({ cmd: 'rename_session', args: { id: 'b', title: 'Flight to Lisbon' } });
 
     await userEvent.click(screen.getByRole('button', { name: 'Export Flight to Lisbon' }));
-    expect(await screen.findByText('Exported to /home/me/Book a flight.md')).toBeInTheDocument();
+    expect(await screen.findByText('Exported to /home/me/Downloads/Book a flight.md')).toBeInTheDocument();
     expect(calls).toContainEqual({ cmd: 'export_session', args: { id: 'b', format: 'markdown' } });
+    await userEvent.click(screen.getByRole('button', { name: 'Export Flight to Lisbon as JSON' }));
+    expect(await screen.findByText('Exported to /home/me/Downloads/Book a flight.json')).toBeInTheDocument();
+    expect(calls).toContainEqual({ cmd: 'export_session', args: { id: 'b', format: 'json' } });
 
     await userEvent.click(screen.getByRole('button', { name: 'Delete Flight to Lisbon' }));
     expect(calls.some((c) => c.cmd === 'delete_session')).toBe(false);

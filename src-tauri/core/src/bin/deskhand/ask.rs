@@ -16,15 +16,14 @@ use deskhand::llm::config::{self, ProviderSettings};
 use deskhand::llm::pricing::PriceTable;
 use deskhand::llm::{ContentBlock, RetryPolicy};
 use deskhand::paths;
-use deskhand::secrets::{self, OsKeyring, SecretStore};
-use deskhand::store::{Recorder, StoreError};
+use deskhand::secrets::{self, OsKeyring};
+use deskhand::store::{Recorder, Store, StoreError};
 use deskhand::tools::catalog::{self, ToolSettings};
 use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins};
 use tokio_util::sync::CancellationToken;
 
 use crate::approver::TerminalApprover;
 use crate::printer::Printer;
-use crate::sessions::open_store;
 
 #[derive(Args)]
 pub struct AskArgs {
@@ -69,6 +68,10 @@ pub struct AskArgs {
     /// Screenshots sent to the model at most; older ones are replaced by a placeholder.
     #[arg(long, default_value_t = 3, value_name = "N")]
     keep_screenshots: usize,
+    /// Summarize the older turns once a request would fill this share of the model's context
+    /// window.
+    #[arg(long, default_value_t = 80, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(10..=95))]
+    summarize_at: u8,
     /// The monitor the computer tool uses (see `deskhand monitors`; default: the primary one).
     #[arg(long, value_name = "N", env = "DESKHAND_MONITOR")]
     monitor: Option<usize>,
@@ -95,7 +98,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             base_url: args.base_url.clone(),
         },
         &config::process_env,
-        &stored_key,
+        &|id| secrets::stored_key(&OsKeyring::default(), id),
         RetryPolicy::default(),
     )?;
     let model = chosen.model.clone();
@@ -109,23 +112,17 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
     let selection = plugin_config.select(args.tools.as_deref())?;
     let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
-    let store = open_store(args.data_dir.clone())?;
+    let store = Store::open_default(args.data_dir.clone())?;
     let resumed = args
         .session
         .as_deref()
         .map(|id| store.resolve_id(id))
         .transpose()?;
     // This run's limits, else the stored ones.
-    let stored = |key| store.setting(key).map(|v| v.filter(|v| !v.is_null()));
+    let stored = store.budget()?;
     let budget = Budget {
-        max_cost_usd: match args.max_cost {
-            Some(usd) => Some(usd),
-            None => stored(Budget::MAX_COST_SETTING)?.and_then(|v| v.as_f64()),
-        },
-        max_tokens: match args.max_tokens {
-            Some(tokens) => Some(tokens),
-            None => stored(Budget::MAX_TOKENS_SETTING)?.and_then(|v| v.as_u64()),
-        },
+        max_cost_usd: args.max_cost.or(stored.max_cost_usd),
+        max_tokens: args.max_tokens.or(stored.max_tokens),
     };
     let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
     let price = prices.price(&model);
@@ -171,6 +168,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             context: ContextPolicy {
                 keep_screenshots: Some(args.keep_screenshots),
                 context_window: config::context_window(&model),
+                summarize_at: f64::from(args.summarize_at) / 100.0,
                 ..ContextPolicy::default()
             },
             price,
@@ -231,15 +229,6 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
         Ok(seconds) if seconds > 0.0 && seconds.is_finite() => Ok(Duration::from_secs_f64(seconds)),
         _ => Err(format!("`{text}` is not a positive number of seconds")),
     }
-}
-
-/// The key stored with `deskhand key set`, for a provider whose variable is unset.
-fn stored_key(id: &str) -> Result<Option<String>, String> {
-    let provider = secrets::provider(id).map_err(|e| e.to_string())?;
-    OsKeyring::default()
-        .get(provider)
-        .map(|key| key.map(|k| k.expose().to_string()))
-        .map_err(|e| e.to_string())
 }
 
 /// The first Ctrl-C stops the run cleanly; a second one exits at once.

@@ -2,10 +2,10 @@
 
 use anyhow::Result;
 use deskhand::tools::computer::scaling::model_size;
-use deskhand::tools::computer::screen::{Screen, XcapScreen};
+use deskhand::tools::computer::screen::{RealScreen, Screen};
 
 pub fn run() -> Result<()> {
-    let monitors = XcapScreen::open()?.monitors()?;
+    let monitors = RealScreen::open()?.monitors()?;
     let default = monitors.iter().position(|m| m.primary).unwrap_or(0);
     for m in &monitors {
         let g = m.geometry;

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::Args;
 use deskhand::tools::computer::pipeline::{self, Format};
-use deskhand::tools::computer::screen::{self, Screen, XcapScreen};
+use deskhand::tools::computer::screen::{self, RealScreen, Screen};
 
 #[derive(Args)]
 pub struct ScreenshotArgs {
@@ -25,7 +25,7 @@ pub fn run(args: ScreenshotArgs) -> Result<()> {
         }
         _ => Format::Png,
     };
-    let screen = XcapScreen::open()?;
+    let screen = RealScreen::open()?;
     let monitor = screen::choose(screen.monitors()?, args.monitor)?;
     let shot = pipeline::screenshot(&screen, &monitor, format)?;
     std::fs::write(&args.output, &shot.bytes)

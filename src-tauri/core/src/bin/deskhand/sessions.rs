@@ -6,7 +6,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use deskhand::paths;
 use deskhand::store::{ExportFormat, SessionSummary, Store};
 
 #[derive(Args)]
@@ -68,13 +67,8 @@ enum SessionsCommand {
     },
 }
 
-/// The history in `--data-dir`, else `$DESKHAND_DATA_DIR`, else the OS data directory.
-pub fn open_store(data_dir: Option<PathBuf>) -> Result<Store> {
-    Ok(Store::open(data_dir.unwrap_or_else(paths::data_dir))?)
-}
-
 pub fn run(args: SessionsArgs) -> Result<()> {
-    let store = open_store(args.data_dir)?;
+    let store = Store::open_default(args.data_dir)?;
     match args.command {
         SessionsCommand::List { json } => {
             for session in store.sessions()? {

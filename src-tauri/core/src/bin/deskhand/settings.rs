@@ -8,7 +8,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use deskhand::agent::Budget;
 use serde_json::Value;
 
-use crate::sessions::open_store;
+use deskhand::store::Store;
 
 #[derive(Args)]
 pub struct SettingsArgs {
@@ -67,7 +67,7 @@ impl Setting {
 }
 
 pub fn run(args: SettingsArgs) -> Result<()> {
-    let store = open_store(args.data_dir)?;
+    let store = Store::open_default(args.data_dir)?;
     match args.command {
         None => {
             for setting in Setting::ALL {

@@ -23,8 +23,8 @@ use tokio_util::sync::CancellationToken;
 use self::action::{Action, Click, Point, ScrollDirection};
 use self::input::{Axis, Button, Direction, EnigoInput, Input, Key};
 use self::pipeline::{Format, Screenshot};
-use self::scaling::Mapping;
-use self::screen::{Monitor, Screen, XcapScreen};
+use self::scaling::{Mapping, Size};
+use self::screen::{Monitor, RealScreen, Screen};
 use self::settle::SettlePolicy;
 use self::version::ToolVersion;
 use super::catalog::ToolSettings;
@@ -52,16 +52,18 @@ struct Driver {
 }
 
 impl ComputerTool {
-    /// The tool on `monitor` (the primary one, else the first, when `None`).
+    /// The tool on `monitor` (the primary one, else the first, when `None`), its screenshots
+    /// at most `bound` (see `scaling::model_size_within`).
     pub fn new(
         screen: Arc<dyn Screen>,
         input: Box<dyn Input>,
         monitor: Option<usize>,
+        bound: Option<Size>,
         version: ToolVersion,
         settle: SettlePolicy,
     ) -> Result<Self, screen::ScreenError> {
         let monitor = screen::choose(screen.monitors()?, monitor)?;
-        let mapping = Mapping::new(monitor.geometry);
+        let mapping = Mapping::new(monitor.geometry, bound);
         Ok(Self {
             version,
             driver: Arc::new(Driver {
@@ -77,12 +79,13 @@ impl ComputerTool {
 
     /// The real screen and input, or why they cannot work here.
     pub fn open(settings: &ToolSettings) -> Result<Self, String> {
-        let screen = XcapScreen::open().map_err(|e| e.to_string())?;
+        let screen = RealScreen::open().map_err(|e| e.to_string())?;
         let input = EnigoInput::open().map_err(|e| e.to_string())?;
         Self::new(
             Arc::new(screen),
             Box::new(input),
             settings.monitor,
+            settings.screenshot_size,
             ToolVersion::for_model(&settings.model),
             SettlePolicy::default(),
         )
@@ -246,8 +249,14 @@ impl Driver {
     fn perform(&self, action: &Action, cancel: &CancellationToken) -> Result<ToolOutput, String> {
         match action {
             Action::Screenshot => {
-                let shot = pipeline::screenshot(self.screen.as_ref(), &self.monitor, self.format)
+                // At the mapping's size, which a screenshot-size setting may have bounded.
+                let started = Instant::now();
+                let frame = self
+                    .screen
+                    .capture(&self.monitor)
                     .map_err(|e| e.to_string())?;
+                let shot =
+                    pipeline::finish(&frame, self.mapping.model, self.format, started.elapsed());
                 return Ok(ToolOutput {
                     content: vec![image_content(&shot)],
                     is_error: false,

@@ -82,20 +82,22 @@ pub fn resize(frame: &Frame, crop: Option<(u32, u32, u32, u32)>, to: Size) -> Fr
 
 /// Encodes an opaque frame (its alpha is dropped).
 pub fn encode(frame: &Frame, format: Format) -> Vec<u8> {
-    let rgb: Vec<u8> = frame
-        .rgba
-        .chunks_exact(4)
-        .flat_map(|p| [p[0], p[1], p[2]])
-        .collect();
-    let mut out = Vec::with_capacity(rgb.len() / 4);
+    let mut rgb = vec![0; frame.rgba.len() / 4 * 3];
+    for (out, pixel) in rgb.chunks_exact_mut(3).zip(frame.rgba.chunks_exact(4)) {
+        out.copy_from_slice(&pixel[..3]);
+    }
+    let mut out = Vec::with_capacity(rgb.len() / 8);
     let Size { width, height } = frame.size;
     let result =
         match format {
-            // Fast compression: about 15% larger than the default at a tenth of the time.
-            Format::Png => {
-                PngEncoder::new_with_quality(&mut out, CompressionType::Fast, PngFilter::Adaptive)
-                    .write_image(&rgb, width, height, ExtendedColorType::Rgb8)
-            }
+            // zlib level 1: a third smaller than the fastest mode for a few ms more (about 6 ms
+            // for 1366x768 of text), and bytes are what an upload waits on.
+            Format::Png => PngEncoder::new_with_quality(
+                &mut out,
+                CompressionType::Level(1),
+                PngFilter::Adaptive,
+            )
+            .write_image(&rgb, width, height, ExtendedColorType::Rgb8),
             Format::Jpeg { quality } => JpegEncoder::new_with_quality(&mut out, quality)
                 .write_image(&rgb, width, height, ExtendedColorType::Rgb8),
         };

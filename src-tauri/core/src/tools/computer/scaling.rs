@@ -78,6 +78,27 @@ pub fn within_limits(size: Size) -> Size {
     shrink(size, u64::from(MAX_PIXELS))
 }
 
+/// The size the model sees for a frame of `screen` pixels when the person set a largest
+/// size: the screen's aspect ratio, shrunk (never enlarged) to fit inside `bound` and the
+/// API's limits. Without a bound, [`model_size`].
+pub fn model_size_within(screen: Size, bound: Option<Size>) -> Size {
+    let Some(bound) = bound else {
+        return model_size(screen);
+    };
+    if screen.width == 0 || screen.height == 0 || bound.width == 0 || bound.height == 0 {
+        return within_limits(screen);
+    }
+    let factor = (f64::from(bound.width) / f64::from(screen.width))
+        .min(f64::from(bound.height) / f64::from(screen.height));
+    if factor >= 1.0 {
+        return within_limits(screen);
+    }
+    within_limits(Size::new(
+        ((f64::from(screen.width) * factor).floor() as u32).max(1),
+        ((f64::from(screen.height) * factor).floor() as u32).max(1),
+    ))
+}
+
 /// `size` shrunk, keeping its aspect ratio, to at most `max_pixels` and the API's long edge.
 fn shrink(size: Size, max_pixels: u64) -> Size {
     if size.width == 0 || size.height == 0 {
@@ -118,10 +139,12 @@ pub struct Mapping {
 }
 
 impl Mapping {
-    pub fn new(geometry: Geometry) -> Self {
+    /// The mapping for a monitor; `bound` is the largest size the model may see (see
+    /// [`model_size_within`]).
+    pub fn new(geometry: Geometry, bound: Option<Size>) -> Self {
         Self {
             geometry,
-            model: model_size(geometry.pixels),
+            model: model_size_within(geometry.pixels, bound),
         }
     }
 
@@ -181,6 +204,24 @@ mod tests {
 
     fn inside_api_limits(s: Size) -> bool {
         s.width.max(s.height) <= MAX_LONG_EDGE && s.width * s.height <= MAX_PIXELS
+    }
+
+    #[test]
+    fn a_bound_keeps_the_aspect_ratio_and_never_enlarges() {
+        let screen = Size::new(1920, 1080);
+        assert_eq!(model_size_within(screen, None), Size::new(1366, 768));
+        assert_eq!(
+            model_size_within(screen, Some(Size::new(1024, 768))),
+            Size::new(1024, 576)
+        );
+        assert_eq!(
+            model_size_within(screen, Some(Size::new(1280, 800))),
+            Size::new(1280, 720)
+        );
+        assert_eq!(
+            model_size_within(Size::new(800, 600), Some(Size::new(1280, 800))),
+            Size::new(800, 600)
+        );
     }
 
     #[test]
@@ -250,12 +291,15 @@ mod tests {
     }
 
     fn mapping(x: i32, y: i32, input: (u32, u32), pixels: (u32, u32)) -> Mapping {
-        Mapping::new(Geometry {
-            x,
-            y,
-            input: Size::new(input.0, input.1),
-            pixels: Size::new(pixels.0, pixels.1),
-        })
+        Mapping::new(
+            Geometry {
+                x,
+                y,
+                input: Size::new(input.0, input.1),
+                pixels: Size::new(pixels.0, pixels.1),
+            },
+            None,
+        )
     }
 
     #[test]

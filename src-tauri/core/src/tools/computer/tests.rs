@@ -34,6 +34,7 @@ fn tool_on(
         Arc::new(screen),
         Box::new(input.clone()),
         monitor,
+        None,
         version,
         quick(),
     )

@@ -19,7 +19,7 @@ done
 build=(cargo build --locked --features deskhand-app/custom-protocol -p deskhand-app -p deskhand-standin)
 [ "$profile" = release ] && build+=(--release)
 "${build[@]}"
-command -v tauri-driver >/dev/null 2>&1 || cargo install --locked --quiet tauri-driver
+command -v tauri-driver >/dev/null 2>&1 || cargo install --locked --quiet tauri-driver@2.1.0
 
 work=$(mktemp -d)
 cleanup() { kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"; }

@@ -49,7 +49,7 @@ def script():
             text_reply("One click done, the other one was denied."),
             # "Keep going": a stream that never ends, stopped from the window.
             text_reply("Working on it, step one", hang_after=5),
-            # "Continue": the stopped session goes on.
+            # "Continue": the stopped session, reopened from the sidebar, goes on.
             text_reply("Continued after the stop."),
         ],
     }
@@ -98,13 +98,6 @@ def check(name, condition, detail=""):
     print(f"ok - {name}" + (f" ({detail})" if detail else ""), flush=True)
 
 
-def press(session, button):
-    """Clicks `button` from the page's script. WebDriver's own click waits for the window to
-    handle the click, and WebKitWebDriver drops the connection when the window hides meanwhile,
-    as it does when an approved computer action starts."""
-    session.execute("arguments[0].click()", button.ref)
-
-
 def near(a, b, slack=1):
     return abs(a[0] - b[0]) <= slack and abs(a[1] - b[1]) <= slack
 
@@ -114,7 +107,7 @@ def run(app, clicks, screenshot_path):
     s.wait_for("h1", text="Deskhand", what="the window")
 
     # A message with a screenshot attached, answered by streamed text.
-    s.wait_for("button", text="Attach screenshot").click()
+    s.click("button", text="Attach screenshot")
     thumb = s.wait_for('figure.thumb img[alt="screenshot"]', what="the screenshot's thumbnail")
     check("Attach screenshot captures the screen into a thumbnail",
           s.execute("return arguments[0].naturalWidth", thumb.ref) == 1366)
@@ -124,19 +117,19 @@ def run(app, clicks, screenshot_path):
     draft = s.wait_for('article[aria-label="Deskhand (typing)"]', text="Hello from the stand-in",
                        what="streamed text")
     check("text streams in before the message is complete",
-          len(draft.text()) < len(HELLO.replace("**", "").strip()), draft.text())
+          len(draft.seen) < len(HELLO.replace("**", "").strip()), draft.seen)
     final = s.wait_for('article[aria-label="Deskhand"]', text="Hello from the stand-in")
     check("the finished message renders Markdown", s.execute(
         "return document.querySelector('article[aria-label=\"Deskhand\"] strong')"
-        "?.textContent") == "the stand-in", final.text())
+        "?.textContent") == "the stand-in", final.seen)
 
     # One click approved, one denied: only the approved one reaches the X display.
     app.send("Click")
     card = s.wait_for('section[aria-label="Approval needed"]', what="the first approval")
     check("the approval shows where the click lands",
           s.find_all('section[aria-label="Approval needed"] [data-testid="marker"]') != [],
-          card.text()[:80])
-    press(s, s.wait_for('section[aria-label="Approval needed"] button', text="Approve"))
+          card.seen[:80])
+    s.click('section[aria-label="Approval needed"] button', text="Approve", from_script=True)
     s.wait_gone('section[aria-label="Approval needed"]')
     s.wait_for('li.entry.done img[alt^="Screen after left_click"]',
                what="the approved click's screenshot")
@@ -150,7 +143,7 @@ def run(app, clicks, screenshot_path):
               > 10_000, screenshot_path)
     reason = s.wait_for('section[aria-label="Approval needed"] label.reason input')
     reason.send_keys("not that one")
-    press(s, s.wait_for('section[aria-label="Approval needed"] button', text="Deny"))
+    s.click('section[aria-label="Approval needed"] button', text="Deny", from_script=True)
     s.wait_for('article[aria-label="Deskhand"]', text="the other one was denied")
     presses = clicks.presses()
     check("only the approved click happened on the display",
@@ -180,9 +173,22 @@ def run(app, clicks, screenshot_path):
     check("the partial text is kept", s.wait_for('article[aria-label="Deskhand"]',
                                                  text="Working on it") is not None)
 
+    # Reopened from the sidebar, with its timeline, and continued.
+    row = s.wait_for("nav li.row.active[data-session-id]", what="the session's sidebar row")
+    session_id = row.attribute("data-session-id")
+    s.click("nav button", text="New session")
+    s.wait_gone("section.chat article")
+    s.click(f'nav li[data-session-id="{session_id}"] button.open')
+    s.wait_for('article[aria-label="Deskhand"]', text="Working on it", what="the reopened chat")
+    s.wait_for('article[aria-label="Deskhand"]', text="Hello from the stand-in")
+    shots = s.execute(
+        "return [...document.querySelectorAll('aside img[alt^=\"Screen after\"]')].length")
+    check("the session reopens from the sidebar with its timeline", shots == 2,
+          f"{shots} screenshots in the side panel")
     app.send("Continue")
     s.wait_for('article[aria-label="Deskhand"]', text="Continued after the stop.")
-    check("the stopped session continues", True)
+    check("the reopened session continues", s.wait_for(
+        "nav li.row.active", what="the active row").attribute("data-session-id") == session_id)
 
 
 def main():

@@ -145,6 +145,16 @@ def measure_start(args, work):
           f"{fmt(sessions, 'ms')}")
 
 
+def wait_window(name, timeout=30):
+    """Waits until a visible X window's title matches `name`."""
+    deadline = time.monotonic() + timeout
+    while subprocess.run(["xdotool", "search", "--onlyvisible", "--name", name],
+                         capture_output=True).returncode != 0:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no window {name!r} after {timeout} s")
+        time.sleep(0.05)
+
+
 def measure_memory(args, work):
     totals, breakdowns = [], []
     for i in range(args.runs):
@@ -153,8 +163,7 @@ def measure_memory(args, work):
         app = subprocess.Popen([args.app], env=app_env(run_dir, "http://127.0.0.1:9"),
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--name", "^Deskhand$"],
-                           check=True, capture_output=True, timeout=30)
+            wait_window("^Deskhand$")
             time.sleep(args.idle)
             used = memory(process_tree(args.app))
         finally:

@@ -51,23 +51,53 @@ class Session:
         found = self._session("POST", "/elements", {"using": "css selector", "value": css})
         return [Element(self, e[ELEMENT]) for e in found]
 
+    def _find_settled(self, css):
+        """`find_all`, or `None` when the page changed under the search: WebKitWebDriver then
+        answers "stale element reference" even to a search."""
+        try:
+            return self.find_all(css)
+        except WebDriverError as error:
+            if "stale element reference" in str(error):
+                return None
+            raise
+
     def wait_for(self, css, timeout=30, text=None, what=None):
-        """The first element matching `css` (whose text contains `text`), waiting for it."""
+        """The first element matching `css` (whose text contains `text`), waiting for it. Its
+        text then is in `seen`: the element may be gone by the time it is asked again."""
         deadline = time.monotonic() + timeout
         while True:
-            for element in self.find_all(css):
+            for element in self._find_settled(css) or []:
                 try:
-                    if text is None or text in element.text():
-                        return element
+                    element.seen = element.text()
                 except WebDriverError:
-                    pass  # it went away meanwhile
+                    continue  # it went away meanwhile
+                if text is None or text in element.seen:
+                    return element
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for {what or css!r} (text {text!r})")
             time.sleep(0.05)
 
+    def click(self, css, text=None, from_script=False, timeout=30):
+        """Clicks the first element matching `css` (and `text`), again if it was redrawn just
+        before the click. `from_script` clicks with the element's own `click()`: WebDriver's
+        click waits for the window to handle it, and WebKitWebDriver drops the connection when
+        the window hides meanwhile (as it does when an approved computer action starts)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            element = self.wait_for(css, timeout=timeout, text=text)
+            try:
+                if from_script:
+                    self.execute("arguments[0].click()", element.ref)
+                else:
+                    element.click()
+                return
+            except WebDriverError as error:
+                if "stale element reference" not in str(error) or time.monotonic() > deadline:
+                    raise
+
     def wait_gone(self, css, timeout=30):
         deadline = time.monotonic() + timeout
-        while self.find_all(css):
+        while self._find_settled(css) != []:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{css!r} is still there")
             time.sleep(0.05)
@@ -88,6 +118,7 @@ class Element:
     def __init__(self, session, id):
         self.session = session
         self.id = id
+        self.seen = None
 
     @property
     def ref(self):

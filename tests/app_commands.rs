@@ -382,6 +382,23 @@ fn stop_ends_a_run_mid_stream_and_the_session_goes_on() {
 }
 
 #[test]
+fn the_tray_stop_item_stops_a_run_mid_stream() {
+    let server = StandIn::spawn([Turn::hang(Reply::new().text("Still going"), 4)]);
+    let app = window(Some(&server));
+    app.send(None, "go").unwrap();
+    app.wait_for("text_delta");
+    let clicked = Instant::now();
+    deskhand_app::tray::on_item(app._app.handle(), deskhand_app::tray::STOP);
+    assert_eq!(app.wait_for("done")["status"], "cancelled");
+    assert!(
+        clicked.elapsed() < Duration::from_secs(2),
+        "the stand-in hangs for 4 s; the stop must not wait for it"
+    );
+    // Items that are not the tray's do nothing.
+    deskhand_app::tray::on_item(app._app.handle(), "no-such-item");
+}
+
+#[test]
 fn settings_are_validated_stored_and_set_the_mode() {
     let app = window(None);
     let mut settings = app.call("get_settings", json!({})).unwrap();

@@ -10,7 +10,7 @@ pub mod error;
 mod images;
 mod keys;
 mod state;
-mod tray;
+pub mod tray;
 mod window_tool;
 
 use tauri::{Builder, Manager, Runtime};

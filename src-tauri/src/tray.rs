@@ -7,9 +7,9 @@ use tauri::{AppHandle, Manager, Runtime};
 use crate::bar::main_window;
 use crate::state::AppState;
 
-const SHOW: &str = "show";
-const STOP: &str = "stop";
-const QUIT: &str = "quit";
+pub const SHOW: &str = "show";
+pub const STOP: &str = "stop";
+pub const QUIT: &str = "quit";
 
 pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let menu = Menu::with_items(
@@ -23,23 +23,31 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let mut tray = TrayIconBuilder::with_id("deskhand")
         .tooltip("Deskhand")
         .menu(&menu)
-        .on_menu_event(|app, event| match event.id().as_ref() {
-            SHOW => {
-                if let Some(window) = main_window(app) {
-                    let _ = window.show();
-                    let _ = window.set_focus();
-                }
-            }
-            STOP => app.state::<AppState>().stop(),
-            QUIT => {
-                app.state::<AppState>().stop();
-                app.exit(0);
-            }
-            _ => {}
-        });
+        .on_menu_event(|app, event| on_item(app, event.id().as_ref()));
     if let Some(icon) = app.default_window_icon() {
         tray = tray.icon(icon.clone());
     }
     tray.build(app)?;
     Ok(())
+}
+
+/// What a tray menu item does; apart from the menu so the command tests can click it (no
+/// tray host under Xvfb).
+pub fn on_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
+    match id {
+        SHOW => {
+            if let Some(window) = main_window(app) {
+                let state = app.state::<AppState>();
+                let _ = state.bar.restore(&window);
+                let _ = window.show();
+                let _ = window.set_focus();
+            }
+        }
+        STOP => app.state::<AppState>().stop(),
+        QUIT => {
+            app.state::<AppState>().stop();
+            app.exit(0);
+        }
+        _ => {}
+    }
 }

@@ -19,7 +19,7 @@ features=(--features deskhand-app/custom-protocol)
 echo "test: building" >&2
 cargo build --workspace --all-targets --locked "${features[@]}"
 # The end-to-end test drives the app over WebDriver: tauri-driver (from crates.io, pinned, built
-# once into $CARGO_HOME/bin: about 50 s) in front of WebKitWebDriver (Debian's webkit2gtk-driver).
+# once into $CARGO_HOME/bin: 29 s here) in front of WebKitWebDriver (Debian's webkit2gtk-driver).
 command -v tauri-driver >/dev/null 2>&1 || cargo install --locked --quiet tauri-driver@2.1.0
 
 # A real MCP server no one here wrote, for the plugin tests: the reference `mcp-server-time`

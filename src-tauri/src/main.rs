@@ -3,8 +3,8 @@
 //!
 //! On Linux the window's WebKitGTK runs without GPU compositing and without its DMA-BUF
 //! renderer, unless those variables are already set: the page is a chat of text and still
-//! images, and the two cost about 90 MB of idle memory across WebKit's processes (298 MB PSS
-//! with them, 207 MB without; `scripts/measure.sh --only memory`).
+//! images, and the two cost about 80 MB of idle memory across WebKit's processes (298 MB PSS
+//! with them, 213-224 MB without; `scripts/measure.sh --only memory`).
 
 use std::process::ExitCode;
 

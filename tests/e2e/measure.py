@@ -13,7 +13,8 @@
           stand-in stamps each read) until its text is drawn in the window.
 - scroll: a 500-message session with 100 screenshots (one run of 250 turns, auto mode):
           frame times while the conversation and the side panel are scrolled from top to
-          bottom.
+          bottom, while the session is reopened from the sidebar (and how long until every
+          screenshot shows), and scrolling again after that.
 
 Usage: scripts/measure.sh [--runs N] [--only start,memory,...]   (starts a display itself)
    or: tests/e2e/measure.py APP STANDIN [--runs N] [--only ...]   (needs DISPLAY, as app_e2e.py)
@@ -117,12 +118,13 @@ if (document.readyState === 'complete') report(); else addEventListener('load', 
 """
 
 
-def app_pid(binary):
+def newest_app_pid(binary):
+    """The app process started last (the one before may still be closing)."""
     real = os.path.realpath(binary)
     pids = [p for p in process_tree(binary) if os.path.realpath(f"/proc/{p}/exe") == real]
-    if len(pids) != 1:
-        raise AssertionError(f"expected one {binary} process, found {pids}")
-    return pids[0]
+    if not pids:
+        raise AssertionError(f"no {binary} process")
+    return min(pids, key=process_age)
 
 
 def measure_start(args, work):
@@ -136,7 +138,7 @@ def measure_start(args, work):
             app.session.wait_for("h1", text="Deskhand", what="the window", timeout=30)
             sessions.append((time.monotonic() - asked) * 1000)
             ready = app.session.execute_async(PAGE_READY) / 1000
-            started = time.time() - process_age(app_pid(args.app))
+            started = time.time() - process_age(newest_app_pid(args.app))
             windows.append((ready - started) * 1000)
         finally:
             app.close()
@@ -200,7 +202,7 @@ def measure_stop(args, work):
     try:
         for i in range(args.runs):
             app.send(f"Go on ({i})")
-            app.session.wait_for('article[aria-label="Deskhand (typing)"]', text=f"step {i}")
+            app.session.wait_for('article[aria-label="Deskhand (typing)"]', text="Working")
             latencies.append(app.session.execute_async(STOP))
     finally:
         app.close()
@@ -313,6 +315,26 @@ const tick = (t) => {
 requestAnimationFrame(() => requestAnimationFrame(tick));
 """
 
+# Clicks a session's sidebar row and resolves when its actions and screenshots are all shown:
+# the time that took and the frame times meanwhile.
+OPEN = """
+const [row, entries, screenshots, done] = arguments;
+const started = performance.now();
+const times = [];
+let last = null;
+const shown = () => document.querySelectorAll('aside li.entry').length === entries &&
+  [...document.querySelectorAll('aside img[alt^="Screen after"]')]
+    .filter((i) => i.complete && i.naturalWidth > 0).length === screenshots;
+const tick = (t) => {
+  if (last !== null) times.push(t - last);
+  last = t;
+  if (shown()) done({ms: performance.now() - started, times});
+  else requestAnimationFrame(tick);
+};
+document.querySelector(row).click();
+requestAnimationFrame(tick);
+"""
+
 STEPS = 250  # model turns: 100 screenshots and 150 cursor positions, 2 messages each
 
 
@@ -354,6 +376,16 @@ def measure_scroll(args, work):
         for name, selector in (("chat", "section.chat .messages"), ("side panel", "aside .scroll")):
             result = s.execute_async(SCROLL, selector, 300)
             frame_stats(f"scrolling the {name} ({result['height']} px)", result["times"])
+        session_id = s.wait_for("nav li.row.active").attribute("data-session-id")
+        s.click("nav button", text="New session")
+        s.wait_gone("section.chat article")
+        opened = s.execute_async(OPEN, f'nav li[data-session-id="{session_id}"] button.open',
+                                 counts["entries"], counts["screenshots"])
+        frame_stats(f"opening it from the sidebar: all {counts['screenshots']} screenshots shown "
+                    f"after {opened['ms']:.0f} ms", opened["times"])
+        for name, selector in (("chat", "section.chat .messages"), ("side panel", "aside .scroll")):
+            result = s.execute_async(SCROLL, selector, 300)
+            frame_stats(f"scrolling the reopened {name} ({result['height']} px)", result["times"])
     finally:
         app.close()
 

@@ -1,5 +1,6 @@
 //! A frame as the model gets it: scaled to the model's size, encoded, timed per stage.
 
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 use fast_image_resize::images::{Image, ImageRef};
@@ -50,6 +51,12 @@ pub struct Screenshot {
     pub timings: Timings,
 }
 
+thread_local! {
+    /// Kept for the next frame: a resizer's scratch buffer for a 1080p frame is 6 MB, and
+    /// fresh memory costs more here than the resize itself (page faults, 3 ms a frame).
+    static RESIZER: RefCell<Resizer> = RefCell::new(Resizer::new());
+}
+
 /// `frame` resized to `to` (bilinear), or its `crop` (left, top, width, height) resized.
 pub fn resize(frame: &Frame, crop: Option<(u32, u32, u32, u32)>, to: Size) -> Frame {
     let whole = (0, 0, frame.size.width, frame.size.height);
@@ -71,9 +78,11 @@ pub fn resize(frame: &Frame, crop: Option<(u32, u32, u32, u32)>, to: Size) -> Fr
     if let Some((l, t, w, h)) = crop {
         options = options.crop(f64::from(l), f64::from(t), f64::from(w), f64::from(h));
     }
-    Resizer::new()
-        .resize(&src, &mut dst, &options)
-        .expect("same pixel type on both sides");
+    RESIZER.with_borrow_mut(|resizer| {
+        resizer
+            .resize(&src, &mut dst, &options)
+            .expect("same pixel type on both sides")
+    });
     Frame {
         size: to,
         rgba: dst.into_vec(),

@@ -3,8 +3,8 @@
 # into WORKDIR.
 start_display() {
   local work=$1
-  # -noreset: xcap opens a connection per capture, and a reset between connections makes
-  # captures fail now and then.
+  # -noreset: the test programs (xdotool, xev, xcap's fallback capture) connect and leave all
+  # the time, and a server reset between two of them makes the next one fail now and then.
   Xvfb "$DISPLAY" -screen 0 1920x1080x24 -noreset -nolisten tcp >"$work/xvfb.log" 2>&1 &
   for _ in $(seq 50); do xdpyinfo >/dev/null 2>&1 && break; sleep 0.1; done
   xdpyinfo >/dev/null 2>&1 || { echo "Xvfb did not start on $DISPLAY:" >&2; cat "$work/xvfb.log" >&2; return 1; }

@@ -51,6 +51,8 @@ def script():
             text_reply("Working on it, step one", hang_after=5),
             # "Continue": the stopped session, reopened from the sidebar, goes on.
             text_reply("Continued after the stop."),
+            # "And again": stopped by the global shortcut, with the window not focused.
+            text_reply("Working again", hang_after=5),
         ],
     }
 
@@ -189,6 +191,14 @@ def run(app, clicks, screenshot_path):
     s.wait_for('article[aria-label="Deskhand"]', text="Continued after the stop.")
     check("the reopened session continues", s.wait_for(
         "nav li.row.active", what="the active row").attribute("data-session-id") == session_id)
+
+    # The global shortcut stops a run from anywhere: xdotool sends the keys to the X server,
+    # which hands them to the app's key grab whichever window has the focus.
+    app.send("And again")
+    s.wait_for('article[aria-label="Deskhand (typing)"]', text="Working again")
+    subprocess.run(["xdotool", "key", "ctrl+shift+Escape"], check=True)
+    check("Ctrl+Shift+Escape stops the run", s.wait_for(
+        "p.note", text="Stopped.", what="the stopped note") is not None)
 
 
 def main():

@@ -5,6 +5,9 @@
 include!("src/commands/list.rs");
 
 fn main() {
+    // The built app embeds the frontend: a rebuilt `ui/dist` must rebuild the app, which
+    // tauri-build does not ask cargo for (a warm build kept embedding the old page).
+    println!("cargo:rerun-if-changed=ui/dist");
     tauri_build::try_build(
         tauri_build::Attributes::new()
             .capabilities_path_pattern("./src-tauri/capabilities/**/*")

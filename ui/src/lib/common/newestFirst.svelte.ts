@@ -1,7 +1,7 @@
 import { tick } from 'svelte';
 
 /** Items added to a long list per frame. */
-export const CHUNK = 40;
+export const CHUNK = 20;
 
 /**
  * Draws a long list's newest items at once and the older ones a chunk per frame. A reopened

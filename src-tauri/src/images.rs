@@ -2,7 +2,7 @@
 //! (`get_image`, a binary response), never base64 inside JSON: a 1280x800 screenshot is about
 //! 1 MB, and parsing it out of a JSON event on every message would stall the window.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
@@ -16,30 +16,69 @@ use serde_json::{Value, json};
 use crate::error::{IpcError, IpcResult};
 
 /// Image bytes by SHA-256, for `get_image`: the screenshots and attachments of this window's
-/// runs.
+/// runs, newest first up to a byte limit, so that a long session does not grow the app
+/// without end. An image dropped from here is read back from the store, where every run's
+/// events are recorded before the window sees them.
+pub struct ImageCache {
+    limit: usize,
+    held: Mutex<Held>,
+}
+
 #[derive(Default)]
-pub struct ImageCache(Mutex<HashMap<String, Cached>>);
+struct Held {
+    images: HashMap<String, Cached>,
+    /// Hashes, oldest first: the order in which they leave.
+    order: VecDeque<String>,
+    bytes: usize,
+}
 
 struct Cached {
     media_type: String,
     bytes: Arc<Vec<u8>>,
 }
 
+impl Default for ImageCache {
+    /// 64 MB: a couple of hundred screenshots, more than a window shows at once.
+    fn default() -> Self {
+        Self::with_limit(64 << 20)
+    }
+}
+
 impl ImageCache {
+    /// Holds images up to `limit` bytes in all (always at least the newest one).
+    pub fn with_limit(limit: usize) -> Self {
+        Self {
+            limit,
+            held: Mutex::default(),
+        }
+    }
+
     pub fn keep(&self, media_type: &str, bytes: Vec<u8>) -> ImageRef {
         let image = ImageRef {
             sha256: content_hash(&bytes),
             media_type: media_type.to_string(),
             bytes: bytes.len(),
         };
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .entry(image.sha256.clone())
-            .or_insert_with(|| Cached {
-                media_type: media_type.to_string(),
-                bytes: Arc::new(bytes),
-            });
+        let mut held = self.lock();
+        if !held.images.contains_key(&image.sha256) {
+            held.bytes += bytes.len();
+            held.order.push_back(image.sha256.clone());
+            held.images.insert(
+                image.sha256.clone(),
+                Cached {
+                    media_type: media_type.to_string(),
+                    bytes: Arc::new(bytes),
+                },
+            );
+            while held.bytes > self.limit && held.order.len() > 1 {
+                let Some(oldest) = held.order.pop_front() else {
+                    break;
+                };
+                if let Some(gone) = held.images.remove(&oldest) {
+                    held.bytes -= gone.bytes.len();
+                }
+            }
+        }
         image
     }
 
@@ -50,10 +89,14 @@ impl ImageCache {
     }
 
     pub fn get(&self, sha256: &str) -> Option<(String, Arc<Vec<u8>>)> {
-        let images = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        images
+        self.lock()
+            .images
             .get(sha256)
             .map(|c| (c.media_type.clone(), c.bytes.clone()))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -210,6 +253,27 @@ mod tests {
             expected
         );
         assert_eq!(cache.get(&sha).unwrap().1.as_slice(), PNG);
+    }
+
+    #[test]
+    fn the_cache_keeps_the_newest_images_within_its_limit() {
+        let cache = ImageCache::with_limit(10);
+        let images: Vec<ImageRef> = (0u8..5)
+            .map(|i| cache.keep("image/png", vec![i; 4]))
+            .collect();
+        // 4 bytes each and 10 allowed: the newest two stay, the older ones are dropped.
+        let held: Vec<bool> = images
+            .iter()
+            .map(|i| cache.get(&i.sha256).is_some())
+            .collect();
+        assert_eq!(held, [false, false, false, true, true]);
+        // Keeping an image again neither counts it twice nor drops another.
+        cache.keep("image/png", vec![4; 4]);
+        assert!(cache.get(&images[3].sha256).is_some());
+        // One image over the limit is still held: the window is showing it.
+        let big = cache.keep("image/png", vec![9; 50]);
+        assert_eq!(cache.get(&big.sha256).unwrap().1.len(), 50);
+        assert!(cache.get(&images[4].sha256).is_none());
     }
 
     #[test]

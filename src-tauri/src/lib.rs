@@ -11,6 +11,8 @@ mod images;
 mod keys;
 mod state;
 pub mod tray;
+#[cfg(target_os = "linux")]
+pub mod webkit_env;
 mod window_tool;
 
 use tauri::{Builder, Manager, Runtime};

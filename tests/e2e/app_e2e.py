@@ -18,7 +18,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import App, display_size, model_point, screen_point, text_reply  # noqa: E402
+from harness import (App, display_size, gl_drivers, model_point, process_tree,  # noqa: E402
+                     screen_point, text_reply)
 
 # Two points inside the click recorder's window: the first click is approved, the second denied.
 RECORDER = (1480, 700, 400, 300)  # x, y, width, height
@@ -104,9 +105,19 @@ def near(a, b, slack=1):
     return abs(a[0] - b[0]) <= slack and abs(a[1] - b[1]) <= slack
 
 
-def run(app, clicks, screenshot_path):
+def run(app, app_binary, clicks, screenshot_path):
     s = app.session
     s.wait_for("h1", text="Deskhand", what="the window")
+
+    # Idle memory: the window's own process keeps the GL driver out (webkit_env.rs), while
+    # WebKit's web process, which draws the page, still loads it.
+    drivers = {}
+    for pid in process_tree(app_binary):
+        with open(f"/proc/{pid}/comm") as f:
+            drivers[f.read().strip()] = gl_drivers(pid)
+    check("the window's process loads no GL driver; WebKit's web process does",
+          drivers.get("deskhand-app") == [] and drivers.get("WebKitWebProces", []) != [],
+          f"{drivers}")
 
     # A message with a screenshot attached, answered by streamed text.
     s.click("button", text="Attach screenshot")
@@ -215,7 +226,7 @@ def main():
         app = None
         try:
             app = App(args.app, args.standin, script(), work)
-            run(app, clicks, args.screenshot)
+            run(app, args.app, clicks, args.screenshot)
         except BaseException:
             print(f"e2e: {passed} passed, 1 failed", flush=True)
             if app:

@@ -88,6 +88,37 @@ def app_env(work, model_url, settings=None):
                 ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=model_url)
 
 
+def process_tree(binary):
+    """Pids of every process running `binary` and all their descendants."""
+    parents = {}
+    roots = []
+    real = os.path.realpath(binary)
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                parents[int(pid)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            if os.path.realpath(f"/proc/{pid}/exe") == real:
+                roots.append(int(pid))
+        except OSError:
+            pass
+    children = {}
+    for pid, ppid in parents.items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = [], list(roots)
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def gl_drivers(pid):
+    """The GL driver files (Mesa's *_dri.so, libLLVM) mapped into process `pid`."""
+    with open(f"/proc/{pid}/maps") as f:
+        paths = {line.split(maxsplit=5)[-1].strip() for line in f if "/" in line}
+    return sorted(p for p in paths if p.endswith("_dri.so") or "/libLLVM" in p)
+
+
 class App:
     """The stand-in, tauri-driver, and one WebDriver session of the app. `proxy(url)` may put
     something between the app and the stand-in and return the URL the app should use."""

@@ -32,7 +32,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import App, app_env, start_standin, text_reply  # noqa: E402
+from harness import App, app_env, process_tree, start_standin, text_reply  # noqa: E402
 
 SETTINGS = {"provider": "anthropic", "model": "claude-sonnet-4-5", "approval_mode": "ask",
             "max_turns": 1000, "monitor": None,
@@ -49,30 +49,6 @@ def fmt(values, unit, digits=0):
 
 
 # --- processes -----------------------------------------------------------------------------
-
-def process_tree(binary):
-    """Pids of every process running `binary` and all their descendants."""
-    parents = {}
-    roots = []
-    real = os.path.realpath(binary)
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                parents[int(pid)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            if os.path.realpath(f"/proc/{pid}/exe") == real:
-                roots.append(int(pid))
-        except OSError:
-            pass
-    children = {}
-    for pid, ppid in parents.items():
-        children.setdefault(ppid, []).append(pid)
-    found, todo = [], list(roots)
-    while todo:
-        pid = todo.pop()
-        found.append(pid)
-        todo.extend(children.get(pid, []))
-    return found
-
 
 def memory(pids):
     """{name: (pss_kb, rss_kb)} per process."""

@@ -1,7 +1,10 @@
 import { tick } from 'svelte';
 
-/** Items added to a long list per frame. */
-export const CHUNK = 20;
+/**
+ * Items added to a long list per frame: small enough that a frame stays under ~50 ms with
+ * JavaScript interpreted (the window runs WebKit without its JIT, src-tauri/src/webkit_env.rs).
+ */
+export const CHUNK = 10;
 
 /**
  * Draws a long list's newest items at once and the older ones a chunk per frame. A reopened

@@ -5,15 +5,16 @@
 #                                                         as the official one is on GitHub only)
 # Both hold the app, the CLI, the desktop entry (scripts/deskhand-app.desktop) and the icons.
 # Usage: scripts/package.sh [--debug] [--no-build]
-#   --debug     package the debug build (target/debug) instead of the release
+#   --debug     package the debug build (target/debug) instead of the release, compressed
+#               faster (the tests' packages)
 #   --no-build  package the binaries already built (with --features deskhand-app/custom-protocol;
 #               test.sh, which has just built them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-profile=release build=1
+profile=release build=1 level=15
 for arg in "$@"; do
   case $arg in
-    --debug) profile=debug ;;
+    --debug) profile=debug level=6 ;;
     --no-build) build=0 ;;
     *) echo "usage: scripts/package.sh [--debug] [--no-build]" >&2; exit 2 ;;
   esac
@@ -72,7 +73,7 @@ install -m644 scripts/deskhand-app.desktop "$appdir/deskhand-app.desktop"
 install -m644 icons/128x128@2x.png "$appdir/deskhand-app.png"
 ln -s deskhand-app.png "$appdir/.DirIcon"
 appimage="$bin/Deskhand-${version}-$(uname -m).AppImage"
-scripts/appimage/make-appimage.sh "$appdir" "$appimage"
+scripts/appimage/make-appimage.sh "$appdir" "$appimage" "$level"
 
 echo "$deb"
 echo "$appimage"

@@ -37,7 +37,7 @@ __attribute__((section(".upd_info"), used, retain)) static const char update_inf
 
 static const char *self_name = "AppImage";
 
-static void die(const char *fmt, const char *arg) {
+__attribute__((noreturn)) static void die(const char *fmt, const char *arg) {
     fprintf(stderr, "%s: ", self_name);
     fprintf(stderr, fmt, arg);
     fputc('\n', stderr);
@@ -72,14 +72,19 @@ static int extract(const char *image, off_t offset, const char *dest, int verbos
     sqfs fs;
     if (sqfs_open_image(&fs, image, (size_t)offset) != SQFS_OK)
         return -1;
-    int failed = mkdir(dest, 0755) != 0 && errno != EEXIST;
     sqfs_traverse trv;
-    if (!failed && sqfs_traverse_open(&trv, &fs, sqfs_inode_root(&fs)) != SQFS_OK)
-        failed = 1;
+    int failed = (mkdir(dest, 0755) != 0 && errno != EEXIST) ||
+                 sqfs_traverse_open(&trv, &fs, sqfs_inode_root(&fs)) != SQFS_OK;
+    if (failed) {
+        fprintf(stderr, "%s: cannot extract to %s: %s\n", self_name, dest, strerror(errno));
+        sqfs_destroy(&fs);
+        sqfs_fd_close(fs.fd);
+        return -1;
+    }
     sqfs_err err = SQFS_OK;
     char path[PATH_MAX];
-    static char buf[1 << 16];
-    while (!failed && sqfs_traverse_next(&trv, &err)) {
+    static char buf[1 << 17]; /* squashfs's block size */
+    while (sqfs_traverse_next(&trv, &err)) {
         if (trv.dir_end)
             continue;
         if (strcmp(trv.entry.name, ".") == 0 || strcmp(trv.entry.name, "..") == 0 ||
@@ -117,8 +122,10 @@ static int extract(const char *image, off_t offset, const char *dest, int verbos
                 failed |= fchmod(fd, mode) != 0 || close(fd) != 0;
         }
         /* Devices, fifos and sockets have no place in an AppDir: skipped. */
-        if (failed)
+        if (failed) {
             fprintf(stderr, "%s: cannot extract %s: %s\n", self_name, path, strerror(errno));
+            break;
+        }
     }
     if (err != SQFS_OK) {
         fprintf(stderr, "%s: the image is damaged\n", self_name);
@@ -126,6 +133,7 @@ static int extract(const char *image, off_t offset, const char *dest, int verbos
     }
     sqfs_traverse_close(&trv);
     sqfs_destroy(&fs);
+    sqfs_fd_close(fs.fd);
     return failed ? -1 : 0;
 }
 
@@ -176,7 +184,7 @@ static int run_apprun(const char *appimage, const char *appdir, int argc, char *
 }
 
 /* Exits as AppRun did: with its status, or killed by the same signal. */
-static void exit_like(int status) {
+__attribute__((noreturn)) static void exit_like(int status) {
     if (WIFSIGNALED(status)) {
         signal(WTERMSIG(status), SIG_DFL);
         raise(WTERMSIG(status));
@@ -189,7 +197,7 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return remove(path);
 }
 
-static void extract_and_run(const char *appimage, off_t offset, int argc, char **argv,
+__attribute__((noreturn)) static void extract_and_run(const char *appimage, off_t offset, int argc, char **argv,
                             int first) {
     char dir[PATH_MAX];
     const char *tmp = getenv("TMPDIR");
@@ -220,6 +228,7 @@ static sqfs_ll_chan *mount_image(const char *appimage, off_t offset, char *mnt, 
     sqfs_ll *ll = sqfs_ll_open(appimage, (size_t)offset);
     if (!ll)
         die("cannot read the image in %s", appimage);
+    fcntl(ll->fs.fd, F_SETFD, FD_CLOEXEC); /* AppRun has no use for it */
     const char *tmp = getenv("TMPDIR");
     char name[16];
     snprintf(name, sizeof name, "%.6s", self_name);

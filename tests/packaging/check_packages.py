@@ -111,9 +111,8 @@ def elf_end(path):
 def check_appimage_format(appimage):
     data = read(appimage)
     check("AppImage: type-2 magic AI\\x02 at offset 8", data[8:11] == b"AI\x02", repr(data[8:11]))
-    offset = int(run([appimage, "--appimage-offset"], check=True).stdout)
-    check("AppImage: --appimage-offset is where the ELF ends", offset == elf_end(appimage),
-          f"{offset} vs {elf_end(appimage)}")
+    offset, end = int(run([appimage, "--appimage-offset"], check=True).stdout), elf_end(appimage)
+    check("AppImage: --appimage-offset is where the ELF ends", offset == end, f"{offset} vs {end}")
     check("AppImage: the squashfs image (hsqs) starts at that offset",
           data[offset:offset + 4] == b"hsqs", repr(data[offset:offset + 4]))
     used, = struct.unpack_from("<Q", data, offset + 40)

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Update information for tools such as appimageupdatetool; the spec's place for it. Empty:
@@ -211,19 +212,47 @@ __attribute__((noreturn)) static void extract_and_run(const char *appimage, off_
     exit_like(status);
 }
 
-static void *serve(void *session) {
+static struct fuse_session *session;
+static pthread_t server;
+
+static void *serve(void *unused) {
+    (void)unused;
     fuse_session_loop(session);
     return NULL;
 }
 
-/* Mounts the image read-only on a new directory and serves it from a thread; NULL (the
+/* SIGUSR1 only interrupts the server's read of /dev/fuse (no SA_RESTART), so that its loop
+ * sees it is to stop. */
+static void wake(int sig) { (void)sig; }
+
+/* Stops the server, then unmounts: libfuse's unmount closes /dev/fuse first, and a server
+ * still reading it would report a bad file descriptor, or read whatever file gets its
+ * number next. */
+static void unmount_image(const char *mnt) {
+    fuse_session_exit(session);
+    struct timespec until;
+    do {
+        pthread_kill(server, SIGUSR1);
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 50 * 1000 * 1000;
+        if (until.tv_nsec >= 1000 * 1000 * 1000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000 * 1000 * 1000;
+        }
+    } while (pthread_timedjoin_np(server, NULL, &until) == ETIMEDOUT);
+    fuse_session_unmount(session);
+    fuse_session_destroy(session);
+    rmdir(mnt);
+}
+
+/* Mounts the image read-only on a new directory and serves it from a thread; -1 (the
  * directory removed again) if FUSE is not there or the mount fails, with the reason in
  * `why`. */
-static sqfs_ll_chan *mount_image(const char *appimage, off_t offset, char *mnt, char *why,
+static int mount_image(const char *appimage, off_t offset, char *mnt, char *why,
                                  size_t why_size) {
     if (access("/dev/fuse", R_OK | W_OK) != 0) {
         snprintf(why, why_size, "/dev/fuse: %s", strerror(errno));
-        return NULL;
+        return -1;
     }
     sqfs_ll *ll = sqfs_ll_open(appimage, (size_t)offset);
     if (!ll)
@@ -259,7 +288,7 @@ static sqfs_ll_chan *mount_image(const char *appimage, off_t offset, char *mnt, 
             *c = '_'; /* option separators, not allowed in a file system's name */
     char *fuse_argv[] = {(char *)self_name, "-o", opts, NULL};
     struct fuse_args args = FUSE_ARGS_INIT(3, fuse_argv);
-    static sqfs_ll_chan ch;
+    sqfs_ll_chan ch;
 
     /* libfuse and fusermount3 explain a failed mount on stderr: keep that for `why`. */
     FILE *log = tmpfile();
@@ -279,20 +308,22 @@ static sqfs_ll_chan *mount_image(const char *appimage, off_t offset, char *mnt, 
     fuse_opt_free_args(&args);
     if (err != SQFS_OK) {
         rmdir(mnt);
-        return NULL;
+        return -1;
     }
+    session = ch.session;
+    struct sigaction sa = {.sa_handler = wake};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
     /* The thread must not take the signals meant for AppRun. */
     sigset_t block, old;
     sigemptyset(&block);
     for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
         sigaddset(&block, forwarded[i]);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    pthread_t thread;
-    if (pthread_create(&thread, NULL, serve, ch.session) != 0)
+    if (pthread_create(&server, NULL, serve, NULL) != 0)
         die("%s", "cannot start the file system thread");
-    pthread_detach(thread);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return &ch;
+    return 0;
 }
 
 static void usage(void) {
@@ -328,16 +359,12 @@ int main(int argc, char **argv) {
         die("unknown option %s (see --appimage-help)", option);
 
     char mnt[PATH_MAX], why[512];
-    sqfs_ll_chan *ch = mount_image(appimage, offset, mnt, why, sizeof why);
-    if (!ch) {
+    if (mount_image(appimage, offset, mnt, why, sizeof why) != 0) {
         fprintf(stderr, "%s: cannot mount with FUSE (%s); running from a temporary extraction "
                         "instead\n", self_name, why);
         extract_and_run(appimage, offset, argc, argv, 1);
     }
     int status = run_apprun(appimage, mnt, argc, argv, 1);
-    /* Unmounting ends the thread's loop; the session is not destroyed under it (the process
-     * exits right after). */
-    fuse_session_unmount(ch->session);
-    rmdir(mnt);
+    unmount_image(mnt);
     exit_like(status);
 }

@@ -38,8 +38,8 @@ def check(name, condition, detail=""):
     print(f"ok - {name}", flush=True)
 
 
-def run(args, **kwargs):
-    return subprocess.run(args, capture_output=True, text=True, timeout=120, **kwargs)
+def run(args, timeout=120, **kwargs):
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
 def read(path):
@@ -207,7 +207,7 @@ for arg in "$@"; do echo "arg=$arg"; done
 cat "$APPDIR/data"
 case $1 in
   exit) exit "$2" ;;
-  wait) trap 'kill $!; echo "got TERM"; exit 42' TERM; echo ready; sleep 60 & wait ;;
+  wait) sleep 60 & trap 'kill $!; echo "got TERM"; exit 42' TERM; echo ready; wait ;;
 esac
 """
 

@@ -61,5 +61,6 @@ HOME="$DESKHAND_TEST_HOME" dbus-run-session -- bash -c '
     --screenshot docs/screenshot.png
   echo "test: packages (the .deb and the AppImage of the debug build, run on the display)" >&2
   packages=$(scripts/package.sh --debug --no-build)
-  python3 tests/packaging/check_packages.py $packages target/debug/deskhand-app target/debug/deskhand
+  python3 tests/packaging/check_packages.py $packages target/debug/deskhand-app \
+    target/debug/deskhand
 ' bash "$@"

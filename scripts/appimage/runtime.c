@@ -198,8 +198,8 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
     return remove(path);
 }
 
-__attribute__((noreturn)) static void extract_and_run(const char *appimage, off_t offset, int argc, char **argv,
-                            int first) {
+__attribute__((noreturn)) static void extract_and_run(const char *appimage, off_t offset,
+                                                      int argc, char **argv, int first) {
     char dir[PATH_MAX];
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/appimage_extracted_XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -249,7 +249,7 @@ static void unmount_image(const char *mnt) {
  * directory removed again) if FUSE is not there or the mount fails, with the reason in
  * `why`. */
 static int mount_image(const char *appimage, off_t offset, char *mnt, char *why,
-                                 size_t why_size) {
+                       size_t why_size) {
     if (access("/dev/fuse", R_OK | W_OK) != 0) {
         snprintf(why, why_size, "/dev/fuse: %s", strerror(errno));
         return -1;

@@ -157,6 +157,25 @@ def wait_exit(process, timeout=30):
         raise
 
 
+def own_window(tmp, process, timeout=60):
+    """The visible window named exactly Deskhand whose process runs from under `tmp` (the
+    AppImage's mount or extraction; not some other Deskhand), and that process's executable;
+    (None, None) if none shows up in time or the AppImage exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and process.poll() is None:
+        for window in run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"]
+                          ).stdout.split():
+            pid = run(["xdotool", "getwindowpid", window]).stdout.strip()
+            try:
+                exe = os.path.realpath(f"/proc/{pid}/exe", strict=True)
+            except OSError:
+                continue
+            if exe.startswith(f"{tmp}/"):
+                return window, exe
+        time.sleep(0.1)
+    return None, None
+
+
 def check_appimage_runs(appimage, work):
     """The AppImage shows the window, from its mount (or, without FUSE, its extraction), and
     closing the window ends it all: app, runtime, mount."""
@@ -168,12 +187,10 @@ def check_appimage_runs(appimage, work):
     with open(log_path, "w") as log:
         process = subprocess.Popen([appimage], env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        window = run(["xdotool", "search", "--sync", "--onlyvisible", "--name", "^Deskhand$"],
-                     timeout=60).stdout.split()
-        check("AppImage: shows a window named Deskhand", len(window) == 1, str(window))
+        window, exe = own_window(tmp, process)
+        check("AppImage: shows a window named Deskhand", window is not None,
+              f"none within 60 s; exit status {process.poll()}")
         shown = time.monotonic() - started
-        pid = int(run(["xdotool", "getwindowpid", window[0]], check=True).stdout)
-        exe = os.path.realpath(f"/proc/{pid}/exe")
         mounts, extracted = runtime_dirs(tmp)
         if mounts:
             check("AppImage: the window's process runs from the FUSE mount",
@@ -184,7 +201,7 @@ def check_appimage_runs(appimage, work):
                   b"cannot mount with FUSE" in read(log_path) and len(extracted) == 1
                   and exe == f"{tmp}/{extracted[0]}/usr/bin/deskhand-app", f"{exe}, {extracted}")
         # Alt+F4: openbox asks the window to close, as a user closing it would.
-        run(["xdotool", "windowactivate", "--sync", window[0], "key", "alt+F4"], check=True)
+        run(["xdotool", "windowactivate", "--sync", window, "key", "alt+F4"], check=True)
         status = wait_exit(process)
         check("AppImage: closing the window ends it with status 0", status == 0, str(status))
         mounts, extracted = runtime_dirs(tmp)

@@ -6,15 +6,16 @@
 # Both hold the app, the CLI, the desktop entry (scripts/deskhand-app.desktop) and the icons.
 # Usage: scripts/package.sh [--debug] [--no-build]
 #   --debug     package the debug build (target/debug) instead of the release, compressed
-#               faster (the tests' packages)
+#               fast: the tests' packages (its 176 MB of binaries take 35 s in dpkg-deb's
+#               default xz, 1.6 s in gzip -1)
 #   --no-build  package the binaries already built (with --features deskhand-app/custom-protocol;
 #               test.sh, which has just built them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-profile=release build=1 level=15
+profile=release build=1 zstd_level=15 deb_compression=()
 for arg in "$@"; do
   case $arg in
-    --debug) profile=debug level=6 ;;
+    --debug) profile=debug zstd_level=6 deb_compression=(-Zgzip -z1) ;;
     --no-build) build=0 ;;
     *) echo "usage: scripts/package.sh [--debug] [--no-build]" >&2; exit 2 ;;
   esac
@@ -63,7 +64,7 @@ Description: An AI agent that works your computer while you watch and approve
  with every action behind an approval. Includes the headless CLI, deskhand.
 CONTROL
 deb="$bin/deskhand_${version}_${arch}.deb"
-dpkg-deb --root-owner-group --build "$deb_root" "$deb" >/dev/null
+dpkg-deb "${deb_compression[@]}" --root-owner-group --build "$deb_root" "$deb" >/dev/null
 
 # The AppDir: the same usr/, plus what the AppImage format looks for at the top.
 appdir=$work/Deskhand.AppDir
@@ -73,7 +74,7 @@ install -m644 scripts/deskhand-app.desktop "$appdir/deskhand-app.desktop"
 install -m644 icons/128x128@2x.png "$appdir/deskhand-app.png"
 ln -s deskhand-app.png "$appdir/.DirIcon"
 appimage="$bin/Deskhand-${version}-$(uname -m).AppImage"
-scripts/appimage/make-appimage.sh "$appdir" "$appimage" "$level"
+scripts/appimage/make-appimage.sh "$appdir" "$appimage" "$zstd_level"
 
 echo "$deb"
 echo "$appimage"

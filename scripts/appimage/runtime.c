@@ -164,19 +164,27 @@ static int run_apprun(const char *appimage, const char *appdir, int argc, char *
     for (int i = first; i < argc; i++)
         args[i - first + 1] = argv[i];
 
+    /* Held back until child_pid is known, so that none is lost in between. */
     struct sigaction sa = {.sa_handler = forward_signal};
+    sigset_t held, old;
     sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+    sigemptyset(&held);
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++) {
         sigaction(forwarded[i], &sa, NULL);
+        sigaddset(&held, forwarded[i]);
+    }
+    sigprocmask(SIG_BLOCK, &held, &old);
     pid_t pid = fork();
     if (pid < 0)
         die("%s", "cannot fork");
     if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
         execv(apprun, args);
         fprintf(stderr, "%s: cannot run %s: %s\n", self_name, apprun, strerror(errno));
         _exit(127);
     }
     child_pid = pid;
+    sigprocmask(SIG_SETMASK, &old, NULL);
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;

@@ -18,7 +18,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import App, display_size, model_point, screen_point, text_reply  # noqa: E402
+import harness  # noqa: E402
+from harness import (App, check, display_size, model_point, screen_point,  # noqa: E402
+                     text_reply)
 
 # Two points inside the click recorder's window: the first click is approved, the second denied.
 RECORDER = (1480, 700, 400, 300)  # x, y, width, height
@@ -87,17 +89,6 @@ class ClickRecorder:
     def close(self):
         self.process.terminate()
         self.process.wait()
-
-
-passed = 0
-
-
-def check(name, condition, detail=""):
-    global passed
-    if not condition:
-        raise AssertionError(f"{name}: {detail}")
-    passed += 1
-    print(f"ok - {name}" + (f" ({detail})" if detail else ""), flush=True)
 
 
 def near(a, b, slack=1):
@@ -217,7 +208,7 @@ def main():
             app = App(args.app, args.standin, script(), work)
             run(app, clicks, args.screenshot)
         except BaseException:
-            print(f"e2e: {passed} passed, 1 failed", flush=True)
+            print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
             if app:
                 app.dump_logs()
             raise
@@ -225,7 +216,7 @@ def main():
             if app:
                 app.close()
             clicks.close()
-    print(f"e2e: {passed} passed, 0 failed", flush=True)
+    print(f"e2e: {harness.passed} passed, 0 failed", flush=True)
 
 
 if __name__ == "__main__":

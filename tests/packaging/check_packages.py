@@ -24,18 +24,13 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+import harness  # noqa: E402
 from harness import app_env  # noqa: E402
-
-passed = 0
 
 
 def check(name, condition, detail=""):
-    """`detail` is shown when the check fails."""
-    global passed
-    if not condition:
-        raise AssertionError(f"{name}: {detail}")
-    passed += 1
-    print(f"ok - {name}", flush=True)
+    """harness.check, with `detail` (often a whole output) shown only when it fails."""
+    harness.check(name, condition, detail, show=False)
 
 
 def run(args, timeout=120, **kwargs):
@@ -341,9 +336,9 @@ def main():
             check_runtime(make_toy(work), work)
             check_missing_webkit(appimage, args.app, work)
         except BaseException:
-            print(f"packaging: {passed} passed, 1 failed", flush=True)
+            print(f"packaging: {harness.passed} passed, 1 failed", flush=True)
             raise
-    print(f"packaging: {passed} passed, 0 failed", flush=True)
+    print(f"packaging: {harness.passed} passed, 0 failed", flush=True)
 
 
 if __name__ == "__main__":

@@ -59,4 +59,8 @@ HOME="$DESKHAND_TEST_HOME" dbus-run-session -- bash -c '
   echo "test: end-to-end (the app over WebDriver; it also redraws docs/screenshot.png)" >&2
   python3 tests/e2e/app_e2e.py target/debug/deskhand-app target/debug/deskhand-standin \
     --screenshot docs/screenshot.png
+  echo "test: packages (the .deb and the AppImage of the debug build, run on the display)" >&2
+  packages=$(scripts/package.sh --debug --no-build)
+  python3 tests/packaging/check_packages.py $packages target/debug/deskhand-app \
+    target/debug/deskhand
 ' bash "$@"

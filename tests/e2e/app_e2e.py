@@ -18,8 +18,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (App, display_size, gl_drivers, model_point, process_tree,  # noqa: E402
-                     screen_point, text_reply)
+import harness  # noqa: E402
+from harness import (App, check, display_size, gl_drivers, model_point,  # noqa: E402
+                     process_tree, screen_point, text_reply)
 
 # Two points inside the click recorder's window: the first click is approved, the second denied.
 RECORDER = (1480, 700, 400, 300)  # x, y, width, height
@@ -88,17 +89,6 @@ class ClickRecorder:
     def close(self):
         self.process.terminate()
         self.process.wait()
-
-
-passed = 0
-
-
-def check(name, condition, detail=""):
-    global passed
-    if not condition:
-        raise AssertionError(f"{name}: {detail}")
-    passed += 1
-    print(f"ok - {name}" + (f" ({detail})" if detail else ""), flush=True)
 
 
 def near(a, b, slack=1):
@@ -228,7 +218,7 @@ def main():
             app = App(args.app, args.standin, script(), work)
             run(app, args.app, clicks, args.screenshot)
         except BaseException:
-            print(f"e2e: {passed} passed, 1 failed", flush=True)
+            print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
             if app:
                 app.dump_logs()
             raise
@@ -236,7 +226,7 @@ def main():
             if app:
                 app.close()
             clicks.close()
-    print(f"e2e: {passed} passed, 0 failed", flush=True)
+    print(f"e2e: {harness.passed} passed, 0 failed", flush=True)
 
 
 if __name__ == "__main__":

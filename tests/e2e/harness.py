@@ -16,6 +16,19 @@ SCREEN = (1920, 1080)
 MODEL = (1366, 768)
 
 
+passed = 0
+
+
+def check(name, condition, detail="", show=True):
+    """Counts and prints a passed check (with `detail` if `show`); a failed one raises
+    AssertionError with `detail`."""
+    global passed
+    if not condition:
+        raise AssertionError(f"{name}: {detail}")
+    passed += 1
+    print(f"ok - {name}" + (f" ({detail})" if detail and show else ""), flush=True)
+
+
 def scale(value, to, frm):
     """`value * to / frm` rounded half up, as the computer tool maps coordinates."""
     return (value * to * 2 + frm) // (frm * 2)

@@ -341,11 +341,17 @@ def measure_scroll(args, work):
         started = time.monotonic()
         app.send("Take 100 screenshots")
         s.wait_for('article[aria-label="Deskhand"]', text="All 250 steps done.", timeout=900)
-        counts = s.execute("""return {
-            messages: document.querySelectorAll('section.chat article').length,
-            entries: document.querySelectorAll('aside li.entry').length,
-            screenshots: [...document.querySelectorAll('aside img[alt^="Screen after"]')]
-              .filter((i) => i.complete && i.naturalWidth > 0).length}""")
+        # The window draws a long list a chunk a frame, and not while it is the small bar:
+        # count once the counts stop changing.
+        counts, previous = None, {}
+        while counts != previous:
+            previous = counts
+            time.sleep(0.5)
+            counts = s.execute("""return {
+                messages: document.querySelectorAll('section.chat article').length,
+                entries: document.querySelectorAll('aside li.entry').length,
+                screenshots: [...document.querySelectorAll('aside img[alt^="Screen after"]')]
+                  .filter((i) => i.complete && i.naturalWidth > 0).length}""")
         print(f"big session: {counts['messages']} chat messages, {counts['entries']} actions, "
               f"{counts['screenshots']} screenshots shown, run took "
               f"{time.monotonic() - started:.0f} s")

@@ -1,9 +1,9 @@
 //! How the window's WebKitGTK starts on Linux, chosen for idle memory: the page is a chat of
 //! text and still images, so the GPU machinery that WebKit and GTK load by default costs
-//! memory for nothing (`scripts/measure.sh --release --only memory`: 298 MB of PSS across the
-//! app's processes with everything on, 218 MB with compositing and DMA-BUF off, 198 MB with
-//! the GL driver kept out of the window's own process as well, ~190 MB without the JavaScript
-//! JIT).
+//! memory for nothing (`scripts/measure.sh --release --only memory`, PSS across the app's
+//! processes on a quiet machine: 298 MB with everything on, 228 MB with compositing and
+//! DMA-BUF off, 200 MB with the GL driver also kept out of the window's own process and the
+//! JavaScript JIT off).
 //!
 //! Every variable is only a default: one the user has set is left alone.
 

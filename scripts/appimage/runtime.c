@@ -9,8 +9,9 @@
  * the ELF ends (the end of its section header table). "AI\x02" at offset 8 marks it as a
  * type-2 AppImage (package.sh writes it). Started, it mounts the image with FUSE on a
  * temporary directory, runs AppRun from there with the arguments it was given and APPIMAGE,
- * APPDIR, ARGV0 and OWD set, passes on SIGINT/SIGTERM/SIGHUP/SIGQUIT, unmounts when AppRun
- * exits and exits as AppRun did. Without FUSE it extracts the image to a temporary directory
+ * APPDIR, ARGV0 and OWD set, passes on SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to it, unmounts
+ * when AppRun exits and exits as AppRun did (one of those signals before AppRun starts: it
+ * cleans up and exits by it). Without FUSE it extracts the image to a temporary directory
  * instead, says so in one line, and removes the directory afterwards.
  */
 #define _GNU_SOURCE
@@ -45,6 +46,11 @@ __attribute__((noreturn)) static void die(const char *fmt, const char *arg) {
     exit(1);
 }
 
+static volatile pid_t child_pid;
+/* A signal that came before AppRun started (while mounting or extracting): AppRun is then not
+ * started at all, and the runtime cleans up and exits as that signal would have it. */
+static volatile sig_atomic_t early_signal;
+
 /* Where the squashfs image starts: the end of the ELF file, i.e. of its section header table,
  * which the linker puts last (as the official runtime computes it). */
 static off_t elf_size(const char *path) {
@@ -74,18 +80,22 @@ static int extract(const char *image, off_t offset, const char *dest, int verbos
     if (sqfs_open_image(&fs, image, (size_t)offset) != SQFS_OK)
         return -1;
     sqfs_traverse trv;
-    int failed = (mkdir(dest, 0755) != 0 && errno != EEXIST) ||
-                 sqfs_traverse_open(&trv, &fs, sqfs_inode_root(&fs)) != SQFS_OK;
-    if (failed) {
-        fprintf(stderr, "%s: cannot extract to %s: %s\n", self_name, dest, strerror(errno));
+    const char *why = NULL;
+    if (mkdir(dest, 0755) != 0 && errno != EEXIST)
+        why = strerror(errno);
+    else if (sqfs_traverse_open(&trv, &fs, sqfs_inode_root(&fs)) != SQFS_OK)
+        why = "the image is damaged";
+    if (why) {
+        fprintf(stderr, "%s: cannot extract to %s: %s\n", self_name, dest, why);
         sqfs_destroy(&fs);
         sqfs_fd_close(fs.fd);
         return -1;
     }
     sqfs_err err = SQFS_OK;
+    int failed = 0;
     char path[PATH_MAX];
     static char buf[1 << 17]; /* squashfs's block size */
-    while (sqfs_traverse_next(&trv, &err)) {
+    while (!early_signal && sqfs_traverse_next(&trv, &err)) {
         if (trv.dir_end)
             continue;
         if (strcmp(trv.entry.name, ".") == 0 || strcmp(trv.entry.name, "..") == 0 ||
@@ -96,17 +106,18 @@ static int extract(const char *image, off_t offset, const char *dest, int verbos
         }
         if (verbose)
             puts(path);
+        errno = 0; /* what a failed system call below leaves; 0 for a squashfs error */
         sqfs_inode inode;
-        if (sqfs_inode_get(&fs, &inode, trv.entry.inode) != SQFS_OK) {
-            failed = 1;
-            break;
-        }
-        mode_t mode = inode.base.mode & 07777;
-        if (S_ISDIR(inode.base.mode)) {
+        failed = sqfs_inode_get(&fs, &inode, trv.entry.inode) != SQFS_OK;
+        mode_t mode = failed ? 0 : inode.base.mode & 07777;
+        if (failed) {
+            /* reported below */
+        } else if (S_ISDIR(inode.base.mode)) {
             failed = mkdir(path, mode | 0700) != 0 && errno != EEXIST;
         } else if (S_ISLNK(inode.base.mode)) {
             size_t size = sizeof buf;
             unlink(path);
+            errno = 0;
             failed = sqfs_readlink(&fs, &inode, buf, &size) != SQFS_OK || symlink(buf, path) != 0;
         } else if (S_ISREG(inode.base.mode)) {
             int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -119,12 +130,15 @@ static int extract(const char *image, off_t offset, const char *dest, int verbos
                          write(fd, buf, (size_t)n) != n;
                 at += n;
             }
-            if (fd >= 0)
-                failed |= fchmod(fd, mode) != 0 || close(fd) != 0;
+            if (fd >= 0) {
+                failed |= fchmod(fd, mode) != 0;
+                failed |= close(fd) != 0;
+            }
         }
         /* Devices, fifos and sockets have no place in an AppDir: skipped. */
         if (failed) {
-            fprintf(stderr, "%s: cannot extract %s: %s\n", self_name, path, strerror(errno));
+            fprintf(stderr, "%s: cannot extract %s: %s\n", self_name, path,
+                    errno ? strerror(errno) : "the image is damaged");
             break;
         }
     }
@@ -135,49 +149,83 @@ static int extract(const char *image, off_t offset, const char *dest, int verbos
     sqfs_traverse_close(&trv);
     sqfs_destroy(&fs);
     sqfs_fd_close(fs.fd);
-    return failed ? -1 : 0;
+    return failed || early_signal ? -1 : 0;
 }
 
-static volatile pid_t child_pid;
 
-static void forward_signal(int sig) {
-    if (child_pid > 0)
+/* Passes on a signal that a process sent (kill, a desktop's "quit"). One from the terminal
+ * (Ctrl-C, a hangup) already reaches AppRun itself, which is in the same process group:
+ * passing it on too would deliver it twice. */
+static void on_signal(int sig, siginfo_t *info, void *context) {
+    (void)context;
+    if (child_pid <= 0)
+        early_signal = sig;
+    else if (info->si_code == SI_USER || info->si_code == SI_QUEUE)
         kill(child_pid, sig);
 }
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
+/* The forwarded signals, for sigprocmask. */
+static sigset_t forwarded_set(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+        sigaddset(&set, forwarded[i]);
+    return set;
+}
+
+/* From here on the forwarded signals neither kill the runtime half-way through a mount or an
+ * extraction (leaving it behind) nor get lost: see on_signal. */
+static void catch_signals(void) {
+    struct sigaction sa = {.sa_sigaction = on_signal, .sa_flags = SA_SIGINFO};
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+        sigaction(forwarded[i], &sa, NULL);
+}
+
 /* Runs `appdir`/AppRun with argv[first..] and the AppImage variables; returns its wait status.
  * Signals the runtime gets meanwhile go to AppRun, which decides when to exit. */
 static int run_apprun(const char *appimage, const char *appdir, int argc, char **argv, int first) {
     char apprun[PATH_MAX], owd[PATH_MAX];
-    snprintf(apprun, sizeof apprun, "%s/AppRun", appdir);
+    if (snprintf(apprun, sizeof apprun, "%s/AppRun", appdir) >= (int)sizeof apprun) {
+        fprintf(stderr, "%s: the path %s is too long\n", self_name, appdir);
+        return 1 << 8;
+    }
     setenv("APPIMAGE", appimage, 1);
     setenv("APPDIR", appdir, 1);
     setenv("ARGV0", argv[0], 1);
     if (getcwd(owd, sizeof owd))
         setenv("OWD", owd, 1);
     char **args = calloc((size_t)(argc - first + 2), sizeof *args);
-    if (!args)
-        die("%s", "out of memory");
+    if (!args) {
+        fprintf(stderr, "%s: out of memory\n", self_name);
+        return 1 << 8;
+    }
     args[0] = apprun;
     for (int i = first; i < argc; i++)
         args[i - first + 1] = argv[i];
 
     /* Held back until child_pid is known, so that none is lost in between. */
-    struct sigaction sa = {.sa_handler = forward_signal};
-    sigset_t held, old;
-    sigemptyset(&sa.sa_mask);
-    sigemptyset(&held);
-    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++) {
-        sigaction(forwarded[i], &sa, NULL);
-        sigaddset(&held, forwarded[i]);
-    }
+    sigset_t held = forwarded_set(), old;
     sigprocmask(SIG_BLOCK, &held, &old);
+    if (early_signal) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        free(args);
+        return early_signal; /* the wait status of a process killed by it */
+    }
     pid_t pid = fork();
-    if (pid < 0)
-        die("%s", "cannot fork");
+    if (pid < 0) {
+        fprintf(stderr, "%s: cannot start %s: %s\n", self_name, apprun, strerror(errno));
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        free(args);
+        return 1 << 8;
+    }
     if (pid == 0) {
+        /* A signal held since the fork acts on this process as it would on AppRun, rather
+         * than reaching the runtime's handler, which has no child to pass it to here. */
+        for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+            signal(forwarded[i], SIG_DFL);
         sigprocmask(SIG_SETMASK, &old, NULL);
         execv(apprun, args);
         fprintf(stderr, "%s: cannot run %s: %s\n", self_name, apprun, strerror(errno));
@@ -188,13 +236,21 @@ static int run_apprun(const char *appimage, const char *appdir, int argc, char *
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
+    /* Reaped: its pid may be another process's from now on. */
+    sigprocmask(SIG_BLOCK, &held, NULL);
+    child_pid = 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
     free(args);
     return status;
 }
 
-/* Exits as AppRun did: with its status, or killed by the same signal. */
+/* Exits as AppRun did: with its status, or killed by the same signal. A signal that dumps
+ * core (SIGSEGV, SIGABRT, ...) already left AppRun's core; the runtime exits 128 + the
+ * signal, as a shell reports it, instead of dumping its own. */
 __attribute__((noreturn)) static void exit_like(int status) {
     if (WIFSIGNALED(status)) {
+        if (WCOREDUMP(status))
+            exit(128 + WTERMSIG(status));
         signal(WTERMSIG(status), SIG_DFL);
         raise(WTERMSIG(status));
     }
@@ -213,9 +269,11 @@ __attribute__((noreturn)) static void extract_and_run(const char *appimage, off_
     snprintf(dir, sizeof dir, "%s/appimage_extracted_XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir))
         die("cannot make a temporary directory in %s", tmp && *tmp ? tmp : "/tmp");
-    int status = extract(appimage, offset, dir, 0) == 0
-                     ? run_apprun(appimage, dir, argc, argv, first)
-                     : 1 << 8;
+    int status = 1 << 8; /* exit status 1 */
+    if (extract(appimage, offset, dir, 0) == 0)
+        status = run_apprun(appimage, dir, argc, argv, first);
+    else if (early_signal)
+        status = early_signal;
     nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     exit_like(status);
 }
@@ -299,6 +357,7 @@ static int mount_image(const char *appimage, off_t offset, char *mnt, char *why,
     sqfs_ll_chan ch;
 
     /* libfuse and fusermount3 explain a failed mount on stderr: keep that for `why`. */
+    snprintf(why, why_size, "the mount failed");
     FILE *log = tmpfile();
     int saved = dup(STDERR_FILENO);
     if (log && saved >= 0)
@@ -308,9 +367,11 @@ static int mount_image(const char *appimage, off_t offset, char *mnt, char *why,
         dup2(saved, STDERR_FILENO);
         close(saved);
         rewind(log);
-        if (!fgets(why, (int)why_size, log))
-            snprintf(why, why_size, "the mount failed");
-        why[strcspn(why, "\n")] = 0;
+        char line[512];
+        if (fgets(line, sizeof line, log) && line[0] != '\n') {
+            line[strcspn(line, "\n")] = 0;
+            snprintf(why, why_size, "%s", line);
+        }
         fclose(log);
     }
     fuse_opt_free_args(&args);
@@ -323,10 +384,7 @@ static int mount_image(const char *appimage, off_t offset, char *mnt, char *why,
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, NULL);
     /* The thread must not take the signals meant for AppRun. */
-    sigset_t block, old;
-    sigemptyset(&block);
-    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
-        sigaddset(&block, forwarded[i]);
+    sigset_t block = forwarded_set(), old;
     pthread_sigmask(SIG_BLOCK, &block, &old);
     if (pthread_create(&server, NULL, serve, NULL) != 0)
         die("%s", "cannot start the file system thread");
@@ -361,11 +419,14 @@ int main(int argc, char **argv) {
     }
     if (option && strcmp(option, "--appimage-extract") == 0)
         return extract(appimage, offset, "squashfs-root", 1) == 0 ? 0 : 1;
-    if (option && strcmp(option, "--appimage-extract-and-run") == 0)
+    if (option && strcmp(option, "--appimage-extract-and-run") == 0) {
+        catch_signals();
         extract_and_run(appimage, offset, argc, argv, 2);
+    }
     if (option)
         die("unknown option %s (see --appimage-help)", option);
 
+    catch_signals();
     char mnt[PATH_MAX], why[512];
     if (mount_image(appimage, offset, mnt, why, sizeof why) != 0) {
         fprintf(stderr, "%s: cannot mount with FUSE (%s); running from a temporary extraction "

@@ -129,6 +129,14 @@ def check_appimage_contents(appimage, app, cli, work):
     check("AppImage: AppRun is scripts/appimage/AppRun, executable",
           read(f"{root}/AppRun") == read(os.path.join(ROOT, "scripts", "appimage", "AppRun"))
           and os.access(f"{root}/AppRun", os.X_OK))
+    # Started by hand from the extraction, AppRun finds the AppDir itself (no runtime sets
+    # APPDIR then); without the app in it, it says so.
+    os.rename(f"{root}/usr/bin/deskhand-app", f"{work}/moved-app")
+    result = run([f"{root}/AppRun"], env={k: v for k, v in os.environ.items() if k != "APPDIR"})
+    os.rename(f"{work}/moved-app", f"{root}/usr/bin/deskhand-app")
+    check("AppImage: squashfs-root/AppRun started by hand looks for the app beside itself",
+          result.returncode == 1
+          and f"{root}/usr/bin/deskhand-app is missing" in result.stderr, result.stderr)
     check("AppImage: the desktop entry and the icon at the top, .DirIcon pointing at it",
           read(f"{root}/deskhand-app.desktop") == read(DESKTOP)
           and os.readlink(f"{root}/.DirIcon") == "deskhand-app.png"
@@ -154,8 +162,8 @@ def wait_exit(process, timeout=30):
 
 def own_window(tmp, process, timeout=60):
     """The visible window named exactly Deskhand whose process runs from under `tmp` (the
-    AppImage's mount or extraction; not some other Deskhand), and that process's executable;
-    (None, None) if none shows up in time or the AppImage exits first."""
+    AppImage's mount or extraction; not some other Deskhand), that process's id and its
+    executable; (None, None, None) if none shows up in time or the AppImage exits first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and process.poll() is None:
         for window in run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"]
@@ -166,9 +174,9 @@ def own_window(tmp, process, timeout=60):
             except OSError:
                 continue
             if exe.startswith(f"{tmp}/"):
-                return window, exe
+                return window, pid, exe
         time.sleep(0.1)
-    return None, None
+    return None, None, None
 
 
 def check_appimage_runs(appimage, work):
@@ -182,7 +190,7 @@ def check_appimage_runs(appimage, work):
     with open(log_path, "w") as log:
         process = subprocess.Popen([appimage], env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
-        window, exe = own_window(tmp, process)
+        window, pid, exe = own_window(tmp, process)
         check("AppImage: shows a window named Deskhand", window is not None,
               f"none within 60 s; exit status {process.poll()}")
         shown = time.monotonic() - started
@@ -195,6 +203,10 @@ def check_appimage_runs(appimage, work):
             check("AppImage: without FUSE, the window's process runs from an extraction",
                   b"cannot mount with FUSE" in read(log_path) and len(extracted) == 1
                   and exe == f"{tmp}/{extracted[0]}/usr/bin/deskhand-app", f"{exe}, {extracted}")
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            names = {entry.split(b"=")[0].decode() for entry in f.read().split(b"\0") if entry}
+        check("AppImage: the app gets none of the AppImage's variables (nor do the programs it "
+              "starts)", not names & {"APPIMAGE", "APPDIR", "ARGV0", "OWD"}, str(sorted(names)))
         # Alt+F4: openbox asks the window to close, as a user closing it would.
         run(["xdotool", "windowactivate", "--sync", window, "key", "alt+F4"], check=True)
         status = wait_exit(process)
@@ -284,6 +296,19 @@ def check_runtime(toy, work):
     mounts, left = runtime_dirs(tmp)
     check("runtime: no mount and no directory of its own left behind", not mounts and not left,
           f"{mounts} {left}")
+
+    # A SIGTERM at any moment of the start (while it mounts, forks, or AppRun starts) ends it,
+    # neither lost (AppRun would sleep on) nor leaving its mount behind.
+    statuses = []
+    for delay_ms in range(0, 40, 2):
+        process = subprocess.Popen([toy, "wait"], env=env, stdout=subprocess.DEVNULL)
+        time.sleep(delay_ms / 1000)
+        process.send_signal(signal.SIGTERM)
+        statuses.append(wait_exit(process, timeout=10))
+    mounts, left = runtime_dirs(tmp)
+    check("runtime: a SIGTERM during its start ends it and leaves nothing behind",
+          all(s in (-signal.SIGTERM, 42) for s in statuses) and not mounts and not left,
+          f"{statuses} {mounts} {left}")
 
     # /dev/null in place of /dev/fuse: the mount fails, as on a machine without FUSE.
     command, why = namespace('mount --bind /dev/null /dev/fuse && exec "$@"')

@@ -5,7 +5,9 @@
 //! DMA-BUF off, 200 MB with the GL driver also kept out of the window's own process and the
 //! JavaScript JIT off).
 //!
-//! Every variable is only a default: one the user has set is left alone.
+//! Every variable is only a default: one the user has set is left alone. The ones set here
+//! are the window's own: the programs the agent starts do not inherit them (a browser it opens
+//! keeps its JIT and GPU).
 
 /// WebKitGTK and GTK read these once, when they start.
 const DEFAULTS: [(&str, &str); 4] = [
@@ -26,17 +28,21 @@ const DEFAULTS: [(&str, &str); 4] = [
 const EGL_VENDOR_FILES: &str = "__EGL_VENDOR_LIBRARY_FILENAMES";
 
 /// Sets the defaults and, when compositing is off on X11, keeps the GL driver out of this
-/// process.
+/// process (`WEBKIT_DISABLE_COMPOSITING_MODE=0`, or `__EGL_VENDOR_LIBRARY_FILENAMES` set,
+/// leaves it in).
 ///
 /// # Safety
 /// Changes the environment: call it first thing in `main`, before any other thread exists.
 pub unsafe fn prepare() {
+    let mut set = Vec::new();
     for (name, value) in DEFAULTS {
         if std::env::var_os(name).is_none() {
             // SAFETY: the caller guarantees that no other thread exists yet.
             unsafe { std::env::set_var(name, value) };
+            set.push(name.into());
         }
     }
+    deskhand::tools::withhold_from_programs(set);
     let compositing_off = std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE")
         .is_some_and(|value| !value.is_empty() && value != "0");
     let x11 = std::env::var_os("WAYLAND_DISPLAY").is_none()
@@ -48,12 +54,12 @@ pub unsafe fn prepare() {
 }
 
 /// Without compositing, WebKit's UI process (this one) has no use for EGL, yet it still opens
-/// an EGL display when it starts the web process, and that loads the GL driver: with Mesa,
-/// libLLVM's relocated tables alone are 17 MB of private memory. The web process does need
-/// EGL to draw. So glvnd is made to read an empty driver list here, before WebKit asks, and
-/// the variable is removed again so that the web process, started later with this
-/// environment, finds the real drivers. Where libEGL is not glvnd the variable means nothing
-/// and all stays as it was.
+/// an EGL display when it starts the web process, and that loads the GL driver: with Mesa, all
+/// of libLLVM, whose relocated tables and static constructors alone leave 8 MB of private
+/// memory. The web process does need EGL to draw. So glvnd is made to read an empty driver
+/// list here, before WebKit asks, and the variable is removed again so that the web process,
+/// started later with this environment, finds the real drivers. Where libEGL is not glvnd
+/// the variable means nothing and all stays as it was.
 ///
 /// # Safety
 /// Changes the environment: only while no other thread exists.

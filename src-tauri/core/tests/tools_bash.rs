@@ -236,3 +236,24 @@ fn the_plan_shows_the_exact_command() {
     assert_eq!(definition.input_schema["type"], "object");
     assert!(definition.description.contains("persistent"));
 }
+
+#[tokio::test]
+async fn the_shell_gets_no_api_keys_nor_the_variables_deskhand_set_for_itself() {
+    // Names no other test of this binary uses; std's environment functions lock against
+    // each other, and nothing here reads the environment through C.
+    // SAFETY: see above.
+    unsafe {
+        std::env::set_var("DESKHAND_TEST_EXAMPLE_API_KEY", "sk-test-not-for-the-model");
+        std::env::set_var("DESKHAND_TEST_OWN_SETTING", "for deskhand only");
+        std::env::set_var("DESKHAND_TEST_PERSONS_SETTING", "for every program");
+    }
+    deskhand::tools::withhold_from_programs(vec!["DESKHAND_TEST_OWN_SETTING".into()]);
+    let tool = bash();
+    let output = run(
+        &tool,
+        "echo \"${DESKHAND_TEST_EXAMPLE_API_KEY-unset} ${DESKHAND_TEST_OWN_SETTING-unset} \
+         ${DESKHAND_TEST_PERSONS_SETTING-unset}\"",
+    )
+    .await;
+    assert_eq!(output_text(&output), "unset unset for every program\n");
+}

@@ -191,7 +191,7 @@ impl Shell {
             .stderr(Stdio::piped())
             .process_group(0);
         for (name, _) in std::env::vars_os() {
-            if super::is_secret_variable(&name) {
+            if super::is_withheld_variable(&name) {
                 command.env_remove(name);
             }
         }

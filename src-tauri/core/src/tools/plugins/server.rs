@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::ServerConfig;
 use super::content::tool_output;
-use crate::tools::{ToolOutput, capped::CappedOutput, is_secret_variable};
+use crate::tools::{ToolOutput, capped::CappedOutput, is_withheld_variable};
 
 /// Bytes of a server's stderr kept for error messages.
 const STDERR_KEPT: usize = 2_000;
@@ -272,7 +272,7 @@ impl PluginServer {
             let configured = name
                 .to_str()
                 .is_some_and(|n| self.config.env.contains_key(n));
-            if is_secret_variable(&name) && !configured {
+            if is_withheld_variable(&name) && !configured {
                 command.env_remove(name);
             }
         }

@@ -1,6 +1,7 @@
 //! Images between the core and the webview. The webview gets bytes by content hash
-//! (`get_image`, a binary response), never base64 inside JSON: a 1280x800 screenshot is about
-//! 1 MB, and parsing it out of a JSON event on every message would stall the window.
+//! (`get_image`, a binary response), never base64 inside JSON: a screenshot is a few hundred
+//! KB (more as base64), and parsing it out of a JSON event on every message would stall the
+//! window.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -9,7 +10,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use deskhand::agent::AgentEvent;
 use deskhand::images::{ImageRef, content_hash, image_block};
-use deskhand::llm::ContentBlock;
+use deskhand::llm::{ContentBlock, ImageSource};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -27,7 +28,7 @@ pub struct ImageCache {
 #[derive(Default)]
 struct Held {
     images: HashMap<String, Cached>,
-    /// Hashes, oldest first: the order in which they leave.
+    /// Hashes, least recently kept first: the order in which they leave.
     order: VecDeque<String>,
     bytes: usize,
 }
@@ -38,7 +39,8 @@ struct Cached {
 }
 
 impl Default for ImageCache {
-    /// 64 MB: a couple of hundred screenshots, more than a window shows at once.
+    /// 64 MB: some two hundred screenshots at the model's size (about 300 KB each as PNG),
+    /// more than a window shows at once.
     fn default() -> Self {
         Self::with_limit(64 << 20)
     }
@@ -60,7 +62,13 @@ impl ImageCache {
             bytes: bytes.len(),
         };
         let mut held = self.lock();
-        if !held.images.contains_key(&image.sha256) {
+        if held.images.contains_key(&image.sha256) {
+            // Kept again (shown again, say): it leaves last now.
+            if let Some(at) = held.order.iter().position(|h| *h == image.sha256) {
+                let hash = held.order.remove(at).expect("a found position");
+                held.order.push_back(hash);
+            }
+        } else {
             held.bytes += bytes.len();
             held.order.push_back(image.sha256.clone());
             held.images.insert(
@@ -154,7 +162,12 @@ pub struct AttachmentRef {
 /// Images attached in the window (a file, a paste, a drop or a capture) until `send_message`
 /// takes them or the person removes them.
 #[derive(Default)]
-pub struct Attachments(Mutex<HashMap<String, ContentBlock>>);
+pub struct Attachments(Mutex<HashMap<String, Attached>>);
+
+struct Attached {
+    sha256: String,
+    block: ContentBlock,
+}
 
 impl Attachments {
     /// Checks encoded image bytes as the API would, and holds them.
@@ -168,7 +181,8 @@ impl Attachments {
         };
         let image = cache.keep(&ImageRef::of(source).media_type, bytes);
         let id = uuid::Uuid::new_v4().to_string();
-        self.lock().insert(id.clone(), block);
+        let sha256 = image.sha256.clone();
+        self.lock().insert(id.clone(), Attached { sha256, block });
         Ok(AttachedImage {
             id,
             sha256: image.sha256,
@@ -187,7 +201,24 @@ impl Attachments {
                 missing.id
             )));
         }
-        Ok(refs.iter().filter_map(|r| held.remove(&r.id)).collect())
+        Ok(refs
+            .iter()
+            .filter_map(|r| held.remove(&r.id))
+            .map(|attached| attached.block)
+            .collect())
+    }
+
+    /// A held attachment's bytes: the window shows its thumbnail until it is sent, and the
+    /// cache may have let it go by then (it is in no store yet).
+    pub fn bytes(&self, sha256: &str) -> Option<Vec<u8>> {
+        let held = self.lock();
+        let attached = held.values().find(|a| a.sha256 == sha256)?;
+        match &attached.block {
+            ContentBlock::Image {
+                source: ImageSource::Base64 { data, .. },
+            } => BASE64.decode(data).ok(),
+            _ => None,
+        }
     }
 
     pub fn discard(&self, id: &str) -> IpcResult<()> {
@@ -197,7 +228,7 @@ impl Attachments {
             .ok_or_else(|| IpcError::not_found(format!("attachment `{id}` is not held")))
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, ContentBlock>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Attached>> {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -212,7 +243,7 @@ fn upper_first(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use deskhand::llm::{ImageSource, Message, ToolResultContent};
+    use deskhand::llm::{Message, ToolResultContent};
 
     use super::*;
 
@@ -267,13 +298,18 @@ mod tests {
             .map(|i| cache.get(&i.sha256).is_some())
             .collect();
         assert_eq!(held, [false, false, false, true, true]);
-        // Keeping an image again neither counts it twice nor drops another.
-        cache.keep("image/png", vec![4; 4]);
+        // Keeping an image again neither counts it twice nor drops another, and it now
+        // leaves last.
+        cache.keep("image/png", vec![3; 4]);
+        assert!(cache.get(&images[4].sha256).is_some());
+        let newer = cache.keep("image/png", vec![5; 4]);
         assert!(cache.get(&images[3].sha256).is_some());
+        assert!(cache.get(&images[4].sha256).is_none());
+        assert!(cache.get(&newer.sha256).is_some());
         // One image over the limit is still held: the window is showing it.
         let big = cache.keep("image/png", vec![9; 50]);
         assert_eq!(cache.get(&big.sha256).unwrap().1.len(), 50);
-        assert!(cache.get(&images[4].sha256).is_none());
+        assert!(cache.get(&images[3].sha256).is_none());
     }
 
     #[test]
@@ -293,10 +329,18 @@ mod tests {
             (1, 1, "image/png")
         );
         assert!(cache.get(&image.sha256).is_some());
+        // Pushed out of a full cache, its bytes are still there for the thumbnail.
+        let small = ImageCache::with_limit(1);
+        let held = attachments.attach(PNG.to_vec(), &small).unwrap();
+        small.keep("image/png", vec![0; 8]);
+        assert!(small.get(&held.sha256).is_none());
+        assert_eq!(attachments.bytes(&held.sha256).unwrap(), PNG);
+        attachments.discard(&held.id).unwrap();
         let refs = [AttachmentRef {
             id: image.id.clone(),
         }];
         assert_eq!(attachments.take(&refs).unwrap().len(), 1);
+        assert!(attachments.bytes(&image.sha256).is_none());
         assert_eq!(
             attachments.take(&refs).unwrap_err().kind,
             crate::error::ErrorKind::NotFound

@@ -12,11 +12,15 @@ use crate::images::AttachedImage;
 use crate::state::AppState;
 
 /// An image's encoded bytes as a binary response (an `ArrayBuffer` in the webview): this
-/// window's recent images from memory, stored sessions' from the store.
+/// window's recent images from memory, attachments not yet sent from where they are held,
+/// stored sessions' from the store.
 #[tauri::command]
 pub async fn get_image(state: State<'_, AppState>, sha256: String) -> IpcResult<Response> {
     if let Some((_, bytes)) = state.images.get(&sha256) {
         return Ok(Response::new(bytes.as_ref().clone()));
+    }
+    if let Some(bytes) = state.attachments.bytes(&sha256) {
+        return Ok(Response::new(bytes));
     }
     let (_, bytes) = state
         .store()?

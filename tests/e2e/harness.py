@@ -143,13 +143,24 @@ class App:
         standin, url = start_standin(standin_binary, script, work)
         self.processes.append(standin)
         env = app_env(work, proxy(url) if proxy else url, settings)
-        port = free_port()
+        port = native_port = free_port()
+        while native_port == port:  # a port just freed may be handed out again
+            native_port = free_port()
         self.driver_log = os.path.join(work, "tauri-driver.log")
         self.processes.append(subprocess.Popen(
-            ["tauri-driver", "--port", str(port), "--native-port", str(free_port())], env=env,
+            ["tauri-driver", "--port", str(port), "--native-port", str(native_port)], env=env,
             stdout=open(self.driver_log, "w"), stderr=subprocess.STDOUT))
-        wait_port(port)
-        self.session = Session(f"http://127.0.0.1:{port}", os.path.abspath(app_binary))
+        try:
+            # tauri-driver starts WebKitWebDriver on the native port and passes each request
+            # on; asked before that one listens, it drops the connection unanswered.
+            wait_port(port)
+            wait_port(native_port)
+            self.session = Session(f"http://127.0.0.1:{port}", os.path.abspath(app_binary))
+        except BaseException:
+            # No session: say why, and leave no server behind (nor a pipe held open).
+            self.dump_logs()
+            self.close()
+            raise
 
     def send(self, text):
         box = self.session.wait_for('textarea[aria-label="Message text"]')

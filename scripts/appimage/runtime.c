@@ -152,7 +152,6 @@ static int extract(const char *image, off_t offset, const char *dest, int verbos
     return failed || early_signal ? -1 : 0;
 }
 
-
 /* Passes on a signal that a process sent (kill, a desktop's "quit"). One from the terminal
  * (Ctrl-C, a hangup) already reaches AppRun itself, which is in the same process group:
  * passing it on too would deliver it twice. */

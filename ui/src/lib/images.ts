@@ -6,7 +6,7 @@
 import { getImage } from './ipc';
 
 /** Bytes of blobs held at most, besides the newest image. */
-export const IMAGE_BUDGET = 64 * 1024 * 1024;
+const IMAGE_BUDGET = 64 * 1024 * 1024;
 
 interface Entry {
   url: Promise<string>;

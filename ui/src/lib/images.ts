@@ -16,7 +16,6 @@ interface Entry {
 
 /** By hash, least recently asked for first. */
 const entries = new Map<string, Entry>();
-let held = 0;
 
 export function imageUrl(sha256: string, mediaType: string, budget = IMAGE_BUDGET): Promise<string> {
   const known = entries.get(sha256);
@@ -30,7 +29,6 @@ export function imageUrl(sha256: string, mediaType: string, budget = IMAGE_BUDGE
     const url = URL.createObjectURL(new Blob([bytes], { type: mediaType }));
     if (entries.get(sha256) === entry) {
       entry.bytes = bytes.byteLength;
-      held += entry.bytes;
       letGo(budget);
     }
     return url;
@@ -42,16 +40,18 @@ export function imageUrl(sha256: string, mediaType: string, budget = IMAGE_BUDGE
 
 /** Frees the least recently asked for blobs until the rest fit in `budget`. */
 function letGo(budget: number): void {
+  let held = 0;
+  for (const entry of entries.values()) held += entry.bytes;
   for (const [sha256, entry] of entries) {
     if (held <= budget || entries.size <= 1) return;
     if (entry.bytes === 0) continue; // still arriving
+    held -= entry.bytes;
     release(sha256, entry);
   }
 }
 
 function release(sha256: string, entry: Entry): void {
   entries.delete(sha256);
-  held -= entry.bytes;
   entry.url.then(URL.revokeObjectURL, () => undefined);
 }
 

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use deskhand::agent::{ApprovalRequest, Approver, Decision};
+use deskhand::agent::{Answer, ApprovalRequest, Approver, Decision};
 use tokio::sync::oneshot;
 
 use crate::error::{IpcError, IpcResult};
@@ -13,8 +13,8 @@ use crate::error::{IpcError, IpcResult};
 /// One question to the window. It is opened when the `approval_needed` event goes out, before
 /// the gate waits on it, so an answer can never arrive before its question exists.
 struct Question {
-    answer: Option<oneshot::Sender<Decision>>,
-    waiting: Option<oneshot::Receiver<Decision>>,
+    answer: Option<oneshot::Sender<Answer>>,
+    waiting: Option<oneshot::Receiver<Answer>>,
 }
 
 /// The questions the window has not answered yet, by `tool_use` id.
@@ -46,8 +46,12 @@ impl PendingApprovals {
             .ok_or_else(|| {
                 IpcError::not_found(format!("no action `{id}` is waiting for approval"))
             })?;
+        let answer = Answer {
+            tool_use_id: id.to_string(),
+            decision,
+        };
         sender
-            .send(decision)
+            .send(answer)
             .map_err(|_| IpcError::not_found(format!("action `{id}` no longer waits for approval")))
     }
 
@@ -56,7 +60,7 @@ impl PendingApprovals {
         self.questions().clear();
     }
 
-    fn wait(&self, id: &str) -> oneshot::Receiver<Decision> {
+    fn wait(&self, id: &str) -> oneshot::Receiver<Answer> {
         let mut questions = self.questions();
         if let Some(waiting) = questions.get_mut(id).and_then(|q| q.waiting.take()) {
             return waiting;
@@ -86,11 +90,13 @@ impl Drop for CloseOnDrop<'_> {
 
 #[async_trait]
 impl Approver for WindowApprover {
-    async fn decide(&self, request: &ApprovalRequest) -> Decision {
+    async fn decide(&self, request: &ApprovalRequest) -> Answer {
         let waiting = self.pending.wait(&request.tool_use_id);
         let _close = CloseOnDrop(&self.pending, &request.tool_use_id);
-        waiting.await.unwrap_or_else(|_| Decision::Deny {
-            reason: Some("the window closed before answering".into()),
+        waiting.await.unwrap_or_else(|_| {
+            request.answer(Decision::Deny {
+                reason: Some("the window closed before answering".into()),
+            })
         })
     }
 }
@@ -124,7 +130,10 @@ mod tests {
         };
         pending.open("t1");
         pending.answer("t1", Decision::ApproveKind).unwrap();
-        assert_eq!(approver.decide(&request("t1")).await, Decision::ApproveKind);
+        assert_eq!(
+            approver.decide(&request("t1")).await.decision,
+            Decision::ApproveKind
+        );
         let error = pending.answer("t1", Decision::Approve).unwrap_err();
         assert_eq!(error.kind, crate::error::ErrorKind::NotFound);
 
@@ -138,6 +147,9 @@ mod tests {
         {
             tokio::task::yield_now().await;
         }
-        assert_eq!(waiting.await.unwrap(), Decision::Deny { reason: None });
+        assert_eq!(
+            waiting.await.unwrap(),
+            request("t2").answer(Decision::Deny { reason: None })
+        );
     }
 }

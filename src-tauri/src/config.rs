@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use deskhand::agent::{ApprovalPolicy, Budget, DEFAULT_MAX_TURNS};
-use deskhand::llm::config::ProviderKind;
+use deskhand::llm::config::{ProviderKind, base_url_problem};
 use deskhand::tools::computer::scaling::{MAX_LONG_EDGE, MAX_PIXELS, Size};
 use serde::{Deserialize, Serialize};
 
@@ -130,12 +130,12 @@ impl Settings {
                 "the model name must be at most 200 characters",
             ));
         }
-        if let Some(url) = &self.base_url
-            && !(url.starts_with("http://") || url.starts_with("https://"))
+        // The core's rule, the CLI's too: HTTP only, and a key over plain http:// to this
+        // machine only.
+        if let (Some(url), Some(kind)) = (&self.base_url, ProviderKind::parse(&self.provider))
+            && let Some(problem) = base_url_problem(kind, url)
         {
-            return Err(IpcError::invalid(format!(
-                "the base URL `{url}` must start with http:// or https://"
-            )));
+            return Err(IpcError::invalid(format!("the base URL: {problem}")));
         }
         if !(1..=MAX_TURNS_LIMIT).contains(&self.max_turns) {
             return Err(IpcError::invalid(format!(
@@ -216,6 +216,21 @@ mod tests {
         assert!(bad(|s| s.provider = "lm-studio".into()).contains("unknown provider"));
         assert!(bad(|s| s.model = "m".repeat(201)).contains("model"));
         assert!(bad(|s| s.base_url = Some("localhost:1234".into())).contains("http://"));
+        // The window's settings path refuses what the CLI refuses: a key over plain http://
+        // to another machine.
+        assert!(bad(|s| s.base_url = Some("http://example.com".into())).contains("plain http://"));
+        let local = |provider: &str, url: &str| Settings {
+            provider: provider.into(),
+            base_url: Some(url.into()),
+            ..Settings::default()
+        };
+        assert!(
+            local("openai", "http://127.0.0.1:8000/v1")
+                .validate()
+                .is_ok()
+        );
+        assert!(local("vllm", "http://10.0.0.5:8000/v1").validate().is_ok());
+        assert!(local("openai", "https://example.com/v1").validate().is_ok());
         assert!(bad(|s| s.max_turns = 0).contains("turn limit"));
         assert!(bad(|s| s.screenshot_size = Some(Size::new(1920, 800))).contains("1920x800"));
         let budget = |max_cost_usd, max_tokens| {

@@ -10,6 +10,7 @@ pub mod paths;
 pub mod secrets;
 pub mod store;
 pub mod tools;
+pub mod visible;
 
 /// The engine version, shared by the CLI and the app.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

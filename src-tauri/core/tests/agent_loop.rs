@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use deskhand::agent::{
-    AgentEvent, ApprovalPolicy, ApprovalRequest, Approver, Decision, FixedApprover, RunStatus,
-    history,
+    AgentEvent, Answer, ApprovalPolicy, ApprovalRequest, Approver, Decision, FixedApprover,
+    RunStatus, history,
 };
 use deskhand::llm::{ContentBlock, Message};
 use deskhand_standin::{Reply, StandIn, Turn};
@@ -300,7 +300,7 @@ struct NeverAnswers;
 
 #[async_trait]
 impl Approver for NeverAnswers {
-    async fn decide(&self, _: &ApprovalRequest) -> Decision {
+    async fn decide(&self, _: &ApprovalRequest) -> Answer {
         pending().await
     }
 }
@@ -362,9 +362,9 @@ struct EditsThenApproves(std::path::PathBuf);
 
 #[async_trait]
 impl Approver for EditsThenApproves {
-    async fn decide(&self, _: &ApprovalRequest) -> Decision {
+    async fn decide(&self, request: &ApprovalRequest) -> Answer {
         std::fs::write(&self.0, "edited meanwhile\n").unwrap();
-        Decision::Approve
+        request.answer(Decision::Approve)
     }
 }
 

@@ -261,7 +261,10 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
         run(deskhand_at(&idle, data.path()).args(["settings", "set", "max-tokens", "150"]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let (_, listed, _) = run(deskhand_at(&idle, data.path()).args(["settings"]));
-    assert_eq!(listed, "max-cost = (none)\nmax-tokens = 150\n");
+    assert_eq!(
+        listed,
+        "max-cost = (none)\nmax-tokens = 150\nsecret-paths = (none)\n"
+    );
 
     // About 100 input tokens a request: the stored limit is crossed on the second.
     let turns: Vec<Turn> = (0..5)
@@ -291,7 +294,10 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
     run(deskhand_at(&idle, data.path()).args(["settings", "unset", "max-tokens"]));
     run(deskhand_at(&idle, data.path()).args(["settings", "set", "max-cost", "1"]));
     let (_, listed, _) = run(deskhand_at(&idle, data.path()).args(["settings"]));
-    assert_eq!(listed, "max-cost = 1.0\nmax-tokens = (none)\n");
+    assert_eq!(
+        listed,
+        "max-cost = 1.0\nmax-tokens = (none)\nsecret-paths = (none)\n"
+    );
     let (output, _, stderr) =
         run(deskhand_at(&idle, data.path()).args(["ask", "--model", "local-llm", "go"]));
     assert_eq!(output.status.code(), Some(1));

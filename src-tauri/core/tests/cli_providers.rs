@@ -89,6 +89,25 @@ fn missing_and_contradictory_settings_are_one_line_before_any_request() {
             vec![("OPENAI_API_KEY", "sk-1")],
             vec!["not an http:// or https:// URL"],
         ),
+        // A key goes over plain http:// to this machine only.
+        (
+            vec![
+                "--provider",
+                "openai",
+                "--base-url",
+                "http://example.invalid/v1",
+            ],
+            vec![("OPENAI_API_KEY", "sk-1")],
+            vec!["plain http://", "OPENAI_API_KEY", "https://"],
+        ),
+        (
+            vec![],
+            vec![
+                ("ANTHROPIC_API_KEY", API_KEY),
+                ("ANTHROPIC_BASE_URL", "http://192.0.2.1:8080"),
+            ],
+            vec!["plain http://", "ANTHROPIC_API_KEY"],
+        ),
     ];
     for (flags, env, needles) in cases {
         let mut args = vec!["ask"];

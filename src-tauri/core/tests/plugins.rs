@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use deskhand::agent::{ApprovalPolicy, ApprovalRequest, Approver, Decision, RunStatus};
+use deskhand::agent::{Answer, ApprovalPolicy, ApprovalRequest, Approver, Decision, RunStatus};
 use deskhand::tools::ToolRegistry;
 use deskhand::tools::catalog::{self, ToolSettings};
 use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins, ServerState};
@@ -49,9 +49,11 @@ fn config(servers: Value) -> PluginConfig {
     serde_json::from_value(json!({ "mcpServers": servers })).unwrap()
 }
 
+/// The fixture as `fx`, its `readOnlyHint` trusted.
 fn fixture_config(log: &Path) -> PluginConfig {
     config(json!({
-        "fx": {"command": "python3", "args": [fixture()], "env": {"FIXTURE_LOG": log.display().to_string()}}
+        "fx": {"command": "python3", "args": [fixture()], "env": {"FIXTURE_LOG": log.display().to_string()},
+               "trustReadOnlyHint": true}
     }))
 }
 
@@ -69,9 +71,9 @@ struct Recorder(Arc<Mutex<Vec<String>>>);
 
 #[async_trait]
 impl Approver for Recorder {
-    async fn decide(&self, request: &ApprovalRequest) -> Decision {
+    async fn decide(&self, request: &ApprovalRequest) -> Answer {
         self.0.lock().unwrap().push(request.tool.clone());
-        Decision::Approve
+        request.answer(Decision::Approve)
     }
 }
 
@@ -398,11 +400,65 @@ async fn read_only_tools_skip_approval_and_images_and_errors_reach_the_model() {
     plugins.shutdown().await;
 }
 
+/// A server's `readOnlyHint` is its own word: it counts only where `mcp.json` trusts the
+/// server, and never for a tool that also declares `destructiveHint: true`. Under
+/// `--approve deny` (read-only) only the trusted, non-destructive `echo` runs.
+#[tokio::test]
+async fn a_read_only_hint_counts_only_when_trusted_and_never_with_a_destructive_hint() {
+    for (trusted, destructive, runs) in [
+        (false, false, false),
+        (true, true, false),
+        (false, true, false),
+        (true, false, true),
+    ] {
+        let mut env = serde_json::Map::new();
+        if destructive {
+            env.insert("FIXTURE_DESTRUCTIVE_ECHO".into(), json!("1"));
+        }
+        let plugins = Plugins::start(
+            &config(json!({
+                "fx": {"command": "python3", "args": [fixture()], "env": env,
+                       "trustReadOnlyHint": trusted}
+            })),
+            &["fx".into()],
+            PluginTimeouts::default(),
+        )
+        .await;
+        let mut tools = ToolRegistry::default();
+        assert!(plugins.add_tools(&mut tools).await.is_empty());
+        let api = StandIn::spawn([
+            Turn::tool_use("fx__echo", json!({"text": "hi"})),
+            Turn::text("Done."),
+        ]);
+        let recorder = Recorder::default();
+        let agent = agent(
+            &api.url(),
+            tools,
+            ApprovalPolicy::Deny,
+            Box::new(recorder.clone()),
+            10,
+        );
+        let mut history = Vec::new();
+        let (outcome, _) = run_prompt(&agent, &mut history, "go").await;
+        assert_eq!(outcome.status, RunStatus::Done);
+        assert!(recorder.0.lock().unwrap().is_empty());
+        let result = &last_tool_results(&api.requests()[1].body)[0];
+        let case = format!("trusted {trusted}, destructive {destructive}: {result}");
+        if runs {
+            assert_eq!(result_text(result), "echo: hi", "{case}");
+        } else {
+            assert_eq!(result["is_error"], true, "{case}");
+            assert!(result_text(result).starts_with("not allowed"), "{case}");
+        }
+        plugins.shutdown().await;
+    }
+}
+
 #[test]
 fn plugins_list_shows_each_server_its_state_and_tools() {
     let home = tempfile::tempdir().unwrap();
     let mcp = json!({"mcpServers": {
-        "fx": {"command": "python3", "args": [fixture()]},
+        "fx": {"command": "python3", "args": [fixture()], "trustReadOnlyHint": true},
         "broken": {"command": "/nonexistent/mcp-server", "args": ["--x"]},
         "off": {"command": "python3", "args": [fixture()], "enabled": false}
     }});
@@ -459,7 +515,7 @@ fn plugins_list_shows_each_server_its_state_and_tools() {
 fn ask_goes_on_without_a_broken_server_unless_it_was_named() {
     let home = tempfile::tempdir().unwrap();
     let mcp = json!({"mcpServers": {
-        "fx": {"command": "python3", "args": [fixture()]},
+        "fx": {"command": "python3", "args": [fixture()], "trustReadOnlyHint": true},
         "broken": {"command": "python3", "args": [fixture(), "--exit-at-start"]}
     }});
     std::fs::write(home.path().join("mcp.json"), mcp.to_string()).unwrap();

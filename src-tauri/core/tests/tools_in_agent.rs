@@ -3,7 +3,11 @@
 
 mod support;
 
-use deskhand::agent::{AgentEvent, ApprovalPolicy, Decision, FixedApprover, RunStatus};
+use std::sync::Arc;
+
+use deskhand::agent::{
+    AgentEvent, ApprovalGate, ApprovalPolicy, Decision, FixedApprover, RunStatus, SecretPlaces,
+};
 use deskhand::tools::catalog::{self, ToolSettings};
 use deskhand_standin::{StandIn, Turn};
 use serde_json::{Value, json};
@@ -177,4 +181,159 @@ fn ask_with_bash_and_editor_changes_files_end_to_end() {
     assert_eq!(decided.len(), 5);
     assert!(decided.iter().all(|e| e["by"] == "policy"));
     assert_eq!(events.last().unwrap()["status"], "done");
+}
+
+/// A prompt-injected model reads `~/.ssh/id_ed25519` directly, through a symlink and through
+/// `..`: in auto mode each read asks, in read-only mode each is refused, and an ordinary file
+/// is read without asking in both.
+#[tokio::test]
+async fn editor_views_of_secret_places_ask_in_auto_mode_and_are_refused_in_read_only_mode() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::create_dir_all(home.join("docs")).unwrap();
+    std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE KEY\n").unwrap();
+    std::fs::write(home.join("docs/readme.txt"), "just a readme\n").unwrap();
+    std::os::unix::fs::symlink(home.join(".ssh/id_ed25519"), home.join("docs/notes.txt")).unwrap();
+    let view = |path: std::path::PathBuf| {
+        (
+            EDITOR,
+            json!({"command": "view", "path": path.display().to_string()}),
+        )
+    };
+    let calls = [
+        view(home.join(".ssh/id_ed25519")),
+        view(home.join("docs/notes.txt")),
+        view(home.join("docs/../.ssh/id_ed25519")),
+        view(home.join("docs/readme.txt")),
+    ];
+    for (policy, reason) in [
+        (
+            ApprovalPolicy::Auto,
+            "the user denied this action: not my keys",
+        ),
+        (
+            ApprovalPolicy::Deny,
+            "not allowed: it reads ~/.ssh, a secret place, which the read-only mode never allows",
+        ),
+    ] {
+        let api = StandIn::spawn([Turn::tool_uses(calls.clone()), Turn::text("Fine.")]);
+        let names = ["editor".to_string()];
+        let tools = catalog::registry(Some(&names), &ToolSettings::default()).unwrap();
+        // In read-only mode nobody may be asked: an approver that would approve shows it.
+        let answer = match policy {
+            ApprovalPolicy::Deny => Decision::Approve,
+            _ => Decision::Deny {
+                reason: Some("not my keys".into()),
+            },
+        };
+        let mut agent = agent(
+            &api.url(),
+            tools,
+            policy,
+            Box::new(FixedApprover(Decision::Approve)),
+            10,
+        );
+        agent.gate = Arc::new(
+            ApprovalGate::new(policy, Box::new(FixedApprover(answer)))
+                .with_secret_places(SecretPlaces::new(Some(home), &[], &[])),
+        );
+        let mut history = Vec::new();
+        let (outcome, events) = run_prompt(&agent, &mut history, "look around").await;
+        assert_eq!(outcome.status, RunStatus::Done);
+
+        let asked: Vec<String> = events
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::ApprovalNeeded { request } => Some(request.plan.summary.clone()),
+                _ => None,
+            })
+            .collect();
+        if policy == ApprovalPolicy::Auto {
+            assert_eq!(asked.len(), 3, "{asked:?}");
+            assert!(
+                asked
+                    .iter()
+                    .all(|s| s.ends_with("(reads ~/.ssh, a secret place)")),
+                "{asked:?}"
+            );
+        } else {
+            assert!(asked.is_empty(), "{asked:?}");
+        }
+        let requests = api.requests();
+        let results = last_tool_results(&requests[1].body);
+        assert_eq!(results.len(), 4);
+        for refused in &results[..3] {
+            assert_eq!(refused["is_error"], true, "{policy:?}");
+            assert_eq!(result_text(refused), reason);
+        }
+        assert!(result_text(&results[3]).contains("just a readme"));
+        assert!(
+            requests
+                .iter()
+                .all(|r| !r.body.to_string().contains("PRIVATE KEY")),
+            "the key reached the model under {policy:?}"
+        );
+    }
+}
+
+/// The list is the person's to extend: `deskhand settings set secret-paths` adds places, and a
+/// CLI run in read-only mode refuses to read them, as it refuses `~/.ssh` of `$HOME`.
+#[test]
+fn places_added_with_settings_set_secret_paths_are_refused_in_read_only_mode() {
+    let data = tempfile::tempdir().unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path().canonicalize().unwrap();
+    std::fs::create_dir_all(home.join("vault")).unwrap();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join("vault/token"), "TOKEN-1234\n").unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY\n").unwrap();
+    std::fs::write(home.join("plain.txt"), "plain text\n").unwrap();
+    let (output, _, stderr) = cli::run(cli::deskhand(data.path()).env("HOME", &home).args([
+        "settings",
+        "set",
+        "secret-paths",
+        "~/vault:/srv/other",
+    ]));
+    assert!(output.status.success(), "{stderr}");
+    let (_, shown, _) = cli::run(cli::deskhand(data.path()).args(["settings"]));
+    assert!(
+        shown.contains(r#"secret-paths = ["~/vault","/srv/other"]"#),
+        "{shown}"
+    );
+    let (output, _, stderr) =
+        cli::run(cli::deskhand(data.path()).args(["settings", "set", "secret-paths", "vault"]));
+    assert!(!output.status.success());
+    assert!(stderr.contains("absolute"), "{stderr}");
+
+    let view = |path: std::path::PathBuf| {
+        (
+            EDITOR,
+            json!({"command": "view", "path": path.display().to_string()}),
+        )
+    };
+    let api = StandIn::spawn([
+        Turn::tool_uses([
+            view(home.join("vault/token")),
+            view(home.join(".ssh/id_rsa")),
+            view(home.join("plain.txt")),
+        ]),
+        Turn::text("Fine."),
+    ]);
+    let (output, _, stderr) = cli::run(
+        cli::deskhand_at(&api, data.path())
+            .env("HOME", &home)
+            .args(["ask", "--tools", "editor", "--approve", "deny", "look"]),
+    );
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let results = last_tool_results(&api.requests()[1].body);
+    assert_eq!(
+        result_text(&results[0]),
+        "not allowed: it reads ~/vault, a secret place, which the read-only mode never allows"
+    );
+    assert_eq!(
+        result_text(&results[1]),
+        "not allowed: it reads ~/.ssh, a secret place, which the read-only mode never allows"
+    );
+    assert!(result_text(&results[2]).contains("plain text"));
 }

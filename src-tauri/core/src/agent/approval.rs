@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::secret_places::SecretPlaces;
 use crate::tools::ActionPlan;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -56,6 +57,39 @@ pub enum Decision {
     },
 }
 
+/// A decision and the call it was made for: the gate takes it only for the call it asked
+/// about, so an answer meant for one card can never approve another.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// The `tool_use_id` of the request the person was shown.
+    pub tool_use_id: String,
+    pub decision: Decision,
+}
+
+impl ApprovalRequest {
+    /// `decision`, made for this request.
+    pub fn answer(&self, decision: Decision) -> Answer {
+        Answer {
+            tool_use_id: self.tool_use_id.clone(),
+            decision,
+        }
+    }
+}
+
+/// Why the gate did not take an answer.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error(
+    "a decision for action `{named}` was refused: the action waiting for approval is \
+     `{pending}`"
+)]
+pub struct OtherCall {
+    pub pending: String,
+    pub named: String,
+}
+
+/// How many answers naming another call the gate refuses before it denies the action.
+const MAX_REFUSED_ANSWERS: usize = 3;
+
 /// Who made a decision, for the action log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -68,7 +102,12 @@ pub enum DecidedBy {
 /// Asks a person: the terminal in the CLI, the window in the app.
 #[async_trait]
 pub trait Approver: Send + Sync {
-    async fn decide(&self, request: &ApprovalRequest) -> Decision;
+    /// The person's answer, naming the call they were shown.
+    async fn decide(&self, request: &ApprovalRequest) -> Answer;
+
+    /// The gate refused `answer` (it named another call) and asks again; an approver that
+    /// shows things can say so.
+    fn refused(&self, _error: &OtherCall) {}
 }
 
 /// An approver that always answers the same, for scripts and tests.
@@ -76,8 +115,8 @@ pub struct FixedApprover(pub Decision);
 
 #[async_trait]
 impl Approver for FixedApprover {
-    async fn decide(&self, _: &ApprovalRequest) -> Decision {
-        self.0.clone()
+    async fn decide(&self, request: &ApprovalRequest) -> Answer {
+        request.answer(self.0.clone())
     }
 }
 
@@ -85,6 +124,7 @@ pub struct ApprovalGate {
     policy: RwLock<ApprovalPolicy>,
     allowed_kinds: Mutex<HashSet<String>>,
     approver: Box<dyn Approver>,
+    secret_places: SecretPlaces,
 }
 
 /// The gate's answer before the person is asked, if it needs no person.
@@ -99,7 +139,33 @@ impl ApprovalGate {
             policy: RwLock::new(policy),
             allowed_kinds: Mutex::default(),
             approver,
+            secret_places: SecretPlaces::default(),
         }
+    }
+
+    /// Replaces the secret places (by default this user's built-in ones), e.g. with those of
+    /// [`SecretPlaces::for_store`], which adds the person's own.
+    pub fn with_secret_places(mut self, places: SecretPlaces) -> Self {
+        self.secret_places = places;
+        self
+    }
+
+    /// The secret place a read-only action reads, if it reads one: such a read is never
+    /// decided by the mode or by "always allow".
+    fn secret_read(&self, plan: &ActionPlan) -> Option<String> {
+        let path = plan.detail.get("path")?.as_str()?;
+        plan.read_only
+            .then(|| self.secret_places.place_of(std::path::Path::new(path)))
+            .flatten()
+    }
+
+    /// The plan as the person is asked about it: a secret read says which place it reads.
+    pub fn as_asked(&self, plan: &ActionPlan) -> ActionPlan {
+        let mut asked = plan.clone();
+        if let Some(place) = self.secret_read(plan) {
+            asked.summary = format!("{} (reads {place}, a secret place)", plan.summary);
+        }
+        asked
     }
 
     pub fn policy(&self) -> ApprovalPolicy {
@@ -114,7 +180,19 @@ impl ApprovalGate {
     pub fn precheck(&self, plan: &ActionPlan) -> Precheck {
         let policy = self.policy();
         if plan.read_only {
-            return Precheck::Decided(Decision::Approve, DecidedBy::Policy);
+            return match (self.secret_read(plan), policy) {
+                (None, _) => Precheck::Decided(Decision::Approve, DecidedBy::Policy),
+                (Some(place), ApprovalPolicy::Deny) => Precheck::Decided(
+                    Decision::Deny {
+                        reason: Some(format!(
+                            "it reads {place}, a secret place, which the read-only mode never \
+                             allows"
+                        )),
+                    },
+                    DecidedBy::Policy,
+                ),
+                (Some(_), ApprovalPolicy::Ask | ApprovalPolicy::Auto) => Precheck::AskUser,
+            };
         }
         match policy {
             ApprovalPolicy::Auto => Precheck::Decided(Decision::Approve, DecidedBy::Policy),
@@ -135,20 +213,39 @@ impl ApprovalGate {
         }
     }
 
+    /// Asks the person, and takes only an answer that names this call: one naming another
+    /// is refused and the person asked again, a few times, then the action is denied.
     pub async fn ask(&self, request: &ApprovalRequest) -> Decision {
-        let decision = self.approver.decide(request).await;
-        if decision == Decision::ApproveKind {
-            self.allowed_kinds
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(request.plan.kind.clone());
+        let mut refused = None;
+        for _ in 0..MAX_REFUSED_ANSWERS {
+            let answer = self.approver.decide(request).await;
+            if answer.tool_use_id != request.tool_use_id {
+                let error = OtherCall {
+                    pending: request.tool_use_id.clone(),
+                    named: answer.tool_use_id,
+                };
+                self.approver.refused(&error);
+                refused = Some(error);
+                continue;
+            }
+            if answer.decision == Decision::ApproveKind {
+                self.allowed_kinds
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(request.plan.kind.clone());
+            }
+            return answer.decision;
         }
-        decision
+        Decision::Deny {
+            reason: refused.map(|error| format!("{error}, {MAX_REFUSED_ANSWERS} times")),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use super::*;
 
     fn plan(kind: &str, read_only: bool) -> ActionPlan {
@@ -165,6 +262,61 @@ mod tests {
             Precheck::Decided(d, by) => Some((d, by)),
             Precheck::AskUser => None,
         }
+    }
+
+    /// Answers for the calls in `named`, one after the other, and records refusals.
+    #[derive(Clone, Default)]
+    struct Scripted {
+        named: Arc<Mutex<Vec<&'static str>>>,
+        refusals: Arc<Mutex<Vec<String>>>,
+    }
+
+    #[async_trait]
+    impl Approver for Scripted {
+        async fn decide(&self, _: &ApprovalRequest) -> Answer {
+            Answer {
+                tool_use_id: self.named.lock().unwrap().remove(0).into(),
+                decision: Decision::ApproveKind,
+            }
+        }
+
+        fn refused(&self, error: &OtherCall) {
+            self.refusals.lock().unwrap().push(error.to_string());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_decision_for_another_call_is_refused_and_the_person_asked_again() {
+        let request = |id: &str| ApprovalRequest {
+            tool_use_id: id.into(),
+            tool: "bash".into(),
+            input: Value::Null,
+            plan: plan("bash", false),
+        };
+        let approver = Scripted {
+            named: Arc::new(Mutex::new(vec!["t1", "t2", "t1", "t1", "t1"])),
+            ..Scripted::default()
+        };
+        let gate = ApprovalGate::new(ApprovalPolicy::Ask, Box::new(approver.clone()));
+        // The answer meant for `t1` does not land on `t2`; the next one, for `t2`, does.
+        assert_eq!(gate.ask(&request("t2")).await, Decision::ApproveKind);
+        assert_eq!(
+            *approver.refusals.lock().unwrap(),
+            ["a decision for action `t1` was refused: the action waiting for approval is `t2`"]
+        );
+        // Nothing but answers for another call: denied, and no "always" was recorded.
+        let gate = ApprovalGate::new(ApprovalPolicy::Ask, Box::new(approver.clone()));
+        assert_eq!(
+            gate.ask(&request("t3")).await,
+            Decision::Deny {
+                reason: Some(
+                    "a decision for action `t1` was refused: the action waiting for approval \
+                     is `t3`, 3 times"
+                        .into()
+                )
+            }
+        );
+        assert!(decided(gate.precheck(&plan("bash", false))).is_none());
     }
 
     #[tokio::test]

@@ -5,13 +5,15 @@ pub mod context;
 mod event;
 pub mod history;
 mod run;
+mod secret_places;
 
 pub use approval::{
-    ApprovalGate, ApprovalPolicy, ApprovalRequest, Approver, DecidedBy, Decision, FixedApprover,
-    Precheck,
+    Answer, ApprovalGate, ApprovalPolicy, ApprovalRequest, Approver, DecidedBy, Decision,
+    FixedApprover, OtherCall, Precheck,
 };
 pub use event::{AgentEvent, RunStatus};
 pub use run::{
     Agent, AgentConfig, Budget, CANCELLED, CHANGED_WHILE_ASKING, DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, EventSink, RunOutcome,
 };
+pub use secret_places::SecretPlaces;

@@ -397,7 +397,7 @@ impl Agent {
                     tool_use_id: id.into(),
                     tool: name.into(),
                     input: input.clone(),
-                    plan: plan.clone(),
+                    plan: self.gate.as_asked(&plan),
                 };
                 sink(AgentEvent::ApprovalNeeded {
                     request: request.clone(),

@@ -237,7 +237,7 @@ pub fn choose(
         String::new()
     });
     if !base_url.is_empty() {
-        problems.extend(url_problem(kind, &base_url));
+        problems.extend(base_url_problem(kind, &base_url));
     }
     problems.extend(model_problem(kind, &model, &base_url));
 
@@ -367,12 +367,25 @@ fn kind_of(
     }
 }
 
-/// A URL that cannot be right for the provider: not HTTP, or a full endpoint where a base
-/// is expected (a common paste).
-fn url_problem(kind: ProviderKind, url: &str) -> Option<String> {
+/// A base URL that cannot be right for the provider: not HTTP, a full endpoint where a base
+/// is expected (a common paste), or plain `http://` to another machine for a provider with a
+/// key, which would send the key across the network in clear text. The one rule for the
+/// CLI (`--base-url`, the variables) and the window's settings.
+pub fn base_url_problem(kind: ProviderKind, url: &str) -> Option<String> {
     let trimmed = url.trim_end_matches('/');
     if !(trimmed.starts_with("http://") || trimmed.starts_with("https://")) {
         return Some(format!("`{url}` is not an http:// or https:// URL"));
+    }
+    if let Some(variable) = kind.key_variable()
+        && trimmed.starts_with("http://")
+        && !is_loopback(url)
+    {
+        return Some(format!(
+            "`{url}` is plain http:// to another machine, which would send the {} key \
+             ({variable}) unencrypted; use https://, or http:// to this machine only \
+             (localhost, 127.0.0.0/8, [::1])",
+            kind.name()
+        ));
     }
     match kind {
         ProviderKind::Anthropic if trimmed.ends_with("/v1") || trimmed.ends_with("/messages") => {
@@ -395,6 +408,21 @@ fn url_problem(kind: ProviderKind, url: &str) -> Option<String> {
             ))
         }
         _ => None,
+    }
+}
+
+/// Whether `url` names this machine: `localhost`, 127.0.0.0/8 or `[::1]`, and nothing that
+/// only looks like them (`127.0.0.1.example.com`, `user@127.0.0.1` is `user`'s host only).
+fn is_loopback(url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    // The parser has already turned every spelling of an address into its usual form.
+    let host = parsed.host_str().unwrap_or_default();
+    let address = host.trim_start_matches('[').trim_end_matches(']');
+    match address.parse::<std::net::IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => host.eq_ignore_ascii_case("localhost"),
     }
 }
 
@@ -632,6 +660,47 @@ mod tests {
             let error = choose_with(settings, env, Ok(None)).unwrap_err();
             assert!(error.0.contains(needle), "{error}");
         }
+    }
+
+    /// A key never crosses the network in clear text: plain http:// is refused for every
+    /// provider with a key unless the host is this machine, however the host is spelled.
+    #[test]
+    fn a_keyed_provider_refuses_plain_http_to_another_machine() {
+        for url in [
+            "http://example.com/v1",
+            "http://10.0.0.5:8000/v1",
+            "http://127.0.0.1.example.com/v1",
+            "http://localhost.example.com/v1",
+            "http://127.0.0.1@example.com/v1",
+            "http://[::2]/v1",
+        ] {
+            for kind in [ProviderKind::OpenAi, ProviderKind::OpenRouter] {
+                let problem = base_url_problem(kind, url).unwrap_or_default();
+                assert!(problem.contains("plain http://"), "{url}: {problem}");
+            }
+            assert_eq!(base_url_problem(ProviderKind::Ollama, url), None, "{url}");
+        }
+        for url in [
+            "https://example.com/v1",
+            "http://localhost:8000/v1",
+            "http://LOCALHOST/v1",
+            "http://127.0.0.1:9/v1",
+            "http://127.9.8.7/v1",
+            "http://[::1]:8080/v1",
+            "http://0x7f.1/v1",
+        ] {
+            assert_eq!(base_url_problem(ProviderKind::OpenAi, url), None, "{url}");
+        }
+        let error = choose_with(
+            ProviderSettings {
+                base_url: Some("http://api.example.com".into()),
+                ..flags("anthropic")
+            },
+            &[("ANTHROPIC_API_KEY", "k")],
+            Ok(None),
+        )
+        .unwrap_err();
+        assert!(error.0.contains("ANTHROPIC_API_KEY"), "{error}");
     }
 
     #[test]

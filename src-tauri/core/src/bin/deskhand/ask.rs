@@ -9,7 +9,7 @@ use clap::Args;
 use deskhand::agent::context::ContextPolicy;
 use deskhand::agent::{
     Agent, AgentConfig, ApprovalGate, ApprovalPolicy, Approver, Budget, DEFAULT_MAX_TOKENS,
-    DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, RunStatus,
+    DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, RunStatus, SecretPlaces,
 };
 use deskhand::images::load_attachment;
 use deskhand::llm::config::{self, ProviderSettings};
@@ -150,13 +150,19 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         bail!("{}", problems.join("; "));
     }
     for problem in problems {
-        eprintln!("deskhand: {problem}; going on without it");
+        eprintln!(
+            "deskhand: {}; going on without it",
+            deskhand::visible::line(&problem)
+        );
     }
     let approver: Box<dyn Approver> = Box::new(TerminalApprover);
     let agent = Agent {
         provider: chosen.provider,
         tools: Arc::new(tools),
-        gate: Arc::new(ApprovalGate::new(policy, approver)),
+        gate: Arc::new(
+            ApprovalGate::new(policy, approver)
+                .with_secret_places(SecretPlaces::for_store(&store)?),
+        ),
         config: AgentConfig {
             model: model.clone(),
             system: args

@@ -69,6 +69,10 @@ fn main() -> ExitCode {
 }
 
 fn fail(error: anyhow::Error) -> ExitCode {
-    eprintln!("deskhand: {error:#}");
+    // Errors quote servers, plugins and files; shown escaped like everything from outside.
+    eprintln!(
+        "deskhand: {}",
+        deskhand::visible::text(&format!("{error:#}"))
+    );
     ExitCode::from(RunStatus::Error.exit_code() as u8)
 }

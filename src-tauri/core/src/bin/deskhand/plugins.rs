@@ -3,6 +3,7 @@
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins, ServerState};
+use deskhand::visible;
 use serde_json::json;
 
 #[derive(Args)]
@@ -49,15 +50,18 @@ pub async fn run(args: PluginsArgs) -> Result<()> {
             ServerState::Running => format!("running, {} tool(s)", tools.len()),
             ServerState::Failed { error } => format!("failed: {error}"),
         };
-        println!(
+        // The failure quotes the server's stderr and the descriptions are its own words.
+        let line = format!(
             "{} ({}): {shown}",
             server.name(),
             server.config().command_line()
         );
+        println!("{}", visible::line(&line));
         for tool in tools {
             let read_only = if tool.read_only { " [read-only]" } else { "" };
             let description = tool.description.lines().next().unwrap_or_default();
-            println!("  {}{read_only}  {description}", tool.name);
+            let line = format!("{}{read_only}  {description}", tool.name);
+            println!("  {}", visible::line(&line));
         }
     }
     plugins.shutdown().await;

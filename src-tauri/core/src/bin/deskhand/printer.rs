@@ -1,8 +1,10 @@
-//! How `ask` shows a run: text for people, JSON Lines for scripts.
+//! How `ask` shows a run: text for people, JSON Lines for scripts. What the model, a tool or
+//! a server said is shown through `deskhand::visible`, so it cannot drive the terminal.
 
 use std::io::Write;
 
 use deskhand::agent::{AgentEvent, Decision};
+use deskhand::visible;
 
 /// Text mode: the assistant's words on stdout, everything else on stderr.
 /// JSON mode: one event per line on stdout (full messages excepted: they carry image data).
@@ -24,13 +26,15 @@ impl Printer {
         }
         if let AgentEvent::TextDelta { text } = event {
             let mut out = std::io::stdout().lock();
-            let _ = out.write_all(text.as_bytes());
+            let _ = out.write_all(visible::text(text).as_bytes());
             let _ = out.flush();
             self.in_text = true;
             return;
         }
         let line = match event {
-            AgentEvent::ToolCall { name, input, .. } => format!("→ {name} {input}"),
+            AgentEvent::ToolCall { name, input, .. } => {
+                visible::line(&format!("→ {name} {input}")).into_owned()
+            }
             AgentEvent::ApprovalDecided {
                 decision: Decision::Deny { reason },
                 ..
@@ -39,7 +43,7 @@ impl Printer {
                     "✗ denied{}",
                     reason
                         .as_deref()
-                        .map(|r| format!(": {r}"))
+                        .map(|r| format!(": {}", visible::line(r)))
                         .unwrap_or_default()
                 )
             }
@@ -52,13 +56,14 @@ impl Printer {
                 ..
             } => {
                 let mark = if *is_error { "✗" } else { "✓" };
-                let mut summary: String = text
+                let first: String = text
                     .lines()
                     .next()
                     .unwrap_or_default()
                     .chars()
                     .take(160)
                     .collect();
+                let mut summary = visible::line(&first).into_owned();
                 if !images.is_empty() {
                     summary.push_str(&format!(" [{} image(s)]", images.len()));
                 }
@@ -70,11 +75,12 @@ impl Printer {
                 error,
             } => {
                 format!(
-                    "… {error}; retry {attempt} in {:.1} s",
+                    "… {}; retry {attempt} in {:.1} s",
+                    visible::line(error),
                     *delay_ms as f64 / 1000.0
                 )
             }
-            AgentEvent::Error { message } => format!("error: {message}"),
+            AgentEvent::Error { message } => format!("error: {}", visible::text(message)),
             AgentEvent::ContextSummarized {
                 upto,
                 tokens_before,

@@ -1,12 +1,14 @@
 //! `deskhand sessions`: list, show, search, rename, export, import, delete and prune the
 //! local history.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use deskhand::store::{ExportFormat, SessionSummary, Store};
+use deskhand::visible;
 
 #[derive(Args)]
 pub struct SessionsArgs {
@@ -86,7 +88,10 @@ pub fn run(args: SessionsArgs) -> Result<()> {
                 loaded["actions"] = serde_json::to_value(store.actions(&id)?)?;
                 println!("{}", serde_json::to_string_pretty(&loaded)?);
             } else {
-                print!("{}", store.export(&id, ExportFormat::Markdown)?);
+                print!(
+                    "{}",
+                    visible::text(&store.export(&id, ExportFormat::Markdown)?)
+                );
             }
         }
         SessionsCommand::Search { query, json } => {
@@ -97,7 +102,7 @@ pub fn run(args: SessionsArgs) -> Result<()> {
                     println!(
                         "{}\n    {}",
                         line(&hit.session),
-                        hit.snippet.replace('\n', " ")
+                        visible::line(&hit.snippet.replace('\n', " "))
                     );
                 }
             }
@@ -116,6 +121,8 @@ pub fn run(args: SessionsArgs) -> Result<()> {
             match output {
                 Some(path) => std::fs::write(&path, text)
                     .with_context(|| format!("cannot write {}", path.display()))?,
+                // On a terminal it is shown; into a file or a pipe it is the data itself.
+                None if std::io::stdout().is_terminal() => print!("{}", visible::text(&text)),
                 None => print!("{text}"),
             }
         }
@@ -143,7 +150,8 @@ pub fn run(args: SessionsArgs) -> Result<()> {
     Ok(())
 }
 
-/// One line of a session list: id, last update (to the minute), messages, title.
+/// One line of a session list: id, last update (to the minute), messages, title (which an
+/// import may have brought, so shown escaped).
 fn line(session: &SessionSummary) -> String {
     let updated: String = session.updated_at.chars().take(16).collect();
     format!(
@@ -151,6 +159,6 @@ fn line(session: &SessionSummary) -> String {
         session.id,
         updated.replace('T', " "),
         session.message_count,
-        session.title
+        visible::line(&session.title)
     )
 }

@@ -1,11 +1,11 @@
-//! `deskhand settings`: the stored settings every run reads (today the run budget), the same
-//! ones the window's settings change.
+//! `deskhand settings`: the stored settings every run reads (the run budget, the person's own
+//! secret places), the same ones the window's settings change.
 
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use deskhand::agent::Budget;
+use deskhand::agent::{Budget, SecretPlaces};
 use serde_json::Value;
 
 use deskhand::store::Store;
@@ -21,7 +21,8 @@ pub struct SettingsArgs {
 
 #[derive(Subcommand)]
 enum SettingsCommand {
-    /// Sets one: `max-cost` in US dollars, `max-tokens` a count.
+    /// Sets one: `max-cost` in US dollars, `max-tokens` a count, `secret-paths` a list of
+    /// absolute paths separated by `:` (`~/` for the home directory).
     Set { name: Setting, value: String },
     /// Clears one, so runs have no such limit unless they ask for one.
     Unset { name: Setting },
@@ -33,15 +34,19 @@ enum Setting {
     MaxCost,
     /// Stop each run cleanly once it has used this many tokens.
     MaxTokens,
+    /// More places whose reading always asks (and is refused in read-only mode), beside the
+    /// built-in ones (`~/.ssh`, `.env` files, …).
+    SecretPaths,
 }
 
 impl Setting {
-    const ALL: [Setting; 2] = [Setting::MaxCost, Setting::MaxTokens];
+    const ALL: [Setting; 3] = [Setting::MaxCost, Setting::MaxTokens, Setting::SecretPaths];
 
     fn key(self) -> &'static str {
         match self {
             Self::MaxCost => Budget::MAX_COST_SETTING,
             Self::MaxTokens => Budget::MAX_TOKENS_SETTING,
+            Self::SecretPaths => SecretPlaces::SETTING,
         }
     }
 
@@ -49,6 +54,7 @@ impl Setting {
         match self {
             Self::MaxCost => "max-cost",
             Self::MaxTokens => "max-tokens",
+            Self::SecretPaths => "secret-paths",
         }
     }
 
@@ -62,6 +68,19 @@ impl Setting {
                 Ok(tokens) if tokens > 0 => Value::from(tokens),
                 _ => bail!("max-tokens is a positive whole number, not `{text}`"),
             },
+            Self::SecretPaths => {
+                let paths: Vec<&str> = text.split(':').filter(|p| !p.is_empty()).collect();
+                if let Some(relative) = paths
+                    .iter()
+                    .find(|p| !(p.starts_with('/') || p.starts_with("~/")))
+                {
+                    bail!(
+                        "secret-paths are absolute paths (or start with ~/), separated by `:`; \
+                         `{relative}` is not"
+                    );
+                }
+                Value::from(paths)
+            }
         })
     }
 }

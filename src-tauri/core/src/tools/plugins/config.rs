@@ -33,6 +33,11 @@ pub struct ServerConfig {
     /// The spelling some other MCP clients use.
     #[serde(default)]
     pub disabled: Option<bool>,
+    /// The person trusts this server's `readOnlyHint`: only then do its tools that declare
+    /// it (and no `destructiveHint: true`) pass the gate without asking. A server is a
+    /// program the model's input reaches; its own word is not enough.
+    #[serde(rename = "trustReadOnlyHint", default)]
+    pub trust_read_only_hint: bool,
 }
 
 impl ServerConfig {

@@ -63,7 +63,8 @@ pub struct PluginToolInfo {
     /// The server's own name for it.
     pub tool: String,
     pub description: String,
-    /// The server's `readOnlyHint`: such calls need no approval.
+    /// The server's `readOnlyHint`, where `mcp.json` trusts it (`trustReadOnlyHint`) and the
+    /// tool does not also declare `destructiveHint: true`: such calls need no approval.
     pub read_only: bool,
     #[serde(skip)]
     pub input_schema: Value,
@@ -331,11 +332,10 @@ impl PluginServer {
                     .or(tool.title.as_deref())
                     .unwrap_or_default()
                     .to_string(),
-                read_only: tool
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.read_only_hint)
-                    .unwrap_or(false),
+                read_only: self.config.trust_read_only_hint
+                    && tool.annotations.as_ref().is_some_and(|a| {
+                        a.read_only_hint == Some(true) && a.destructive_hint != Some(true)
+                    }),
                 input_schema: Value::Object((*tool.input_schema).clone()),
             })
             .collect();

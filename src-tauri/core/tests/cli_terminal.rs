@@ -1,0 +1,150 @@
+//! What reaches a person's terminal: `deskhand` run on a real pseudo-terminal (python3's
+//! `pty`), with a hostile model, tool output and imported session. No control character from
+//! outside may reach the terminal raw, and the approval prompt shows the real command.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use deskhand_standin::{StandIn, Turn};
+use serde_json::{Value, json};
+use support::API_KEY;
+use support::cli::{PROVIDER_VARIABLES, deskhand, run};
+
+/// The real prompt's end, after which the pty driver types the answer.
+const PROMPT_END: &str = "this session: ";
+
+/// `deskhand ARGS` on a pseudo-terminal; `answer` is typed at each approval prompt. Returns
+/// the exit status and every byte the terminal received.
+fn on_terminal(data: &Path, env: &[(&str, String)], answer: &str, args: &[&str]) -> (i32, Vec<u8>) {
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_run.py");
+    let mut command = Command::new("python3");
+    command
+        .arg(driver)
+        .args([PROMPT_END, answer, "--", env!("CARGO_BIN_EXE_deskhand")])
+        .args(args)
+        .env("DESKHAND_DATA_DIR", data)
+        .env("DESKHAND_CONFIG_DIR", data);
+    for variable in PROVIDER_VARIABLES {
+        command.env_remove(variable);
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("python3 runs the pty driver");
+    (output.status.code().unwrap_or(-1), output.stdout)
+}
+
+/// Fails on any byte that a terminal would act on: ESC, BEL, C1 introducers, and a carriage
+/// return that is not the terminal's own line ending (the pty turns `\n` into `\r\n`).
+fn assert_no_raw_controls(screen: &[u8]) {
+    let text = String::from_utf8_lossy(screen);
+    for (at, c) in text.char_indices() {
+        let lone_cr = c == '\r' && !text[at + 1..].starts_with('\n');
+        let control = c.is_control() && c != '\n' && c != '\r' && c != '\t';
+        assert!(
+            !(lone_cr || control || deskhand::visible::is_hidden(c) && c > '\u{7f}'),
+            "a raw {c:?} reached the terminal at byte {at}:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn a_hostile_command_tool_output_and_reply_are_shown_escaped_on_the_terminal() {
+    let data = tempfile::tempdir().unwrap();
+    let ran = data.path().join("ran.txt");
+    // The command erases its own line and draws a harmless-looking prompt in its place; what
+    // it prints writes the clipboard (OSC 52) and the window title.
+    let command = format!(
+        "printf 'real\\n' > {}; printf 'x\\033]52;c;ZXZpbA==\\a\\033]0;owned\\a\\n' #\r\u{1b}[2K\u{1b}[1AAllow bash: ls -la?",
+        ran.display()
+    );
+    let api = StandIn::spawn([
+        Turn::tool_use("bash", json!({ "command": command })),
+        Turn::text("All done.\u{1b}[2J\u{1b}[H\u{202e}gnp.exe"),
+    ]);
+    let (status, screen) = on_terminal(
+        data.path(),
+        &[
+            ("ANTHROPIC_API_KEY", API_KEY.to_string()),
+            ("ANTHROPIC_BASE_URL", api.url()),
+        ],
+        "y",
+        &["ask", "--tools", "bash", "--approve", "ask", "tidy up"],
+    );
+    let text = String::from_utf8_lossy(&screen);
+    assert_eq!(status, 0, "{text}");
+    assert_no_raw_controls(&screen);
+    // The prompt carries the whole real command, its hidden part made visible, and says so.
+    let prompt = text
+        .lines()
+        .find(|l| l.contains(PROMPT_END.trim_end()))
+        .unwrap_or_else(|| panic!("no approval prompt:\n{text}"));
+    assert!(
+        prompt.contains(&format!(
+            "Allow bash: printf 'real\\n' > {}; printf",
+            ran.display()
+        )),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("#\\r\\e[2K\\e[1AAllow bash: ls -la??"),
+        "{prompt}"
+    );
+    assert!(
+        text.contains("3 control or invisible characters"),
+        "the prompt warns: {text}"
+    );
+    // Answering `y` ran the command that was shown.
+    assert_eq!(std::fs::read_to_string(&ran).unwrap(), "real\n");
+    assert!(
+        text.contains("x\\e]52;c;ZXZpbA==\\u{7}\\e]0;owned\\u{7}"),
+        "the tool result is escaped: {text}"
+    );
+    assert!(
+        text.contains("All done.\\e[2J\\e[H\\u{202e}gnp.exe"),
+        "the reply is escaped: {text}"
+    );
+}
+
+#[test]
+fn a_hostile_imported_session_title_is_shown_escaped() {
+    let api = StandIn::spawn([Turn::text("hi")]);
+    let first = tempfile::tempdir().unwrap();
+    let (output, _, stderr) = run(deskhand(first.path())
+        .env("ANTHROPIC_API_KEY", API_KEY)
+        .env("ANTHROPIC_BASE_URL", api.url())
+        .args(["ask", "hello"]));
+    assert!(output.status.success(), "{stderr}");
+    let (_, id, _) = run(deskhand(first.path()).args(["sessions", "list", "--json"]));
+    let id = serde_json::from_str::<Value>(&id).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, export, _) = run(deskhand(first.path()).args(["sessions", "export", &id]));
+    let mut export: Value = serde_json::from_str(&export).unwrap();
+    export["session"]["title"] = json!("Groceries\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\u{202e}txt.sh");
+    let second = tempfile::tempdir().unwrap();
+    let file = second.path().join("hostile.json");
+    std::fs::write(&file, export.to_string()).unwrap();
+    let (output, _, stderr) = run(deskhand(second.path())
+        .args(["sessions", "import"])
+        .arg(&file));
+    assert!(output.status.success(), "{stderr}");
+
+    for args in [
+        &["sessions", "list"][..],
+        &["sessions", "show", &id],
+        &["sessions", "search", "hello"],
+    ] {
+        let (status, screen) = on_terminal(second.path(), &[], "n", args);
+        let text = String::from_utf8_lossy(&screen);
+        assert_eq!(status, 0, "{args:?}: {text}");
+        assert_no_raw_controls(&screen);
+        assert!(
+            text.contains("Groceries\\e]52;c;ZXZpbA==\\u{7}\\e[2J\\u{202e}txt.sh"),
+            "{args:?}: {text}"
+        );
+    }
+}

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use deskhand::agent::context::ContextPolicy;
 use deskhand::agent::{
     Agent, AgentConfig, AgentEvent, ApprovalGate, ApprovalPolicy, DEFAULT_MAX_TOKENS,
-    DEFAULT_SYSTEM, Decision,
+    DEFAULT_SYSTEM, Decision, SecretPlaces,
 };
 use deskhand::llm::config::{self, Chosen, ProviderKind, ProviderSettings};
 use deskhand::llm::pricing::PriceTable;
@@ -85,12 +85,15 @@ pub async fn send_message<R: Runtime>(
     let resuming = resumed.is_some();
     let session_id = resumed.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let cancel = CancellationToken::new();
-    let gate = Arc::new(ApprovalGate::new(
-        state.mode(),
-        Box::new(WindowApprover {
-            pending: state.approvals.clone(),
-        }),
-    ));
+    let gate = Arc::new(
+        ApprovalGate::new(
+            state.mode(),
+            Box::new(WindowApprover {
+                pending: state.approvals.clone(),
+            }),
+        )
+        .with_secret_places(SecretPlaces::for_store(&store)?),
+    );
     state.begin(ActiveRun {
         session_id: session_id.clone(),
         cancel: cancel.clone(),

@@ -109,7 +109,7 @@ fn a_hostile_command_tool_output_and_reply_are_shown_escaped_on_the_terminal() {
 }
 
 #[test]
-fn a_hostile_imported_session_title_is_shown_escaped() {
+fn a_hostile_imported_session_title_and_id_are_shown_escaped() {
     let api = StandIn::spawn([Turn::text("hi")]);
     let first = tempfile::tempdir().unwrap();
     let (output, _, stderr) = run(deskhand(first.path())
@@ -128,10 +128,25 @@ fn a_hostile_imported_session_title_is_shown_escaped() {
     let second = tempfile::tempdir().unwrap();
     let file = second.path().join("hostile.json");
     std::fs::write(&file, export.to_string()).unwrap();
-    let (output, _, stderr) = run(deskhand(second.path())
-        .args(["sessions", "import"])
-        .arg(&file));
-    assert!(output.status.success(), "{stderr}");
+    let (status, screen) = on_terminal(
+        second.path(),
+        &[],
+        "n",
+        &["sessions", "import", &file.display().to_string()],
+    );
+    assert_eq!(status, 0, "{}", String::from_utf8_lossy(&screen));
+    // The id is the file's word too.
+    export["session"]["id"] = json!("evil\u{1b}[2J\u{1b}]0;owned\u{7}");
+    std::fs::write(&file, export.to_string()).unwrap();
+    let (status, screen) = on_terminal(
+        second.path(),
+        &[],
+        "n",
+        &["sessions", "import", &file.display().to_string()],
+    );
+    assert_eq!(status, 0, "{}", String::from_utf8_lossy(&screen));
+    assert_no_raw_controls(&screen);
+    assert!(String::from_utf8_lossy(&screen).contains("evil\\e[2J\\e]0;owned\\u{7}"));
 
     for args in [
         &["sessions", "list"][..],
@@ -147,4 +162,7 @@ fn a_hostile_imported_session_title_is_shown_escaped() {
             "{args:?}: {text}"
         );
     }
+    let (status, screen) = on_terminal(second.path(), &[], "n", &["sessions", "delete", "evil"]);
+    assert_eq!(status, 0, "{}", String::from_utf8_lossy(&screen));
+    assert_no_raw_controls(&screen);
 }

@@ -32,9 +32,7 @@ impl Printer {
             return;
         }
         let line = match event {
-            AgentEvent::ToolCall { name, input, .. } => {
-                visible::line(&format!("→ {name} {input}")).into_owned()
-            }
+            AgentEvent::ToolCall { name, input, .. } => format!("→ {name} {input}"),
             AgentEvent::ApprovalDecided {
                 decision: Decision::Deny { reason },
                 ..
@@ -43,7 +41,7 @@ impl Printer {
                     "✗ denied{}",
                     reason
                         .as_deref()
-                        .map(|r| format!(": {}", visible::line(r)))
+                        .map(|r| format!(": {r}"))
                         .unwrap_or_default()
                 )
             }
@@ -56,14 +54,13 @@ impl Printer {
                 ..
             } => {
                 let mark = if *is_error { "✗" } else { "✓" };
-                let first: String = text
+                let mut summary: String = text
                     .lines()
                     .next()
                     .unwrap_or_default()
                     .chars()
                     .take(160)
                     .collect();
-                let mut summary = visible::line(&first).into_owned();
                 if !images.is_empty() {
                     summary.push_str(&format!(" [{} image(s)]", images.len()));
                 }
@@ -75,12 +72,11 @@ impl Printer {
                 error,
             } => {
                 format!(
-                    "… {}; retry {attempt} in {:.1} s",
-                    visible::line(error),
+                    "… {error}; retry {attempt} in {:.1} s",
                     *delay_ms as f64 / 1000.0
                 )
             }
-            AgentEvent::Error { message } => format!("error: {}", visible::text(message)),
+            AgentEvent::Error { message } => format!("error: {message}"),
             AgentEvent::ContextSummarized {
                 upto,
                 tokens_before,
@@ -111,6 +107,6 @@ impl Printer {
         if std::mem::take(&mut self.in_text) {
             println!();
         }
-        eprintln!("{line}");
+        eprintln!("{}", visible::text(&line));
     }
 }

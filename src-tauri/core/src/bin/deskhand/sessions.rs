@@ -130,12 +130,12 @@ pub fn run(args: SessionsArgs) -> Result<()> {
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))?;
             let id = store.import(&text)?;
-            println!("{id}");
+            println!("{}", visible::line(&id));
         }
         SessionsCommand::Delete { id } => {
             let id = store.resolve_id(&id)?;
             store.delete(&id)?;
-            eprintln!("deleted {id}");
+            eprintln!("deleted {}", visible::line(&id));
         }
         SessionsCommand::Prune { older_than } => {
             anyhow::ensure!(
@@ -150,15 +150,16 @@ pub fn run(args: SessionsArgs) -> Result<()> {
     Ok(())
 }
 
-/// One line of a session list: id, last update (to the minute), messages, title (which an
-/// import may have brought, so shown escaped).
+/// One line of a session list: id, last update (to the minute), messages, title (an import
+/// brings the id and title, so the line is shown escaped).
 fn line(session: &SessionSummary) -> String {
     let updated: String = session.updated_at.chars().take(16).collect();
-    format!(
+    let line = format!(
         "{}  {}  {:>4} msgs  {}",
         session.id,
         updated.replace('T', " "),
         session.message_count,
-        visible::line(&session.title)
-    )
+        session.title
+    );
+    visible::line(&line).into_owned()
 }

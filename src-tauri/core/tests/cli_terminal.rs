@@ -54,14 +54,21 @@ fn assert_no_raw_controls(screen: &[u8]) {
 fn a_hostile_command_tool_output_and_reply_are_shown_escaped_on_the_terminal() {
     let data = tempfile::tempdir().unwrap();
     let ran = data.path().join("ran.txt");
-    // The command erases its own line and draws a harmless-looking prompt in its place; what
-    // it prints writes the clipboard (OSC 52) and the window title.
+    // The command erases its own line and draws a harmless-looking prompt in its place (a
+    // bidi override for good measure); what it prints writes the clipboard (OSC 52) and the
+    // window title.
     let command = format!(
-        "printf 'real\\n' > {}; printf 'x\\033]52;c;ZXZpbA==\\a\\033]0;owned\\a\\n' #\r\u{1b}[2K\u{1b}[1AAllow bash: ls -la?",
+        "printf 'real\\n' > {}; printf 'x\\033]52;c;ZXZpbA==\\a\\033]0;owned\\a\\n' #\u{202e}\r\u{1b}[2K\u{1b}[1AAllow bash: ls -la?",
         ran.display()
     );
+    // An edit whose diff would write the clipboard when shown.
+    let notes = data.path().join("notes.txt");
     let api = StandIn::spawn([
         Turn::tool_use("bash", json!({ "command": command })),
+        Turn::tool_use(
+            "str_replace_based_edit_tool",
+            json!({"command": "create", "path": notes, "file_text": "note\u{1b}]52;c;ZXZpbA==\u{7}\n"}),
+        ),
         Turn::text("All done.\u{1b}[2J\u{1b}[H\u{202e}gnp.exe"),
     ]);
     let (status, screen) = on_terminal(
@@ -71,7 +78,14 @@ fn a_hostile_command_tool_output_and_reply_are_shown_escaped_on_the_terminal() {
             ("ANTHROPIC_BASE_URL", api.url()),
         ],
         "y",
-        &["ask", "--tools", "bash", "--approve", "ask", "tidy up"],
+        &[
+            "ask",
+            "--tools",
+            "bash,editor",
+            "--approve",
+            "ask",
+            "tidy up",
+        ],
     );
     let text = String::from_utf8_lossy(&screen);
     assert_eq!(status, 0, "{text}");
@@ -89,11 +103,11 @@ fn a_hostile_command_tool_output_and_reply_are_shown_escaped_on_the_terminal() {
         "{prompt}"
     );
     assert!(
-        prompt.contains("#\\r\\e[2K\\e[1AAllow bash: ls -la??"),
+        prompt.contains("#\\u{202e}\\r\\e[2K\\e[1AAllow bash: ls -la??"),
         "{prompt}"
     );
     assert!(
-        text.contains("3 control or invisible characters"),
+        text.contains("4 control or invisible characters"),
         "the prompt warns: {text}"
     );
     // Answering `y` ran the command that was shown.
@@ -101,6 +115,19 @@ fn a_hostile_command_tool_output_and_reply_are_shown_escaped_on_the_terminal() {
     assert!(
         text.contains("x\\e]52;c;ZXZpbA==\\u{7}\\e]0;owned\\u{7}"),
         "the tool result is escaped: {text}"
+    );
+    assert!(
+        text.contains("+note\\e]52;c;ZXZpbA==\\u{7}\r\n"),
+        "the diff is escaped: {text}"
+    );
+    assert!(
+        text.contains("2 control or invisible characters"),
+        "the edit's prompt warns: {text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "note\u{1b}]52;c;ZXZpbA==\u{7}\n",
+        "what runs is what the model sent, only the display is escaped"
     );
     assert!(
         text.contains("All done.\\e[2J\\e[H\\u{202e}gnp.exe"),

@@ -56,6 +56,27 @@ pub fn line(text: &str) -> Cow<'_, str> {
     escape(text, |_| false)
 }
 
+/// JSON text as serde_json writes it, with every hidden character as a `\u` escape: the same
+/// value, safe on a terminal. serde_json escapes the C0 controls itself but writes DEL, the
+/// C1 controls (U+009B is a CSI on some terminals), bidi and invisible characters as they
+/// are; outside strings it writes only ASCII, and line breaks only between values.
+pub fn json(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(|c| is_hidden(c) && c != '\n') {
+        return Cow::Borrowed(json);
+    }
+    let mut shown = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if is_hidden(c) && c != '\n' {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                let _ = write!(shown, "\\u{unit:04x}");
+            }
+        } else {
+            shown.push(c);
+        }
+    }
+    Cow::Owned(shown)
+}
+
 fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     if !text.chars().any(|c| is_hidden(c) && !keep(c)) {
         return Cow::Borrowed(text);
@@ -97,6 +118,25 @@ mod tests {
             "ls \\u{202e}txt.exe\\u{202c} \\u{200b}\\u{feff}\\u{2066}\\u{9b}"
         );
         assert_eq!(hidden_count("a\u{1b}b\u{202e}c\n\t"), 2);
+    }
+
+    #[test]
+    fn json_keeps_its_value_and_loses_its_hidden_characters() {
+        let value = serde_json::json!({"t": "a\u{1b}[2J\u{9b}2J\u{7f}\u{202e}\u{e0041}\nz"});
+        for text in [
+            serde_json::to_string(&value).unwrap(),
+            serde_json::to_string_pretty(&value).unwrap(),
+        ] {
+            let shown = json(&text);
+            assert!(
+                shown.contains(r"\u001b[2J\u009b2J\u007f\u202e\udb40\udc41\nz"),
+                "{shown}"
+            );
+            assert!(!shown.chars().any(|c| is_hidden(c) && c != '\n'), "{shown}");
+            let back: serde_json::Value = serde_json::from_str(&shown).unwrap();
+            assert_eq!(back, value);
+        }
+        assert!(matches!(json("{\n  \"a\": \"é\"\n}"), Cow::Borrowed(_)));
     }
 
     #[test]

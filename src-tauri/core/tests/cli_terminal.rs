@@ -87,6 +87,26 @@ fn a_hostile_command_tool_output_and_reply_are_shown_escaped_on_the_terminal() {
             "tidy up",
         ],
     );
+    // The same run as JSON Lines: each line the same event, hidden characters as escapes.
+    let again = StandIn::spawn([Turn::text("All done.\u{1b}[2J\u{9b}2J\u{202e}gnp.exe")]);
+    let (json_status, json_screen) = on_terminal(
+        data.path(),
+        &[
+            ("ANTHROPIC_API_KEY", API_KEY.to_string()),
+            ("ANTHROPIC_BASE_URL", again.url()),
+        ],
+        "n",
+        &["ask", "--json", "tidy up"],
+    );
+    assert_eq!(json_status, 0);
+    assert_no_raw_controls(&json_screen);
+    let deltas: String = String::from_utf8_lossy(&json_screen)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l.trim_end()).unwrap())
+        .filter(|e| e["type"] == "text_delta")
+        .map(|e| e["text"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(deltas, "All done.\u{1b}[2J\u{9b}2J\u{202e}gnp.exe");
     let text = String::from_utf8_lossy(&screen);
     assert_eq!(status, 0, "{text}");
     assert_no_raw_controls(&screen);
@@ -151,7 +171,8 @@ fn a_hostile_imported_session_title_and_id_are_shown_escaped() {
         .to_string();
     let (_, export, _) = run(deskhand(first.path()).args(["sessions", "export", &id]));
     let mut export: Value = serde_json::from_str(&export).unwrap();
-    export["session"]["title"] = json!("Groceries\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\u{202e}txt.sh");
+    let title = "Groceries\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\u{9b}2J\u{202e}txt.sh";
+    export["session"]["title"] = json!(title);
     let second = tempfile::tempdir().unwrap();
     let file = second.path().join("hostile.json");
     std::fs::write(&file, export.to_string()).unwrap();
@@ -185,8 +206,32 @@ fn a_hostile_imported_session_title_and_id_are_shown_escaped() {
         assert_eq!(status, 0, "{args:?}: {text}");
         assert_no_raw_controls(&screen);
         assert!(
-            text.contains("Groceries\\e]52;c;ZXZpbA==\\u{7}\\e[2J\\u{202e}txt.sh"),
+            text.contains("Groceries\\e]52;c;ZXZpbA==\\u{7}\\e[2J\\u{9b}2J\\u{202e}txt.sh"),
             "{args:?}: {text}"
+        );
+    }
+    // JSON on a terminal: the same value, its hidden characters as JSON escapes.
+    for args in [
+        &["sessions", "list", "--json"][..],
+        &["sessions", "show", &id, "--json"],
+        &["sessions", "search", "hello", "--json"],
+        &["sessions", "export", &id],
+    ] {
+        let (status, screen) = on_terminal(second.path(), &[], "n", args);
+        let text = String::from_utf8_lossy(&screen);
+        assert_eq!(status, 0, "{args:?}: {text}");
+        assert_no_raw_controls(&screen);
+        assert!(text.contains(r"\u009b2J\u202etxt.sh"), "{args:?}: {text}");
+        let json = text.replace("\r\n", "\n");
+        let shown = serde_json::Deserializer::from_str(&json)
+            .into_iter::<Value>()
+            .map(Result::unwrap)
+            .collect::<Vec<_>>();
+        assert!(
+            shown
+                .iter()
+                .any(|v| v.to_string().contains(&json!(title).to_string())),
+            "{args:?}: the title survives as the same JSON value"
         );
     }
     let (status, screen) = on_terminal(second.path(), &[], "n", &["sessions", "delete", "evil"]);

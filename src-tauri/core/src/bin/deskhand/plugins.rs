@@ -42,7 +42,7 @@ pub async fn run(args: PluginsArgs) -> Result<()> {
                 "status": state,
                 "tools": tools,
             });
-            println!("{line}");
+            println!("{}", visible::json(&line.to_string()));
             continue;
         }
         let shown = match &state {

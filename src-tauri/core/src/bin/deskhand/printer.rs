@@ -16,10 +16,11 @@ pub struct Printer {
 impl Printer {
     pub fn print(&mut self, event: &AgentEvent) {
         if self.json {
-            if !matches!(event, AgentEvent::Message { .. }) {
+            if !matches!(event, AgentEvent::Message { .. })
+                && let Ok(line) = serde_json::to_string(event)
+            {
                 let mut out = std::io::stdout().lock();
-                let _ = serde_json::to_writer(&mut out, event);
-                let _ = writeln!(out);
+                let _ = writeln!(out, "{}", visible::json(&line));
                 let _ = out.flush();
             }
             return;

@@ -75,7 +75,7 @@ pub fn run(args: SessionsArgs) -> Result<()> {
         SessionsCommand::List { json } => {
             for session in store.sessions()? {
                 if json {
-                    println!("{}", serde_json::to_string(&session)?);
+                    println!("{}", visible::json(&serde_json::to_string(&session)?));
                 } else {
                     println!("{}", line(&session));
                 }
@@ -86,7 +86,7 @@ pub fn run(args: SessionsArgs) -> Result<()> {
             if json {
                 let mut loaded = serde_json::to_value(store.load_session(&id)?)?;
                 loaded["actions"] = serde_json::to_value(store.actions(&id)?)?;
-                println!("{}", serde_json::to_string_pretty(&loaded)?);
+                println!("{}", visible::json(&serde_json::to_string_pretty(&loaded)?));
             } else {
                 print!(
                     "{}",
@@ -97,7 +97,7 @@ pub fn run(args: SessionsArgs) -> Result<()> {
         SessionsCommand::Search { query, json } => {
             for hit in store.search(&query.join(" "))? {
                 if json {
-                    println!("{}", serde_json::to_string(&hit)?);
+                    println!("{}", visible::json(&serde_json::to_string(&hit)?));
                 } else {
                     println!(
                         "{}\n    {}",
@@ -121,9 +121,11 @@ pub fn run(args: SessionsArgs) -> Result<()> {
             match output {
                 Some(path) => std::fs::write(&path, text)
                     .with_context(|| format!("cannot write {}", path.display()))?,
-                // On a terminal it is shown; into a file or a pipe it is the data itself.
-                None if std::io::stdout().is_terminal() => print!("{}", visible::text(&text)),
-                None => print!("{text}"),
+                // Into a file or a pipe it is the data itself; on a terminal it is shown, and
+                // JSON stays the same JSON.
+                None if !std::io::stdout().is_terminal() => print!("{text}"),
+                None if format == ExportFormat::Json => print!("{}", visible::json(&text)),
+                None => print!("{}", visible::text(&text)),
             }
         }
         SessionsCommand::Import { file } => {

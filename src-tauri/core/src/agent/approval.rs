@@ -105,8 +105,8 @@ pub trait Approver: Send + Sync {
     /// The person's answer, naming the call they were shown.
     async fn decide(&self, request: &ApprovalRequest) -> Answer;
 
-    /// The gate refused `answer` (it named another call) and asks again; an approver that
-    /// shows things can say so.
+    /// The gate refused an answer because it named another call (`error` says which), and
+    /// asks again; an approver that shows things can say so.
     fn refused(&self, _error: &OtherCall) {}
 }
 

@@ -411,8 +411,9 @@ pub fn base_url_problem(kind: ProviderKind, url: &str) -> Option<String> {
     }
 }
 
-/// Whether `url` names this machine: `localhost`, 127.0.0.0/8 or `[::1]`, and nothing that
-/// only looks like them (`127.0.0.1.example.com`, `user@127.0.0.1` is `user`'s host only).
+/// Whether `url`'s host is this machine: `localhost`, 127.0.0.0/8 or `[::1]`, and nothing
+/// that only looks like them (`127.0.0.1.example.com`; in `http://127.0.0.1@example.com`
+/// the host is `example.com`).
 fn is_loopback(url: &str) -> bool {
     let Ok(parsed) = reqwest::Url::parse(url) else {
         return false;

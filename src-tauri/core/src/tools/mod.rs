@@ -34,7 +34,8 @@ pub trait Tool: Send + Sync {
 pub struct ActionPlan {
     /// What "always allow this kind" allows, e.g. `computer.left_click` or `bash`.
     pub kind: String,
-    /// Read-only actions (a screenshot, viewing a file) pass the gate unless the policy denies everything.
+    /// Read-only actions (a screenshot, viewing a file) pass the gate without asking, except
+    /// reads of secret places (`agent::SecretPlaces`, found by `detail.path`).
     pub read_only: bool,
     /// One line for a prompt, e.g. "left_click at (640, 400) → screen (960, 600)".
     pub summary: String,

@@ -127,19 +127,23 @@ impl SecretPlaces {
         Self { places }
     }
 
-    /// The built-in places, the store's directory beside the config directory, and those
-    /// added with `deskhand settings set secret-paths`.
+    /// The built-in places, the store's directory (beside the default data directory and
+    /// the config directory), and those added with `deskhand settings set secret-paths`.
     pub fn for_store(store: &Store) -> Result<Self, StoreError> {
         let extra = Self::stored(store)?;
         Ok(Self::new(
             dirs::home_dir().as_deref(),
-            &[store.dir().to_path_buf(), crate::paths::config_dir()],
+            &[
+                store.dir().to_path_buf(),
+                crate::paths::data_dir(),
+                crate::paths::config_dir(),
+            ],
             &extra,
         ))
     }
 
     /// The places added in the settings.
-    pub fn stored(store: &Store) -> Result<Vec<String>, StoreError> {
+    fn stored(store: &Store) -> Result<Vec<String>, StoreError> {
         Ok(match store.setting(Self::SETTING)? {
             Some(Value::Array(entries)) => entries
                 .iter()

@@ -515,7 +515,7 @@ fn plugins_list_shows_each_server_its_state_and_tools() {
 fn ask_goes_on_without_a_broken_server_unless_it_was_named() {
     let home = tempfile::tempdir().unwrap();
     let mcp = json!({"mcpServers": {
-        "fx": {"command": "python3", "args": [fixture()], "trustReadOnlyHint": true},
+        "fx": {"command": "python3", "args": [fixture()]},
         "broken": {"command": "python3", "args": [fixture(), "--exit-at-start"]}
     }});
     std::fs::write(home.path().join("mcp.json"), mcp.to_string()).unwrap();
@@ -565,4 +565,54 @@ fn ask_goes_on_without_a_broken_server_unless_it_was_named() {
         "{stderr}"
     );
     assert_eq!(api.requests().len(), 2, "no request is sent");
+}
+
+/// The same from the CLI: `deskhand ask --approve deny` (read-only) does not run a tool that
+/// declares both `readOnlyHint` and `destructiveHint`, even from a trusted server, nor one
+/// whose server is not trusted; it runs the trusted, non-destructive one.
+#[test]
+fn approve_deny_runs_only_trusted_read_only_tools_that_are_not_destructive() {
+    let home = tempfile::tempdir().unwrap();
+    let mcp = json!({"mcpServers": {
+        "both": {"command": "python3", "args": [fixture()], "trustReadOnlyHint": true,
+                 "env": {"FIXTURE_DESTRUCTIVE_ECHO": "1"}},
+        "untrusted": {"command": "python3", "args": [fixture()]},
+        "trusted": {"command": "python3", "args": [fixture()], "trustReadOnlyHint": true}
+    }});
+    std::fs::write(home.path().join("mcp.json"), mcp.to_string()).unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_uses([
+            ("both__echo", json!({"text": "one"})),
+            ("untrusted__echo", json!({"text": "two"})),
+            ("trusted__echo", json!({"text": "three"})),
+        ]),
+        Turn::text("Done."),
+    ]);
+    let output = Command::new(env!("CARGO_BIN_EXE_deskhand"))
+        .args([
+            "ask",
+            "--tools",
+            "both,untrusted,trusted",
+            "--approve",
+            "deny",
+            "go",
+        ])
+        .env("ANTHROPIC_API_KEY", API_KEY)
+        .env("ANTHROPIC_BASE_URL", api.url())
+        .env("DESKHAND_CONFIG_DIR", home.path())
+        .env("DESKHAND_DATA_DIR", home.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let results = last_tool_results(&api.requests()[1].body);
+    for refused in &results[..2] {
+        assert_eq!(refused["is_error"], true, "{refused}");
+        assert_eq!(
+            result_text(refused),
+            "not allowed: the approval policy allows read-only actions only"
+        );
+    }
+    assert_eq!(result_text(&results[2]), "echo: three");
 }

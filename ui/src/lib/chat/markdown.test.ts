@@ -48,12 +48,15 @@ describe('renderMarkdown', () => {
   });
 
   it('renders 50,000 stars in well under a second', () => {
-    // Before the fix: 4.5 s and 17 s.
+    // Before the fix: 4.5 s and 17 s. The best of three, as other tests share the machine.
     for (const stars of ['a' + '*'.repeat(50_000), 'x *'.repeat(17_000)]) {
-      const start = performance.now();
-      const { html, plain } = renderMarkdown(stars);
-      expect(performance.now() - start).toBeLessThan(500);
-      expect(html.length + plain.length).toBeGreaterThan(0);
+      const times = [0, 1, 2].map(() => {
+        const start = performance.now();
+        const { html, plain } = renderMarkdown(stars);
+        expect(html.length + plain.length).toBeGreaterThan(0);
+        return performance.now() - start;
+      });
+      expect(Math.min(...times)).toBeLessThan(500);
     }
   });
 

@@ -48,9 +48,13 @@ export class RunStore {
     }
   }
 
-  async decide(decision: Decision): Promise<void> {
+  /**
+   * Answers the call `toolUseId`, the one the person was shown; nothing if another call is
+   * pending by now (the shell refuses an id that is not pending, too).
+   */
+  async decide(toolUseId: string, decision: Decision): Promise<void> {
     const pending = this.state.pending;
-    if (!pending || this.deciding) return;
+    if (!pending || pending.tool_use_id !== toolUseId || this.deciding) return;
     this.deciding = true;
     try {
       await ipc.approve(pending.tool_use_id, decision);

@@ -66,8 +66,8 @@ describe('RunStore', () => {
     await store.send('go', []);
     shell.emit(started(), toolCall('t1'), { type: 'approval_needed', request: approvalRequest('t1') });
     await Promise.all([
-      store.decide({ decision: 'deny', reason: 'no' }),
-      store.decide({ decision: 'approve' }),
+      store.decide('t1', { decision: 'deny', reason: 'no' }),
+      store.decide('t1', { decision: 'approve' }),
     ]);
     const approvals = shell.calls.filter((c) => c.cmd === 'approve');
     expect(approvals).toEqual([
@@ -76,6 +76,18 @@ describe('RunStore', () => {
     shell.emit({ type: 'approval_decided', id: 't1', decision: 'deny', reason: 'no', by: 'user' });
     expect(store.deciding).toBe(false);
     expect(store.state.pending).toBeNull();
+  });
+
+  it('drops a decision for a call other than the pending one', async () => {
+    const shell = fakeShell();
+    const store = new RunStore();
+    await store.send('go', []);
+    shell.emit(started(), toolCall('t1'), { type: 'approval_needed', request: approvalRequest('t1') });
+    shell.emit({ type: 'approval_decided', id: 't1', decision: 'approve', by: 'user' }, toolCall('t2'));
+    shell.emit({ type: 'approval_needed', request: approvalRequest('t2') });
+    // A decision made on the card of t1, landing after t2 became the pending call.
+    await store.decide('t1', { decision: 'approve' });
+    expect(shell.calls.filter((c) => c.cmd === 'approve')).toEqual([]);
   });
 
   it('stops a run and switches the approval mode mid-run', async () => {

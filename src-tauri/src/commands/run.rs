@@ -250,7 +250,10 @@ pub(crate) async fn confirmed(state: &AppState, question: Confirmation) -> IpcRe
     if state.desktop.confirm(question).await {
         Ok(())
     } else {
-        Err(IpcError::new(ErrorKind::Declined, "not confirmed"))
+        Err(IpcError::new(
+            ErrorKind::Declined,
+            "not done: it was not confirmed in the dialog",
+        ))
     }
 }
 

@@ -60,7 +60,9 @@ export class RunStore {
       await ipc.approve(pending.tool_use_id, decision);
     } catch (error) {
       this.deciding = false;
-      this.state.error = errorNotice(ipc.toIpcError(error).message);
+      // Declined in the shell's own dialog ("always allow" for bash): the card stays.
+      const { kind, message } = ipc.toIpcError(error);
+      if (kind !== 'declined') this.state.error = errorNotice(message);
     }
   }
 
@@ -77,7 +79,9 @@ export class RunStore {
       await ipc.setApprovalMode(mode);
     } catch (error) {
       this.mode = previous;
-      this.state.error = errorNotice(ipc.toIpcError(error).message);
+      // Auto declined in the shell's own dialog: the switch simply goes back.
+      const { kind, message } = ipc.toIpcError(error);
+      if (kind !== 'declined') this.state.error = errorNotice(message);
     }
   }
 

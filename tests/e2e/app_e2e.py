@@ -220,11 +220,24 @@ def run(app, app_binary, clicks, screenshot_path):
     hostile_reply(app)
 
 
+def x_click(session, element, button=1):
+    """Clicks the middle of `element`'s first line with the X server's pointer, as a person
+    would (WebDriver's click refuses a window without the focus)."""
+    x, y = session.execute("arguments[0].scrollIntoView({block: 'center'});"
+                           "const r = arguments[0].getClientRects()[0];"
+                           "return [r.x + r.width / 2, r.y + r.height / 2]", element.ref)
+    window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
+                            check=True, capture_output=True, text=True).stdout.split()[0]
+    # (No --sync: it waits for the pointer to move, and it may be there already.)
+    subprocess.run(["xdotool", "mousemove", "--window", window, str(round(x)), str(round(y)),
+                    "sleep", "0.2", "click", str(button)], check=True, timeout=10)
+
+
 def native_dialog(title, timeout=10):
     """The X window id of the shell's own (GTK) dialog titled `title`, once it shows."""
     try:
         found = subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--name",
-                                f"^{re.escape(title)}$"], check=True, capture_output=True,
+                                title], check=True, capture_output=True,
                                text=True, timeout=timeout)
     except subprocess.SubprocessError:
         return None
@@ -246,19 +259,22 @@ def hostile_reply(app):
           s.execute("return document.querySelectorAll("
                     "'.markdown :is(form, input, select, textarea, dialog, [popover])').length")
           == 0, form.seen)
-    form.click()
+    x_click(s, form)
 
-    # The link: a real click. The shell asks in a dialog of its own (GTK, not the page) that
-    # shows the full address; Esc answers it, as Cancel.
-    link.click()
-    dialog = native_dialog("Open this link?")
-    check("a click on a link asks in a native dialog first", dialog is not None)
-    subprocess.run(["xdotool", "windowactivate", "--sync", dialog], check=True, timeout=10)
-    subprocess.run(["xdotool", "key", "--clearmodifiers", "Escape"], check=True, timeout=10)
-    gone = time.monotonic() + 10
-    while native_dialog("Open this link?", timeout=1) and time.monotonic() < gone:
-        time.sleep(0.1)
-    check("Esc answers the dialog with no", native_dialog("Open this link?", timeout=1) is None)
+    # The link, clicked, middle-clicked and right-clicked on the display: each time the shell
+    # asks first, in a dialog of its own (GTK, not the page) that shows the full address, and
+    # Esc answers it, as Cancel.
+    for button, how in [(1, "a click"), (2, "a middle-click"), (3, "the context menu")]:
+        x_click(s, link, button)
+        dialog = native_dialog("Open this link?")
+        check(f"{how} on a link asks in a native dialog first", dialog is not None)
+        subprocess.run(["xdotool", "windowactivate", "--sync", dialog], check=True, timeout=10)
+        subprocess.run(["xdotool", "key", "--clearmodifiers", "Escape"], check=True, timeout=10)
+        gone = time.monotonic() + 10
+        while native_dialog("Open this link?", timeout=1) and time.monotonic() < gone:
+            time.sleep(0.1)
+        check("Esc answers the dialog with no", native_dialog("Open this link?", timeout=1)
+              is None)
 
     # Had a form got through: its submit, to another site or to the app itself (which would
     # reload the page while the run goes on), is refused by the CSP; script that navigates or

@@ -49,6 +49,8 @@ describe('Markdown', () => {
     link.dispatchEvent(middle);
     const menu = new MouseEvent('contextmenu', { bubbles: true, cancelable: true, button: 2 });
     link.dispatchEvent(menu);
+    // A right click's own auxclick, after its contextmenu: no second question.
+    link.dispatchEvent(new MouseEvent('auxclick', { bubbles: true, cancelable: true, button: 2 }));
     expect([clicked.defaultPrevented, middle.defaultPrevented, menu.defaultPrevented]).toEqual([true, true, true]);
     expect(calls.filter((c) => c.cmd === 'open_link').map((c) => c.args)).toEqual(
       Array(3).fill({ url: 'https://example.com/a?b=c#d' }),

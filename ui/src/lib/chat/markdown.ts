@@ -75,9 +75,10 @@ const marked = new Marked({
         `<pre><code>${escapeHtml(text)}</code></pre></div>`
       );
     },
-    // Raw HTML from the model, block or inline, is text.
-    html({ text }: Tokens.HTML | Tokens.Tag): string {
-      return escapeHtml(text);
+    // Raw HTML from the model, block or inline, is text (a block of it, a paragraph).
+    html(token: Tokens.HTML | Tokens.Tag): string {
+      const text = escapeHtml(token.text);
+      return 'block' in token && token.block ? `<p>${text}</p>\n` : text;
     },
     checkbox({ checked }: Tokens.Checkbox): string {
       return checked ? '☑ ' : '☐ ';

@@ -1276,9 +1276,7 @@ fn a_link_opens_in_the_browser_only_after_a_confirmation_showing_its_full_addres
     let app = window(None);
     let link = "https://example.com/a/very/long/path?with=query&and=more#fragment";
     app.person.refuse(true);
-    let refused = app
-        .call("open_link", json!({"url": link}))
-        .unwrap_err();
+    let refused = app.call("open_link", json!({"url": link})).unwrap_err();
     assert_eq!(kind(&refused), "declined");
     assert!(app.person.opened().is_empty());
     assert!(app.person.asked()[0].message.contains(link));

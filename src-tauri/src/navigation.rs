@@ -60,7 +60,11 @@ mod tests {
     #[test]
     fn only_the_apps_own_origin_is_the_app() {
         let app = Url::parse("tauri://localhost").unwrap();
-        for allowed in ["tauri://localhost", "tauri://localhost/", "tauri://localhost/index.html?x#y"] {
+        for allowed in [
+            "tauri://localhost",
+            "tauri://localhost/",
+            "tauri://localhost/index.html?x#y",
+        ] {
             assert!(is_app_url(&Url::parse(allowed).unwrap(), &app), "{allowed}");
         }
         for refused in [
@@ -72,12 +76,25 @@ mod tests {
             "data:text/html,<form>",
             "about:blank",
         ] {
-            assert!(!is_app_url(&Url::parse(refused).unwrap(), &app), "{refused}");
+            assert!(
+                !is_app_url(&Url::parse(refused).unwrap(), &app),
+                "{refused}"
+            );
         }
         let dev = Url::parse("http://127.0.0.1:1420").unwrap();
-        assert!(is_app_url(&Url::parse("http://127.0.0.1:1420/src/main.ts").unwrap(), &dev));
-        for refused in ["http://127.0.0.1:1421/", "http://localhost:1420/", "https://127.0.0.1:1420/"] {
-            assert!(!is_app_url(&Url::parse(refused).unwrap(), &dev), "{refused}");
+        assert!(is_app_url(
+            &Url::parse("http://127.0.0.1:1420/src/main.ts").unwrap(),
+            &dev
+        ));
+        for refused in [
+            "http://127.0.0.1:1421/",
+            "http://localhost:1420/",
+            "https://127.0.0.1:1420/",
+        ] {
+            assert!(
+                !is_app_url(&Url::parse(refused).unwrap(), &dev),
+                "{refused}"
+            );
         }
     }
 }

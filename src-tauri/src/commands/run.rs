@@ -147,7 +147,9 @@ pub async fn send_message<R: Runtime>(
         let mut sink = |event: AgentEvent| {
             match &event {
                 AgentEvent::ApprovalNeeded { request } => {
-                    state.approvals.open(&request.tool_use_id, &request.plan.kind);
+                    state
+                        .approvals
+                        .open(&request.tool_use_id, &request.plan.kind);
                     if let Some(window) = main_window(&app) {
                         let _ = state.bar.restore(&window);
                         // Asks for attention; taking the focus would let a key meant for

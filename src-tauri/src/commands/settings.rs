@@ -1,12 +1,11 @@
 //! Settings, providers, monitors and the API key.
 
+use deskhand::agent::ApprovalPolicy;
+use deskhand::llm::config::ProviderKind;
 use deskhand::tools::computer::scaling::model_size_within;
 use deskhand::tools::computer::screen::{RealScreen, Screen};
 use serde::Serialize;
 use tauri::State;
-
-use deskhand::agent::ApprovalPolicy;
-use deskhand::llm::config::ProviderKind;
 
 use crate::commands::run::{auto_mode_question, confirmed};
 use crate::config::{ProviderInfo, WindowSettings, providers};
@@ -41,9 +40,13 @@ pub async fn set_settings(
     let (old, new) = (state.settings(), &settings.settings);
     if let Some(url) = &new.base_url
         && (new.base_url != old.base_url || new.provider != old.provider)
-        && key_status(state.clone(), Some(new.provider.clone())).await?.status.set
+        && key_status(state.clone(), Some(new.provider.clone()))
+            .await?
+            .status
+            .set
     {
-        let provider = ProviderKind::parse(&new.provider).map_or(new.provider.as_str(), |k| k.name());
+        let provider =
+            ProviderKind::parse(&new.provider).map_or(new.provider.as_str(), |k| k.name());
         confirmed(
             &state,
             Confirmation {

@@ -152,6 +152,13 @@ def run(app, app_binary, clicks, screenshot_path):
     s.wait_for('li.entry.done img[alt^="Screen after left_click"]',
                what="the approved click's screenshot")
     s.wait_for('section[aria-label="Approval needed"]', text="left_click", what="the second approval")
+    # The window came back from the bar for the approval without taking the focus: it asks
+    # the window manager for attention instead (the urgency hint of its WM_HINTS).
+    window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
+                            check=True, capture_output=True, text=True).stdout.split()[0]
+    hints = subprocess.run(["xprop", "-id", window, "WM_HINTS"], check=True,
+                           capture_output=True, text=True).stdout
+    check("an approval asks for attention", "urgency hint bit is set" in hints, hints)
     if screenshot_path:
         # The window is back from the bar: let it draw at full size first.
         s.execute_async("const done = arguments[0];"

@@ -90,6 +90,22 @@ describe('RunStore', () => {
     expect(shell.calls.filter((c) => c.cmd === 'approve')).toEqual([]);
   });
 
+  it('takes a no in the native confirmation of the shell as "not done", not as an error', async () => {
+    const declined = () => {
+      throw { kind: 'declined', message: 'not done: it was not confirmed in the dialog' };
+    };
+    const shell = fakeShell((cmd) => (cmd === 'set_approval_mode' || cmd === 'approve' ? declined() : null));
+    const store = new RunStore();
+    await store.setMode('auto');
+    expect(store.mode).toBe('ask');
+    await store.send('go', []);
+    shell.emit(started(), toolCall('t1'), { type: 'approval_needed', request: approvalRequest('t1') });
+    await store.decide('t1', { decision: 'approve_kind' });
+    expect(store.deciding).toBe(false);
+    expect(store.state.pending?.tool_use_id).toBe('t1');
+    expect(store.state.error).toBeNull();
+  });
+
   it('stops a run and switches the approval mode mid-run', async () => {
     const shell = fakeShell();
     const store = new RunStore();

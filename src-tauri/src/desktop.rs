@@ -96,11 +96,13 @@ mod native {
         dialog.set_default_response(ResponseType::Cancel);
         dialog.set_keep_above(true);
         let answer = RefCell::new(Some(answer));
+        // The first response answers and closes; closing emits one more (`DeleteEvent`),
+        // which finds the answer gone.
         dialog.connect_response(move |dialog, response| {
             if let Some(answer) = answer.borrow_mut().take() {
                 let _ = answer.send(response == ResponseType::Accept);
+                dialog.close();
             }
-            dialog.close();
         });
         dialog.show_all();
     }

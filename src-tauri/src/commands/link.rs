@@ -4,8 +4,7 @@
 
 use tauri::{State, Url};
 
-use crate::commands::run::confirmed;
-use crate::desktop::Confirmation;
+use crate::commands::confirm::{self, confirmed};
 use crate::error::{IpcError, IpcResult};
 use crate::state::AppState;
 
@@ -27,15 +26,7 @@ pub async fn open_link(state: State<'_, AppState>, url: String) -> IpcResult<()>
             url.scheme()
         )));
     }
-    confirmed(
-        &state,
-        Confirmation {
-            title: "Open this link?".into(),
-            // The parsed form: the host in ASCII (punycode), everything else percent-encoded.
-            message: format!("Open in your web browser:\n\n{url}"),
-            accept: "Open in browser".into(),
-        },
-    )
-    .await?;
+    // The parsed form: the host in ASCII (punycode), everything else percent-encoded.
+    confirmed(&state, confirm::open_link(url.as_str())).await?;
     state.desktop.open_url(&url).map_err(IpcError::internal)
 }

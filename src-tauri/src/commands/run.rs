@@ -21,9 +21,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approver::WindowApprover;
 use crate::bar::main_window;
+use crate::commands::confirm::{self, confirmed};
 use crate::config::Settings;
-use crate::desktop::Confirmation;
-use crate::error::{ErrorKind, IpcError, IpcResult};
+use crate::error::{IpcError, IpcResult};
 use crate::images::{self, AttachmentRef};
 use crate::keys;
 use crate::state::{ActiveRun, AppState, busy};
@@ -232,42 +232,9 @@ pub async fn approve(
         IpcError::not_found(format!("no action `{tool_use_id}` is waiting for approval"))
     })?;
     if decision == Decision::ApproveKind && kind == "bash" {
-        confirmed(
-            &state,
-            Confirmation {
-                title: "Allow every command?".into(),
-                message: "Let the agent run any bash command, without asking, for the rest of \
-                          this session?"
-                    .into(),
-                accept: "Allow all commands".into(),
-            },
-        )
-        .await?;
+        confirmed(&state, confirm::allow_all_commands()).await?;
     }
     state.approvals.answer(&tool_use_id, decision)
-}
-
-/// Asks the person natively; `declined` unless they said yes.
-pub(crate) async fn confirmed(state: &AppState, question: Confirmation) -> IpcResult<()> {
-    if state.desktop.confirm(question).await {
-        Ok(())
-    } else {
-        Err(IpcError::new(
-            ErrorKind::Declined,
-            "not done: it was not confirmed in the dialog",
-        ))
-    }
-}
-
-/// The question before the agent may act without asking.
-pub(crate) fn auto_mode_question() -> Confirmation {
-    Confirmation {
-        title: "Switch to Auto?".into(),
-        message: "In Auto the agent clicks, types and runs commands without asking you first. \
-                  Switch to Auto?"
-            .into(),
-        accept: "Switch to Auto".into(),
-    }
 }
 
 /// Stops the run: the core answers open calls and ends with `done` (cancelled).
@@ -281,7 +248,7 @@ pub async fn stop(state: State<'_, AppState>) -> IpcResult<()> {
 #[tauri::command]
 pub async fn set_approval_mode(state: State<'_, AppState>, mode: ApprovalPolicy) -> IpcResult<()> {
     if mode == ApprovalPolicy::Auto && state.mode() != ApprovalPolicy::Auto {
-        confirmed(&state, auto_mode_question()).await?;
+        confirmed(&state, confirm::auto_mode()).await?;
     }
     state.set_mode(mode);
     Ok(())

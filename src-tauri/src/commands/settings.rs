@@ -7,9 +7,8 @@ use deskhand::tools::computer::screen::{RealScreen, Screen};
 use serde::Serialize;
 use tauri::State;
 
-use crate::commands::run::{auto_mode_question, confirmed};
+use crate::commands::confirm::{self, confirmed};
 use crate::config::{ProviderInfo, WindowSettings, providers};
-use crate::desktop::Confirmation;
 use crate::error::{ErrorKind, IpcError, IpcResult};
 use crate::keys::{self, KeyInfo};
 use crate::state::AppState;
@@ -47,21 +46,10 @@ pub async fn set_settings(
     {
         let provider =
             ProviderKind::parse(&new.provider).map_or(new.provider.as_str(), |k| k.name());
-        confirmed(
-            &state,
-            Confirmation {
-                title: "Send the API key to a new address?".into(),
-                message: format!(
-                    "From now on your {provider} API key will be sent to\n\n{url}\n\nOnly \
-                     confirm if you set this address yourself."
-                ),
-                accept: "Use this address".into(),
-            },
-        )
-        .await?;
+        confirmed(&state, confirm::key_destination(provider, url)).await?;
     }
     if new.approval_mode == ApprovalPolicy::Auto && old.approval_mode != ApprovalPolicy::Auto {
-        confirmed(&state, auto_mode_question()).await?;
+        confirmed(&state, confirm::auto_mode()).await?;
     }
     let saved = state.save_settings(settings.settings)?;
     store.set_budget(&budget)?;

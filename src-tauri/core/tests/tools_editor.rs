@@ -139,6 +139,11 @@ async fn max_characters_cuts_a_view_and_says_so() {
         note.contains("more characters not shown (max_characters is 300)"),
         "{note}"
     );
+    // One line longer than the cap: no `view_range` helps, and the note says so.
+    assert!(
+        note.ends_with("; the file has 1 lines, and line 1 alone is longer than that: read it in parts with bash (`cut -c`, `head -c`)]"),
+        "{note}"
+    );
 }
 
 #[tokio::test]

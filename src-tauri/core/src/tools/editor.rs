@@ -301,10 +301,16 @@ impl ViewCap {
                 // Whole lines kept: the newlines after the header line's own.
                 let whole = kept.matches('\n').count().saturating_sub(1);
                 let next = first + whole;
-                format!(
-                    "; the file has {count} lines: view a smaller `view_range`, such as [{next}, {}]",
-                    (next + whole.max(1) - 1).min(count)
-                )
+                if whole == 0 {
+                    format!(
+                        "; the file has {count} lines, and line {first} alone is longer than that: read it in parts with bash (`cut -c`, `head -c`)"
+                    )
+                } else {
+                    format!(
+                        "; the file has {count} lines: view a smaller `view_range`, such as [{next}, {}]",
+                        (next + whole - 1).min(count)
+                    )
+                }
             }
             None => String::new(),
         };

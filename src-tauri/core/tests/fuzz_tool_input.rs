@@ -2,7 +2,8 @@
 //! the computer tool: its input parser and the xdotool key-name parser. The property: no
 //! panic, and every input ends in an action that is within the screen, or in an error that
 //! says something. `PROPTEST_CASES` sets the number of cases (default 256); a case that
-//! fails is kept in `fuzz_tool_input.proptest-regressions` and tried first from then on.
+//! fails is kept in proptest's regressions file for this test (commit it) and tried first
+//! from then on.
 
 use deskhand::tools::computer::action::{self, Action, ZOOM};
 use deskhand::tools::computer::keys;

@@ -74,31 +74,79 @@ fn key_text() -> impl Strategy<Value = String> {
     })
 }
 
-/// An input object: an action (a known one, mostly) and any of the fields, with values
-/// that are often of the right shape and sometimes of none.
-fn any_input() -> impl Strategy<Value = Value> {
-    let mut names: Vec<&str> = action::ACTIONS.to_vec();
+/// A number near the edges of `0..=size` (where off-by-one mistakes are), or anywhere.
+fn near_edges(size: u32) -> impl Strategy<Value = u32> {
+    prop_oneof![
+        prop::sample::select(vec![0, 1, size.saturating_sub(1), size, size + 1, size + 2]),
+        0..=size + 10,
+    ]
+}
+
+/// The fields each action reads (a dictionary for the fuzzer, so that most inputs get
+/// past the check for parameters that do not belong).
+fn fields_of(action: &str) -> &'static [&'static str] {
+    match action {
+        "left_click" | "right_click" | "middle_click" | "double_click" | "triple_click" => {
+            &["coordinate", "text", "key"]
+        }
+        "mouse_move" | "left_mouse_down" | "left_mouse_up" => &["coordinate"],
+        "left_click_drag" => &["start_coordinate", "coordinate", "text", "key"],
+        "scroll" => &["coordinate", "scroll_direction", "scroll_amount", "text"],
+        "type" | "key" => &["text"],
+        "hold_key" => &["text", "duration"],
+        "wait" => &["duration"],
+        "zoom" => &["region"],
+        _ => FIELDS,
+    }
+}
+
+/// A value for `field`: mostly of its own shape, near the screen's edges for points.
+fn value_of(field: &'static str, width: u32, height: u32) -> BoxedStrategy<Value> {
+    let own = match field {
+        "coordinate" | "start_coordinate" => (near_edges(width), near_edges(height))
+            .prop_map(|(x, y)| json!([x, y]))
+            .boxed(),
+        "region" => (
+            near_edges(width),
+            near_edges(height),
+            near_edges(width),
+            near_edges(height),
+        )
+            .prop_map(|(a, b, c, d)| json!([a, b, c, d]))
+            .boxed(),
+        "text" | "key" => prop_oneof![key_text(), ".{0,20}"]
+            .prop_map(Value::from)
+            .boxed(),
+        "scroll_direction" => prop::sample::select(vec!["up", "down", "left", "right", "sideways"])
+            .prop_map(Value::from)
+            .boxed(),
+        "scroll_amount" => (0u32..=110).prop_map(Value::from).boxed(),
+        "duration" => (-1.0f64..110.0).prop_map(Value::from).boxed(),
+        _ => any_json().boxed(),
+    };
+    prop_oneof![4 => own, 1 => any_json()].boxed()
+}
+
+/// An input object for a screen of `width` x `height`: an action (a known one, mostly) and
+/// fields (mostly its own, mostly of the right shape), or anything at all.
+fn any_input(width: u32, height: u32) -> impl Strategy<Value = Value> {
+    let mut names: Vec<&'static str> = action::ACTIONS.to_vec();
     names.push(ZOOM);
-    let action = prop_oneof![
-        4 => prop::sample::select(names).prop_map(Value::from),
-        1 => any_json(),
-    ];
-    let point = prop_oneof![
-        (0u32..2000, 0u32..2000).prop_map(|(x, y)| json!([x, y])),
+    let known = prop::sample::select(names).prop_flat_map(move |name| {
+        let field = prop_oneof![
+            4 => prop::sample::select(fields_of(name)),
+            1 => prop::sample::select(FIELDS),
+        ];
+        let pair = field.prop_flat_map(move |f| (Just(f), value_of(f, width, height)));
+        (Just(Value::from(name)), prop::collection::vec(pair, 0..4))
+    });
+    let unknown = (
         any_json(),
-    ];
-    let field_value = prop_oneof![
-        point,
-        key_text().prop_map(Value::from),
-        prop::sample::select(vec!["up", "down", "left", "right", "sideways"]).prop_map(Value::from),
-        (0u32..5000, 0u32..5000, 0u32..5000, 0u32..5000)
-            .prop_map(|(a, b, c, d)| json!([a, b, c, d])),
-        any_json(),
-    ];
-    let fields = prop::collection::vec((prop::sample::select(FIELDS), field_value), 0..5);
-    (prop::option::weighted(0.95, action), fields).prop_map(|(action, fields)| {
+        prop::collection::vec((prop::sample::select(FIELDS), any_json()), 0..4),
+    );
+    prop_oneof![9 => known, 1 => unknown].prop_map(|(action, fields)| {
         let mut input = Map::new();
-        if let Some(action) = action {
+        if !action.is_null() {
             input.insert("action".into(), action);
         }
         for (name, value) in fields {
@@ -115,9 +163,9 @@ fn inside(size: Size, p: action::Point) -> bool {
 proptest! {
     #[test]
     fn the_computer_input_parser_ends_in_an_action_or_an_error(
-        input in prop_oneof![4 => any_input(), 1 => any_json()],
-        width in 1u32..4000,
-        height in 1u32..4000,
+        (width, height, input) in (1u32..4000, 1u32..4000).prop_flat_map(|(w, h)| {
+            (Just(w), Just(h), prop_oneof![4 => any_input(w, h), 1 => any_json()])
+        }),
         newer in any::<bool>(),
     ) {
         let size = Size::new(width, height);

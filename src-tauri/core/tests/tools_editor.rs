@@ -823,3 +823,69 @@ fn child_view_50_mb() {
         &shown[shown.len() - 300..]
     );
 }
+
+/// Planning runs before the approval, on the agent's loop: a write that replaces every line
+/// of a big file must not cost a line diff's quadratic time (it took minutes).
+#[test]
+fn planning_a_rewrite_of_a_big_file_takes_bounded_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path_in(&dir, "big.txt");
+    let lines = 60_000;
+    let old: String = (0..lines).map(|i| format!("alpha line {i}\n")).collect();
+    let new: String = (0..lines).map(|i| format!("beta line {i}\n")).collect();
+    std::fs::write(&file, &old).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let input = json!({"command": "create", "path": file, "file_text": new});
+    std::thread::spawn(move || {
+        let _ = tx.send(EditorTool::new(None).plan(&input));
+    });
+    let plan = rx
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("the plan within 5 s")
+        .unwrap();
+    assert_eq!(
+        plan.summary,
+        format!("create {file} (+{lines} -{lines} lines)")
+    );
+    let diff = plan.detail["diff"].as_str().unwrap();
+    assert!(
+        diff.starts_with(&format!(
+            "--- {file}\n+++ {file}\n@@ -1,{lines} +1,{lines} @@\n-alpha line 0\n-alpha line 1\n"
+        )),
+        "{}",
+        &diff[..200]
+    );
+    assert!(diff.ends_with("+beta line 59998\n+beta line 59999\n"));
+}
+
+/// A change in the middle of a file is shown with three lines of context, equal lines
+/// inside the change as context too, and line numbers that count from the file's top.
+#[test]
+fn a_planned_diff_shows_context_and_line_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path_in(&dir, "mid.txt");
+    let old: String = (1..=20).map(|i| format!("{i}\n")).collect();
+    std::fs::write(&file, &old).unwrap();
+    let plan = EditorTool::new(None)
+        .plan(&json!({"command": "str_replace", "path": file, "old_str": "10\n11\n12\n", "new_str": "ten\n11\ntwelve\nmore\n"}))
+        .unwrap();
+    assert_eq!(
+        plan.detail["diff"],
+        format!(
+            "--- {file}\n+++ {file}\n@@ -7,9 +7,10 @@\n 7\n 8\n 9\n-10\n+ten\n 11\n-12\n+twelve\n+more\n 13\n 14\n 15\n"
+        )
+    );
+    assert_eq!(plan.summary, format!("str_replace {file} (+3 -2 lines)"));
+    // No newline at the end, said as diff(1) says it.
+    let bare = path_in(&dir, "bare.txt");
+    std::fs::write(&bare, "a\nb").unwrap();
+    let plan = EditorTool::new(None)
+        .plan(&json!({"command": "str_replace", "path": bare, "old_str": "b", "new_str": "c"}))
+        .unwrap();
+    assert_eq!(
+        plan.detail["diff"],
+        format!(
+            "--- {bare}\n+++ {bare}\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"
+        )
+    );
+}

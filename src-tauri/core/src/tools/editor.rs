@@ -11,7 +11,7 @@ use std::path::{Component, Path, PathBuf};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use similar::{ChangeTag, TextDiff};
+use similar::{Algorithm, ChangeTag};
 
 use super::{ActionPlan, Tool, ToolContext, ToolOutput};
 use crate::files::{self, ReadError};
@@ -108,26 +108,18 @@ impl Tool for EditorTool {
             });
         }
         let edit = Edit::compute(command, &path, input)?;
-        let diff = TextDiff::from_lines(edit.old.as_deref().unwrap_or(""), &edit.new);
-        let (mut added, mut removed) = (0, 0);
-        for change in diff.iter_all_changes() {
-            match change.tag() {
-                ChangeTag::Insert => added += 1,
-                ChangeTag::Delete => removed += 1,
-                ChangeTag::Equal => {}
-            }
-        }
         let shown = path.display().to_string();
         let old_name = if edit.old.is_some() {
             shown.as_str()
         } else {
             "/dev/null"
         };
-        let unified = diff
-            .unified_diff()
-            .context_radius(3)
-            .header(old_name, &shown)
-            .to_string();
+        let (unified, added, removed) = unified_diff(
+            edit.old.as_deref().unwrap_or(""),
+            &edit.new,
+            old_name,
+            &shown,
+        );
         Ok(ActionPlan {
             kind: format!("editor.{command}"),
             read_only: false,
@@ -502,6 +494,78 @@ impl Edit {
             )),
         }
     }
+}
+
+/// Lines of context around the change in an approval's diff.
+const DIFF_CONTEXT: usize = 3;
+/// The most changed lines (both sides) compared line by line. A line diff's time grows with
+/// the product of the sides, and it runs while planning, on the agent's loop: a bigger
+/// change is shown as its old lines removed and its new lines added.
+const MAX_DIFFED_LINES: usize = 2_000;
+
+/// The unified diff of a write (one hunk: the changed lines between the unchanged start and
+/// end of the file, with context), and the lines it adds and removes, in time linear in the
+/// file's size.
+fn unified_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> (String, usize, usize) {
+    let a: Vec<&str> = old.split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (a_mid, b_mid) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+    if a_mid.is_empty() && b_mid.is_empty() {
+        return (String::new(), 0, 0);
+    }
+    let first = prefix.saturating_sub(DIFF_CONTEXT);
+    let mut body: Vec<(char, &str)> = a[first..prefix].iter().map(|l| (' ', *l)).collect();
+    if a_mid.len() + b_mid.len() <= MAX_DIFFED_LINES {
+        for op in similar::capture_diff_slices(Algorithm::Myers, a_mid, b_mid) {
+            for change in op.iter_changes(a_mid, b_mid) {
+                let mark = match change.tag() {
+                    ChangeTag::Equal => ' ',
+                    ChangeTag::Delete => '-',
+                    ChangeTag::Insert => '+',
+                };
+                body.push((mark, change.value()));
+            }
+        }
+    } else {
+        body.extend(a_mid.iter().map(|l| ('-', *l)));
+        body.extend(b_mid.iter().map(|l| ('+', *l)));
+    }
+    let end = a.len() - suffix;
+    body.extend(
+        a[end..(end + DIFF_CONTEXT).min(a.len())]
+            .iter()
+            .map(|l| (' ', *l)),
+    );
+
+    let count = |marks: &[char]| body.iter().filter(|(m, _)| marks.contains(m)).count();
+    let (old_len, new_len) = (count(&[' ', '-']), count(&[' ', '+']));
+    // diff(1)'s ranges: `start,length`, the length left out when it is 1, and an empty
+    // range starting at the line before it.
+    let range = |len: usize| match len {
+        0 => format!("{first},0"),
+        1 => format!("{}", first + 1),
+        _ => format!("{},{len}", first + 1),
+    };
+    let mut out = format!(
+        "--- {old_name}\n+++ {new_name}\n@@ -{} +{} @@\n",
+        range(old_len),
+        range(new_len)
+    );
+    for (mark, line) in &body {
+        out.push(*mark);
+        out.push_str(line);
+        if !line.ends_with('\n') {
+            out.push_str("\n\\ No newline at end of file\n");
+        }
+    }
+    (out, count(&['+']), count(&['-']))
 }
 
 /// The 1-based line that byte `at` is on.

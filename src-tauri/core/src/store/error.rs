@@ -51,6 +51,14 @@ pub enum StoreError {
     AlreadyExists(String),
     #[error("not a Deskhand session export: {0}")]
     BadExport(String),
+    /// A file to import could not be read (not a regular file, too large, missing...).
+    #[error(transparent)]
+    Read(#[from] crate::files::ReadError),
+    #[error(
+        "JSON nested {depth} levels deep cannot be kept in the history (the limit is {})",
+        crate::json_depth::MAX_STORED_DEPTH
+    )]
+    TooDeep { depth: usize },
     #[error("screenshot file {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
     #[error("history database error: {0}")]

@@ -93,7 +93,7 @@ pub(crate) fn events(conn: &Connection, id: &str) -> Result<Vec<Value>, StoreErr
     let rows = statement.query_map([id], |r| r.get::<_, String>(0))?;
     let mut events = Vec::new();
     for body in rows {
-        events.push(serde_json::from_str(&body?)?);
+        events.push(super::from_stored(&body?)?);
     }
     Ok(events)
 }

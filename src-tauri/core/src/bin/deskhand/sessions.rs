@@ -68,7 +68,7 @@ enum SessionsCommand {
 }
 
 pub fn run(args: SessionsArgs) -> Result<()> {
-    let store = Store::open_default(args.data_dir)?;
+    let store = crate::open_store(args.data_dir)?;
     match args.command {
         SessionsCommand::List { json } => {
             for session in store.sessions()? {
@@ -114,15 +114,14 @@ pub fn run(args: SessionsArgs) -> Result<()> {
             };
             let text = store.export(&id, format)?;
             match output {
-                Some(path) => std::fs::write(&path, text)
+                // Private (0600): an export holds the whole transcript and its images.
+                Some(path) => deskhand::files::write_private(&path, text.as_bytes(), false)
                     .with_context(|| format!("cannot write {}", path.display()))?,
                 None => print!("{text}"),
             }
         }
         SessionsCommand::Import { file } => {
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            let id = store.import(&text)?;
+            let id = store.import_file(&file)?;
             println!("{id}");
         }
         SessionsCommand::Delete { id } => {

@@ -67,7 +67,7 @@ impl Setting {
 }
 
 pub fn run(args: SettingsArgs) -> Result<()> {
-    let store = Store::open_default(args.data_dir)?;
+    let store = crate::open_store(args.data_dir)?;
     match args.command {
         None => {
             for setting in Setting::ALL {

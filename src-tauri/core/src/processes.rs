@@ -31,16 +31,35 @@ pub fn keep(command: &mut tokio::process::Command) {
     let _ = command;
 }
 
-/// Ends a program started with [`keep`], and everything it started: `pid` is the child's.
+/// The longest [`end`] waits for a keeper to have ended its tree.
+const END_WAIT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Ends a program started with [`keep`], and everything it started: `pid` is the child's
+/// (its keeper's). Returns once the keeper is done (a millisecond or two), or after
+/// [`END_WAIT`], so that whoever drops a program next finds it gone.
 pub fn end(pid: u32) {
-    if let Ok(pid) = libc::pid_t::try_from(pid)
-        && pid > 0
-    {
-        // SAFETY: kill(2) on our own child's pid; the keeper handles SIGTERM as "end all".
-        unsafe {
-            libc::kill(pid, libc::SIGTERM);
-        }
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    if pid <= 0 {
+        return;
     }
+    // SAFETY: kill(2) on our own child's pid; the keeper takes SIGTERM as "end them all".
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    let started = std::time::Instant::now();
+    while is_running(pid) && started.elapsed() < END_WAIT {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// Whether `pid` exists and has not exited (a zombie waiting to be reaped has).
+fn is_running(pid: libc::pid_t) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X']))
+    })
 }
 
 #[cfg(target_os = "linux")]

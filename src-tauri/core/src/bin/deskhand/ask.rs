@@ -18,7 +18,7 @@ use deskhand::llm::pricing::PriceTable;
 use deskhand::llm::RetryPolicy;
 use deskhand::paths;
 use deskhand::secrets::{self, OsKeyring};
-use deskhand::store::{Recorder, Store, StoreError};
+use deskhand::store::{Recorder, StoreError};
 use deskhand::tools::catalog::{self, ToolSettings};
 use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins};
 use tokio_util::sync::CancellationToken;

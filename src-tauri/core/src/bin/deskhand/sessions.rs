@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use deskhand::store::{ExportFormat, SessionSummary, Store};
+use deskhand::store::{ExportFormat, SessionSummary};
 
 #[derive(Args)]
 pub struct SessionsArgs {

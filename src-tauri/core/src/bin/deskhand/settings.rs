@@ -8,7 +8,6 @@ use clap::{Args, Subcommand, ValueEnum};
 use deskhand::agent::Budget;
 use serde_json::Value;
 
-use deskhand::store::Store;
 
 #[derive(Args)]
 pub struct SettingsArgs {

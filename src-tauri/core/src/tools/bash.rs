@@ -118,6 +118,11 @@ impl Tool for BashTool {
             ended = tokio::time::timeout(self.timeout, shell.execute(command, &mut outputs)) => ended,
             () = ctx.cancel.cancelled() => return ToolOutput::error(crate::agent::CANCELLED),
         };
+        if !matches!(ended, Ok(Ok(Ended::Status(_)))) {
+            // Cut off before its end marker: what was read but held back is its output.
+            outputs.stdout.push(&std::mem::take(&mut shell.stdout_rest));
+            outputs.stderr.push(&std::mem::take(&mut shell.stderr_rest));
+        }
         let output = |note: Option<String>| outputs.text(note);
         match ended {
             Ok(Ok(Ended::Status(status))) => {
@@ -320,7 +325,9 @@ async fn read_until_marker(
     marker: &[u8],
     kept: &mut CappedOutput,
 ) -> std::io::Result<Option<String>> {
-    let mut pending = std::mem::take(carry);
+    // Held in the caller's `carry`, so that what a command printed before a timeout is
+    // still there to show when this future is dropped.
+    let pending = carry;
     let mut buffer = vec![0u8; 16 * 1024];
     let mut searched = 0;
     loop {
@@ -329,7 +336,7 @@ async fn read_until_marker(
             if let Some(end) = pending[line..].iter().position(|&b| b == b'\n') {
                 kept.push(&pending[..at]);
                 let rest = String::from_utf8_lossy(&pending[line..line + end]).into_owned();
-                *carry = pending.split_off(line + end + 1);
+                pending.drain(..line + end + 1);
                 return Ok(Some(rest));
             }
             searched = at;
@@ -342,7 +349,8 @@ async fn read_until_marker(
         }
         let n = reader.read(&mut buffer).await?;
         if n == 0 {
-            kept.push(&pending);
+            kept.push(pending);
+            pending.clear();
             return Ok(None);
         }
         pending.extend_from_slice(&buffer[..n]);

@@ -202,7 +202,9 @@ mod keeper {
                 }
                 for &byte in &buffer[..n as usize] {
                     if byte.is_ascii_digit() {
-                        pid = pid.saturating_mul(10).saturating_add((byte - b'0') as libc::pid_t);
+                        pid = pid
+                            .saturating_mul(10)
+                            .saturating_add((byte - b'0') as libc::pid_t);
                     } else if pid > 0 {
                         libc::kill(pid, libc::SIGKILL);
                         killed += 1;

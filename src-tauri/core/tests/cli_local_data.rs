@@ -31,11 +31,9 @@ fn with_umask_0022(command: &mut Command) -> &mut Command {
 }
 
 fn ask_json(api: &StandIn, data: &Path, args: &[&str]) -> Vec<Value> {
-    let (output, stdout, stderr) = run(
-        with_umask_0022(&mut deskhand_at(api, data))
-            .args(["ask", "--json"])
-            .args(args),
-    );
+    let (output, stdout, stderr) = run(with_umask_0022(&mut deskhand_at(api, data))
+        .args(["ask", "--json"])
+        .args(args));
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");
     json_lines(&stdout)
 }
@@ -54,7 +52,10 @@ fn history_screenshots_and_exports_are_private_under_umask_0022() {
         &data,
         &["--attach", attachment.to_str().unwrap(), "What is this?"],
     );
-    let id = events.last().unwrap()["session_id"].as_str().unwrap().to_string();
+    let id = events.last().unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
 
     assert_eq!(mode(&data), 0o700, "the data directory");
     for (path, _) in files_under(&data) {
@@ -117,13 +118,23 @@ fn blank_prompts_are_refused_before_anything_is_stored_or_sent() {
     assert_eq!(listed, "", "nothing was stored");
 
     let events = ask_json(&api, data.path(), &["Hi"]);
-    let id = events.last().unwrap()["session_id"].as_str().unwrap().to_string();
-    let (output, _, stderr) = run(deskhand_at(&api, data.path()).args(["ask", "--session", &id, "   "]));
+    let id = events.last().unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (output, _, stderr) =
+        run(deskhand_at(&api, data.path()).args(["ask", "--session", &id, "   "]));
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     ask_json(&api, data.path(), &["--session", &id, "Still there?"]);
-    assert_eq!(api.accepted().len(), 2, "the session goes on: {:?}", api.requests());
+    assert_eq!(
+        api.accepted().len(),
+        2,
+        "the session goes on: {:?}",
+        api.requests()
+    );
 
-    let (output, _, stderr) = run(deskhand_at(&api, data.path()).args(["ask", "--session", "", "Hi"]));
+    let (output, _, stderr) =
+        run(deskhand_at(&api, data.path()).args(["ask", "--session", "", "Hi"]));
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(!stderr.contains("matches several"), "{stderr}");
 }
@@ -141,10 +152,8 @@ fn ask_dash_reads_a_long_prompt_from_stdin() {
     let sent = &api.accepted()[0].body["messages"][0]["content"][0]["text"];
     assert_eq!(sent.as_str().unwrap(), prompt);
 
-    let (output, _, stderr) = run_with_stdin(
-        deskhand_at(&api, data.path()).args(["ask", "-"]),
-        " \n ",
-    );
+    let (output, _, stderr) =
+        run_with_stdin(deskhand_at(&api, data.path()).args(["ask", "-"]), " \n ");
     assert_eq!(output.status.code(), Some(2), "{stderr}");
 }
 
@@ -156,21 +165,45 @@ fn attachments_and_imports_refuse_fifos_devices_and_giants_at_once() {
     let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let giant = data.path().join("giant.png");
-    std::fs::File::create(&giant).unwrap().set_len(1 << 30).unwrap();
+    std::fs::File::create(&giant)
+        .unwrap()
+        .set_len(1 << 30)
+        .unwrap();
     let dir = data.path().join("adir");
     std::fs::create_dir(&dir).unwrap();
     let cases: [(&[&str], &str); 6] = [
-        (&["ask", "--attach", fifo.to_str().unwrap(), "x"], "is a named pipe (FIFO), not a regular file"),
-        (&["ask", "--attach", "/dev/urandom", "x"], "is a character device, not a regular file"),
-        (&["ask", "--attach", giant.to_str().unwrap(), "x"], "is 1073741824 bytes; the limit is"),
-        (&["ask", "--attach", dir.to_str().unwrap(), "x"], "is a directory, not a file"),
-        (&["sessions", "import", fifo.to_str().unwrap()], "is a named pipe (FIFO), not a regular file"),
-        (&["sessions", "import", giant.to_str().unwrap()], "is 1073741824 bytes; the limit is"),
+        (
+            &["ask", "--attach", fifo.to_str().unwrap(), "x"],
+            "is a named pipe (FIFO), not a regular file",
+        ),
+        (
+            &["ask", "--attach", "/dev/urandom", "x"],
+            "is a character device, not a regular file",
+        ),
+        (
+            &["ask", "--attach", giant.to_str().unwrap(), "x"],
+            "is 1073741824 bytes; the limit is",
+        ),
+        (
+            &["ask", "--attach", dir.to_str().unwrap(), "x"],
+            "is a directory, not a file",
+        ),
+        (
+            &["sessions", "import", fifo.to_str().unwrap()],
+            "is a named pipe (FIFO), not a regular file",
+        ),
+        (
+            &["sessions", "import", giant.to_str().unwrap()],
+            "is 1073741824 bytes; the limit is",
+        ),
     ];
     for (args, expected) in cases {
         let started = Instant::now();
         let (output, _, stderr) = run(deskhand_at(&api, data.path()).args(args));
-        assert!(started.elapsed() < Duration::from_secs(10), "{args:?} took long");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{args:?} took long"
+        );
         assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
         let lines: Vec<&str> = stderr
@@ -186,17 +219,22 @@ fn attachments_and_imports_refuse_fifos_devices_and_giants_at_once() {
 fn error_causes_are_said_once() {
     let api = StandIn::spawn(Vec::<Turn>::new());
     let data = tempfile::tempdir().unwrap();
-    let missing = data.path().join("missing.json");
+    let missing = data.path().join("missing.png");
     let broken = data.path().join("broken.json");
     std::fs::write(&broken, "{not json").unwrap();
-    for file in [&missing, &broken] {
-        let (output, _, stderr) = run(deskhand_at(&api, data.path()).args([
-            "sessions",
-            "import",
-            file.to_str().unwrap(),
-        ]));
-        assert_eq!(output.status.code(), Some(1));
-        let line = stderr.trim_end();
+    let cases: [&[&str]; 4] = [
+        &["ask", "--attach", data.path().to_str().unwrap(), "x"],
+        &["ask", "--attach", missing.to_str().unwrap(), "x"],
+        &["sessions", "import", missing.to_str().unwrap()],
+        &["sessions", "import", broken.to_str().unwrap()],
+    ];
+    for args in cases {
+        let (output, _, stderr) = run(deskhand_at(&api, data.path()).args(args));
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        let line = stderr
+            .lines()
+            .find(|l| !l.contains("it is now private"))
+            .unwrap();
         for part in line.split(": ").skip(1) {
             assert_eq!(line.matches(part).count(), 1, "`{part}` said twice: {line}");
         }
@@ -212,15 +250,28 @@ fn a_deeply_nested_tool_input_is_refused_and_the_session_stays_usable() {
         Turn::text("Still here."),
     ]);
     let data = tempfile::tempdir().unwrap();
-    let events = ask_json(&api, data.path(), &["--tools", "bash", "--approve", "auto", "go"]);
+    let events = ask_json(
+        &api,
+        data.path(),
+        &["--tools", "bash", "--approve", "auto", "go"],
+    );
     let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
     assert_eq!(result["is_error"], true);
     assert!(
-        result["text"].as_str().unwrap().contains("input is nested 127 levels deep; a tool input may nest at most 64"),
+        result["text"]
+            .as_str()
+            .unwrap()
+            .contains("input is nested 127 levels deep; a tool input may nest at most 64"),
         "{result}"
     );
-    let id = events.last().unwrap()["session_id"].as_str().unwrap().to_string();
-    for args in [vec!["sessions", "show", &id], vec!["sessions", "export", &id]] {
+    let id = events.last().unwrap()["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for args in [
+        vec!["sessions", "show", &id],
+        vec!["sessions", "export", &id],
+    ] {
         let (output, _, stderr) = run(deskhand_at(&api, data.path()).args(&args));
         assert!(output.status.success(), "{args:?}: {stderr}");
     }

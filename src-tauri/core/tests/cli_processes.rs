@@ -43,13 +43,25 @@ fn escaping_command(pids: &Path) -> String {
 fn kill_9_of_the_cli_ends_the_shell_and_everything_it_started() {
     let data = tempfile::tempdir().unwrap();
     let pids = data.path().join("pids");
-    let command = format!("{}; echo $$ > {}.ready; sleep 300", escaping_command(&pids), pids.display());
+    let command = format!(
+        "{}; echo $$ > {}.ready; sleep 300",
+        escaping_command(&pids),
+        pids.display()
+    );
     let api = StandIn::spawn([
         Turn::tool_use("bash", json!({ "command": command })),
         Turn::text("never reached"),
     ]);
     let mut cli = deskhand_at(&api, data.path())
-        .args(["ask", "--json", "--tools", "bash", "--approve", "auto", "start things"])
+        .args([
+            "ask",
+            "--json",
+            "--tools",
+            "bash",
+            "--approve",
+            "auto",
+            "start things",
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -75,10 +87,23 @@ fn the_end_of_a_run_ends_what_its_commands_left_running() {
         Turn::text("started"),
     ]);
     let output = deskhand_at(&api, data.path())
-        .args(["ask", "--json", "--tools", "bash", "--approve", "auto", "start things"])
+        .args([
+            "ask",
+            "--json",
+            "--tools",
+            "bash",
+            "--approve",
+            "auto",
+            "start things",
+        ])
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert_eq!(std::fs::read_to_string(&pids).unwrap().lines().count(), 4);
     let left = survivors(&pids);
     assert!(left.is_empty(), "still running after the run: {left:?}");

@@ -183,12 +183,16 @@ fn import_checked(text: &str) -> Result<(), TestCaseError> {
     let store = Store::open(dir.path()).unwrap();
     let started = Instant::now();
     let result = store.import(text);
-    prop_assert!(started.elapsed() < Duration::from_secs(5), "bounded in time");
+    prop_assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "bounded in time"
+    );
     let Ok(id) = result else {
         return Ok(()); // a StoreError: typed by construction
     };
     prop_assert!(
-        id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+        id.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
         "id {id:?}"
     );
     store.load_session(&id).unwrap();
@@ -252,9 +256,17 @@ fn the_issue_s_hostile_imports_are_refused() {
     let error = refused(&|e| e["session"]["id"] = json!("../../x"));
     assert!(error.contains("not a Deskhand id"), "{error}");
     let error = refused(&|e| e["session"]["id"] = json!("a\u{1b}[2Jb"));
-    assert!(!error.contains('\u{1b}'), "no escape reaches the terminal: {error}");
+    assert!(
+        !error.contains('\u{1b}'),
+        "no escape reaches the terminal: {error}"
+    );
     let error = refused(&|e| {
-        let image = e["images"].as_object_mut().unwrap().values_mut().next().unwrap();
+        let image = e["images"]
+            .as_object_mut()
+            .unwrap()
+            .values_mut()
+            .next()
+            .unwrap();
         image["media_type"] = json!("text/html");
     });
     assert!(error.contains("labelled \"text/html\""), "{error}");
@@ -274,9 +286,10 @@ fn the_issue_s_hostile_imports_are_refused() {
             .unwrap()
             .push(json!({"type": "text", "text": "again"}));
         let call = e["messages"][1]["content"][1].clone();
-        e["messages"].as_array_mut().unwrap().extend([
-            json!({"role": "assistant", "content": [call]}),
-        ]);
+        e["messages"]
+            .as_array_mut()
+            .unwrap()
+            .extend([json!({"role": "assistant", "content": [call]})]);
     });
     assert!(error.contains("used twice"), "{error}");
     assert!(store.sessions().unwrap().is_empty(), "nothing was kept");

@@ -275,7 +275,10 @@ async fn setsid_and_orphaned_processes_end_at_the_timeout_and_with_the_tool() {
     let started = std::fs::read_to_string(&pids).unwrap();
     assert_eq!(started.lines().count(), 3, "{started}");
     for pid in started.lines() {
-        assert!(wait_until_gone(pid).await, "process {pid} outlived the timeout");
+        assert!(
+            wait_until_gone(pid).await,
+            "process {pid} outlived the timeout"
+        );
     }
 
     std::fs::remove_file(&pids).unwrap();
@@ -284,7 +287,10 @@ async fn setsid_and_orphaned_processes_end_at_the_timeout_and_with_the_tool() {
     drop(tool);
     let started = std::fs::read_to_string(&pids).unwrap();
     for pid in started.lines() {
-        assert!(wait_until_gone(pid).await, "process {pid} outlived the tool");
+        assert!(
+            wait_until_gone(pid).await,
+            "process {pid} outlived the tool"
+        );
     }
 }
 

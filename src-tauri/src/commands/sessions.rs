@@ -148,6 +148,10 @@ mod tests {
         let mode = std::os::unix::fs::PermissionsExt::mode(
             &std::fs::metadata(&first).unwrap().permissions(),
         );
-        assert_eq!(mode & 0o777, 0o600, "an export is private whatever the umask");
+        assert_eq!(
+            mode & 0o777,
+            0o600,
+            "an export is private whatever the umask"
+        );
     }
 }

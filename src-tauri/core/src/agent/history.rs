@@ -47,7 +47,8 @@ pub fn repair(history: &mut Vec<Message>, reason: &str) -> usize {
     // Each pass can only empty messages (dropping orphan results), which the next pass
     // removes; a pass that changes nothing ends it.
     loop {
-        let pass = drop_empty(history) + start_with_user(history) + pair_tool_calls(history, reason);
+        let pass =
+            drop_empty(history) + start_with_user(history) + pair_tool_calls(history, reason);
         if pass == 0 {
             return changes;
         }

@@ -71,7 +71,9 @@ fn checked_image(media_type: &str, data: &str) -> Result<Vec<u8>, String> {
             crate::images::MAX_IMAGE_BYTES
         ));
     }
-    let bytes = BASE64.decode(data).map_err(|e| format!("invalid base64: {e}"))?;
+    let bytes = BASE64
+        .decode(data)
+        .map_err(|e| format!("invalid base64: {e}"))?;
     checked_bytes(media_type, &bytes)?;
     Ok(bytes)
 }

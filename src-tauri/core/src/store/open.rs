@@ -21,20 +21,25 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// SQLite opens it; SQLite gives its WAL and shared-memory files the database's mode).
 /// Returns the mode `dir` had if it had to be tightened.
 pub fn open(dir: &Path) -> Result<(Connection, Option<u32>), StoreError> {
-    let tightened = files::private_dir(dir).map_err(|source| match StoreError::io(dir, source) {
-        StoreError::Io { source, .. } => StoreError::CreateDir {
-            path: dir.into(),
-            source,
-        },
-        other => other,
-    })?;
+    let tightened =
+        files::private_dir(dir).map_err(|source| match StoreError::io(dir, source) {
+            StoreError::Io { source, .. } => StoreError::CreateDir {
+                path: dir.into(),
+                source,
+            },
+            other => other,
+        })?;
     let screenshots = dir.join(super::SCREENSHOTS_DIR);
     files::private_dir(&screenshots).map_err(|e| StoreError::io(&screenshots, e))?;
     check_writable(dir)?;
     let path = dir.join(DB_FILE);
     let existing = check_header(&path)?;
     if existing {
-        for file in [path.clone(), wal_file(&path, "-wal"), wal_file(&path, "-shm")] {
+        for file in [
+            path.clone(),
+            wal_file(&path, "-wal"),
+            wal_file(&path, "-shm"),
+        ] {
             match files::make_private(&file) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                     return Err(StoreError::io(&file, e));

@@ -229,11 +229,7 @@ impl Shell {
 
     /// Runs `command`. A first marker, printed before it, tells what background jobs wrote
     /// since the last command (into `background`) from what this command writes.
-    async fn execute(
-        &mut self,
-        command: &str,
-        out: &mut Outputs,
-    ) -> std::io::Result<Ended> {
+    async fn execute(&mut self, command: &str, out: &mut Outputs) -> std::io::Result<Ended> {
         let id = uuid::Uuid::new_v4().simple().to_string();
         let begin = format!("__deskhand_begin_{id}__");
         let marker = format!("__deskhand_done_{id}__");
@@ -249,16 +245,36 @@ impl Shell {
         self.stdin.flush().await?;
         let begin = begin.as_bytes();
         let started = tokio::try_join!(
-            read_until_marker(&mut self.stdout, &mut self.stdout_rest, begin, &mut out.background_stdout),
-            read_until_marker(&mut self.stderr, &mut self.stderr_rest, begin, &mut out.background_stderr),
+            read_until_marker(
+                &mut self.stdout,
+                &mut self.stdout_rest,
+                begin,
+                &mut out.background_stdout
+            ),
+            read_until_marker(
+                &mut self.stderr,
+                &mut self.stderr_rest,
+                begin,
+                &mut out.background_stderr
+            ),
         )?;
         if started.0.is_none() || started.1.is_none() {
             return Ok(Ended::ShellExited);
         }
         let marker = marker.as_bytes();
         let (status, _) = tokio::try_join!(
-            read_until_marker(&mut self.stdout, &mut self.stdout_rest, marker, &mut out.stdout),
-            read_until_marker(&mut self.stderr, &mut self.stderr_rest, marker, &mut out.stderr),
+            read_until_marker(
+                &mut self.stdout,
+                &mut self.stdout_rest,
+                marker,
+                &mut out.stdout
+            ),
+            read_until_marker(
+                &mut self.stderr,
+                &mut self.stderr_rest,
+                marker,
+                &mut out.stderr
+            ),
         )?;
         Ok(match status {
             Some(status) => Ended::Status(status.trim().parse().unwrap_or(-1)),

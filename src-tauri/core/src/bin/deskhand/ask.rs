@@ -13,9 +13,9 @@ use deskhand::agent::{
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, RunStatus,
 };
 use deskhand::images::load_attachment;
+use deskhand::llm::RetryPolicy;
 use deskhand::llm::config::{self, ProviderSettings};
 use deskhand::llm::pricing::PriceTable;
-use deskhand::llm::RetryPolicy;
 use deskhand::paths;
 use deskhand::secrets::{self, OsKeyring};
 use deskhand::store::{Recorder, StoreError};

@@ -8,7 +8,6 @@ use clap::{Args, Subcommand, ValueEnum};
 use deskhand::agent::Budget;
 use serde_json::Value;
 
-
 #[derive(Args)]
 pub struct SettingsArgs {
     #[command(subcommand)]

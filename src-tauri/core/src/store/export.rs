@@ -96,7 +96,10 @@ fn imported_message(
     images: &BTreeMap<String, ExportedImage>,
 ) -> Result<Message, String> {
     let mut message = message.clone();
-    resolve_refs(&mut message["content"], images);
+    let Some(content) = message.get_mut("content") else {
+        return Err("it needs a role (user or assistant) and a content list".into());
+    };
+    resolve_refs(content, images);
     let message: Message = serde_json::from_value(message).map_err(|e| e.to_string())?;
     for block in &message.content {
         let sources: Vec<&ImageSource> = match block {

@@ -45,6 +45,8 @@ pub enum StoreError {
     NoWal { path: PathBuf, mode: String },
     #[error("no session `{0}`")]
     NotFound(String),
+    #[error("the session id is empty; give a session's id or its first characters")]
+    EmptyId,
     #[error("`{prefix}` matches several sessions ({matches}); give more of the id")]
     Ambiguous { prefix: String, matches: String },
     #[error("a session with id `{0}` already exists; delete it first to import this file again")]

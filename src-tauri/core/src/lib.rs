@@ -5,8 +5,10 @@
 pub mod agent;
 pub mod files;
 pub mod images;
+pub mod json_depth;
 pub mod llm;
 pub mod paths;
+pub mod processes;
 pub mod secrets;
 pub mod store;
 pub mod tools;

@@ -78,6 +78,14 @@ pub(crate) fn parse_tool_input(json: &str) -> Result<Value, String> {
     if json.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
+    // Checked before parsing: deeper JSON could be stored but never read back.
+    let depth = crate::json_depth::text_depth(json);
+    if depth > crate::json_depth::MAX_TOOL_INPUT_DEPTH {
+        return Err(format!(
+            "input is nested {depth} levels deep; a tool input may nest at most {} levels",
+            crate::json_depth::MAX_TOOL_INPUT_DEPTH
+        ));
+    }
     match serde_json::from_str::<Value>(json) {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(_) => Err("input is not a JSON object".into()),

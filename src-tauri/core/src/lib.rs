@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod files;
 pub mod images;
+pub mod key_guard;
 pub mod llm;
 pub mod paths;
 pub mod secrets;

@@ -76,7 +76,8 @@ impl SseParser {
         }
         self.buffer.drain(..start);
         self.scanned = self.buffer.len();
-        if self.buffer.len() > self.limit {
+        // The open line may be one byte over: its `\r` before the `\n`.
+        if self.buffer.len() > self.limit + 1 {
             return Err(SseError::LineTooLong { limit: self.limit });
         }
         Ok(events)
@@ -100,13 +101,17 @@ impl SseParser {
             Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
             None => (line, ""),
         };
+        // Counted as decoded: a byte that is not UTF-8 becomes three (U+FFFD).
+        let too_large = Err(SseError::EventTooLarge { limit: self.limit });
         match field {
+            "event" if value.len() > self.limit => return too_large,
             "event" => self.event = value.to_string(),
             "data" => match &mut self.data {
+                None if value.len() > self.limit => return too_large,
                 None => self.data = Some(value.to_string()),
                 Some(data) => {
                     if data.len() + 1 + value.len() > self.limit {
-                        return Err(SseError::EventTooLarge { limit: self.limit });
+                        return too_large;
                     }
                     data.push('\n');
                     data.push_str(value);
@@ -153,9 +158,9 @@ mod tests {
     #[test]
     fn a_line_or_an_event_over_the_cap_is_an_error() {
         let mut parser = SseParser::with_limit(16);
-        assert_eq!(parser.push(b"data: 0123456789").unwrap(), vec![]);
+        assert_eq!(parser.push(b"data: 0123456789a").unwrap(), vec![]);
         assert_eq!(
-            parser.push(b"abcdef"),
+            parser.push(b"bcdef"),
             Err(SseError::LineTooLong { limit: 16 }),
             "a line without its newline counts too"
         );

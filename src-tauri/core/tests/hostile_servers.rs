@@ -774,3 +774,77 @@ fn a_gzip_body_is_refused_unread_since_compression_is_never_asked_for() {
         );
     }
 }
+
+/// The figures of the README's "Hostile model servers" paragraph: a 100 MB tool input
+/// streamed in deltas of 1 MB and of 16 MB, how long the server takes to send it, how long
+/// `deskhand` takes until its next request (receiving, parsing, answering and storing the
+/// call), and its peak memory; medians of three runs.
+/// `cargo test -p deskhand --test hostile_servers -- --ignored --nocapture measure`
+#[test]
+#[ignore = "a measurement, not a check"]
+fn measure_a_100_mb_tool_input() {
+    use std::sync::{Arc, Mutex};
+    for delta_mb in [1, 16] {
+        let text = "a".repeat(100 * 1024 * 1024);
+        let input =
+            json!({"command": "create", "path": "/nonexistent/x", "file_text": text}).to_string();
+        drop(text);
+        let pieces: Vec<String> = input
+            .as_bytes()
+            .chunks(delta_mb * 1024 * 1024)
+            .map(|piece| String::from_utf8(piece.to_vec()).unwrap())
+            .collect();
+        let first =
+            Arc::new(Side::Anthropic.tool_calls(&[("str_replace_based_edit_tool".into(), pieces)]));
+        let mut runs = Vec::new();
+        for _ in 0..3 {
+            let sent: Arc<Mutex<Option<Instant>>> = Arc::default();
+            let asked: Arc<Mutex<Option<Instant>>> = Arc::default();
+            let (first, sent_at, asked_at) = (first.clone(), sent.clone(), asked.clone());
+            let server = RawServer::spawn(Ipv4Addr::LOCALHOST, move |number, _| {
+                if number == 0 {
+                    let body: Vec<Vec<u8>> = first
+                        .as_bytes()
+                        .chunks(64 * 1024)
+                        .map(<[u8]>::to_vec)
+                        .collect();
+                    let sent_at = sent_at.clone();
+                    Answer::Stream {
+                        head: sse_head(),
+                        body: Box::new(body.into_iter().chain(std::iter::from_fn(move || {
+                            *sent_at.lock().unwrap() = Some(Instant::now());
+                            None
+                        }))),
+                    }
+                } else {
+                    *asked_at.lock().unwrap() = Some(Instant::now());
+                    sse_response(anthropic_text("Done.").as_bytes())
+                }
+            });
+            let dir = tempfile::tempdir().unwrap();
+            let started = Instant::now();
+            let ended = run_bounded(
+                &Side::Anthropic.ask(&server.url(), dir.path()),
+                Duration::from_secs(600),
+            );
+            assert_eq!(ended.status.code(), Some(0), "{}", tail(&ended.stderr));
+            let sent = sent.lock().unwrap().unwrap() - started;
+            let asked = asked.lock().unwrap().unwrap() - started;
+            let db = std::fs::metadata(dir.path().join("history.db")).map_or(0, |m| m.len());
+            runs.push((sent, asked, ended.took, ended.peak_rss_mb, db));
+        }
+        let median = |mut values: Vec<f64>| {
+            values.sort_by(f64::total_cmp);
+            values[1]
+        };
+        eprintln!(
+            "100 MB tool input in {delta_mb} MB deltas: sent in {:.1} s, next request at {:.1} s, \
+             run {:.1} s, peak RSS {:.0} MB, history.db {:.0} MB",
+            median(runs.iter().map(|r| r.0.as_secs_f64()).collect()),
+            median(runs.iter().map(|r| r.1.as_secs_f64()).collect()),
+            median(runs.iter().map(|r| r.2.as_secs_f64()).collect()),
+            median(runs.iter().map(|r| r.3).collect()),
+            median(runs.iter().map(|r| r.4 as f64 / 1048576.0).collect()),
+        );
+    }
+}

@@ -39,7 +39,7 @@ pub(crate) struct HttpRequest {
 /// The most bytes of one streamed response. A model's reply is bounded by its output tokens
 /// (a few MB at most); a server that sends more is broken or hostile, and would otherwise
 /// fill memory as fast as it can send.
-pub const MAX_RESPONSE_BYTES: usize = 256 * 1024 * 1024;
+const MAX_RESPONSE_BYTES: usize = 256 * 1024 * 1024;
 
 /// The most of an error body that is read: error objects are small.
 const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
@@ -213,15 +213,7 @@ impl HttpApi {
         request_id: Option<String>,
     ) -> ProviderError {
         let status = response.status().as_u16();
-        let location = response
-            .headers()
-            .get(reqwest::header::LOCATION)
-            .map(|value| {
-                String::from_utf8_lossy(value.as_bytes())
-                    .chars()
-                    .take(300)
-                    .collect()
-            })
+        let location = header_text(response.headers(), reqwest::header::LOCATION, 300)
             .unwrap_or_else(|| "nowhere (no Location header)".to_string());
         ProviderError {
             provider: self.provider,
@@ -252,16 +244,7 @@ impl HttpApi {
 /// HTML page from a proxy or a login portal, a JSON body), or a compression that was not asked
 /// for (none is: a compressed body would need an unbounded decompression to read).
 fn not_an_event_stream(headers: &reqwest::header::HeaderMap) -> Option<String> {
-    let header = |name| {
-        headers
-            .get(name)
-            .map(|value: &reqwest::header::HeaderValue| {
-                String::from_utf8_lossy(value.as_bytes())
-                    .chars()
-                    .take(100)
-                    .collect::<String>()
-            })
-    };
+    let header = |name| header_text(headers, name, 100);
     if let Some(encoding) = header(reqwest::header::CONTENT_ENCODING)
         .filter(|encoding| !encoding.trim().eq_ignore_ascii_case("identity"))
     {
@@ -280,6 +263,21 @@ fn not_an_event_stream(headers: &reqwest::header::HeaderMap) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// A header's value as text, cut at `limit` characters: a server's words, for an error line.
+fn header_text(
+    headers: &reqwest::header::HeaderMap,
+    name: reqwest::header::HeaderName,
+    limit: usize,
+) -> Option<String> {
+    let value = headers.get(name)?;
+    Some(
+        String::from_utf8_lossy(value.as_bytes())
+            .chars()
+            .take(limit)
+            .collect(),
+    )
 }
 
 /// The first `limit` bytes of a body, as text: enough of an error body or of what came

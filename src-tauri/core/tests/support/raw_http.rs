@@ -115,6 +115,7 @@ impl Drop for RawServer {
     }
 }
 
+/// Reads one request and answers it; every answer ends with the connection.
 fn serve(
     stream: TcpStream,
     requests: &Mutex<Vec<RawRequest>>,
@@ -123,44 +124,42 @@ fn serve(
 ) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
     let mut writer = stream;
-    loop {
-        let Some(request) = read_request(&mut reader) else {
-            return;
-        };
-        let number = {
-            let mut requests = requests.lock().unwrap();
-            requests.push(request.clone());
-            requests.len() - 1
-        };
-        match respond(number, &request) {
-            Answer::Bytes(bytes) => {
-                let _ = writer.write_all(&bytes);
+    let Some(request) = read_request(&mut reader) else {
+        return;
+    };
+    let number = {
+        let mut requests = requests.lock().unwrap();
+        requests.push(request.clone());
+        requests.len() - 1
+    };
+    match respond(number, &request) {
+        Answer::Bytes(bytes) => {
+            let _ = writer.write_all(&bytes);
+        }
+        Answer::Stream { head, body } => {
+            if writer.write_all(head.as_bytes()).is_err() {
                 return;
             }
-            Answer::Stream { head, body } => {
-                if writer.write_all(head.as_bytes()).is_err() {
+            for chunk in body {
+                if stop.load(Ordering::SeqCst) || writer.write_all(&chunk).is_err() {
                     return;
                 }
-                for chunk in body {
-                    if stop.load(Ordering::SeqCst) || writer.write_all(&chunk).is_err() {
-                        return;
-                    }
-                }
-                return;
             }
-            Answer::Silent => {
-                let _ = writer.set_read_timeout(Some(Duration::from_millis(100)));
-                let mut byte = [0u8; 1];
-                while !stop.load(Ordering::SeqCst) {
-                    match writer.read(&mut byte) {
-                        Ok(0) => return,
-                        Ok(_) => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
-                        Err(_) => return,
-                    }
+        }
+        Answer::Silent => {
+            let _ = writer.set_read_timeout(Some(Duration::from_millis(100)));
+            let mut byte = [0u8; 1];
+            while !stop.load(Ordering::SeqCst) {
+                match writer.read(&mut byte) {
+                    Ok(0) => return,
+                    Ok(_) => {}
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        ) => {}
+                    Err(_) => return,
                 }
-                return;
             }
         }
     }

@@ -6,6 +6,7 @@ pub mod agent;
 pub mod files;
 pub mod images;
 pub mod json_depth;
+pub mod key_guard;
 pub mod llm;
 pub mod paths;
 pub mod processes;

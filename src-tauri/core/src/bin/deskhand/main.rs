@@ -46,6 +46,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // SAFETY: the first thing main does, before any other thread exists.
+    unsafe { deskhand::key_guard::protect_keys() };
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,

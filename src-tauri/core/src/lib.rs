@@ -6,6 +6,7 @@ pub mod agent;
 pub mod files;
 pub mod images;
 pub mod llm;
+pub mod memory;
 pub mod paths;
 pub mod secrets;
 pub mod store;

@@ -49,6 +49,11 @@ pub enum StoreError {
     Ambiguous { prefix: String, matches: String },
     #[error("a session with id `{0}` already exists; delete it first to import this file again")]
     AlreadyExists(String),
+    #[error("no note {0}")]
+    NoNote(i64),
+    /// A note that cannot be stored: empty, too long, or holding a secret.
+    #[error("{0}")]
+    BadNote(String),
     #[error("not a Deskhand session export: {0}")]
     BadExport(String),
     #[error("screenshot file {path}: {source}")]

@@ -15,10 +15,11 @@ use deskhand::images::load_attachment;
 use deskhand::llm::config::{self, ProviderSettings};
 use deskhand::llm::pricing::PriceTable;
 use deskhand::llm::{ContentBlock, RetryPolicy};
+use deskhand::memory;
 use deskhand::paths;
 use deskhand::secrets::{self, OsKeyring};
 use deskhand::store::{Recorder, Store, StoreError};
-use deskhand::tools::catalog::{self, ToolSettings};
+use deskhand::tools::catalog::{self, MemoryAccess, ToolSettings};
 use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins};
 use tokio_util::sync::CancellationToken;
 
@@ -82,6 +83,9 @@ pub struct AskArgs {
     /// history.
     #[arg(long, value_name = "ID")]
     session: Option<String>,
+    /// Leave the notes out of this run's system prompt (the `memory` tool stays).
+    #[arg(long)]
+    no_memory: bool,
     prompt: String,
 }
 
@@ -102,22 +106,31 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         RetryPolicy::default(),
     )?;
     let model = chosen.model.clone();
-    let defaults = ToolSettings::default();
-    let settings = ToolSettings {
-        model: model.clone(),
-        monitor: args.monitor,
-        bash_timeout: args.bash_timeout.unwrap_or(defaults.bash_timeout),
-        ..defaults
-    };
-    let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
-    let selection = plugin_config.select(args.tools.as_deref())?;
-    let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
     let store = Store::open_default(args.data_dir.clone())?;
     let resumed = args
         .session
         .as_deref()
         .map(|id| store.resolve_id(id))
         .transpose()?;
+    let session_id = resumed
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let defaults = ToolSettings::default();
+    let settings = ToolSettings {
+        model: model.clone(),
+        monitor: args.monitor,
+        bash_timeout: args.bash_timeout.unwrap_or(defaults.bash_timeout),
+        memory: Some(MemoryAccess {
+            store: store.clone(),
+            session_id: session_id.clone(),
+        }),
+        ..defaults
+    };
+    let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
+    let selection = plugin_config.select(args.tools.as_deref())?;
+    let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
+    let base_system = args.system.as_deref().unwrap_or(DEFAULT_SYSTEM);
+    let (system, notes) = memory::for_run(&store, base_system, &args.prompt, !args.no_memory)?;
     // This run's limits, else the stored ones.
     let stored = store.budget()?;
     let budget = Budget {
@@ -165,10 +178,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         ),
         config: AgentConfig {
             model: model.clone(),
-            system: args
-                .system
-                .clone()
-                .unwrap_or_else(|| DEFAULT_SYSTEM.to_string()),
+            system,
             max_turns: args.max_turns,
             max_tokens: DEFAULT_MAX_TOKENS,
             context: ContextPolicy {
@@ -179,14 +189,13 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             },
             price,
             budget,
+            notes,
         },
     };
 
     let opened = match &resumed {
         Some(id) => Recorder::resume(&store, id),
-        None => {
-            Recorder::create(&store, &uuid::Uuid::new_v4().to_string()).map(|r| (r, Vec::new()))
-        }
+        None => Recorder::create(&store, &session_id).map(|r| (r, Vec::new())),
     };
     let (mut recorder, mut history) = match opened {
         Ok(opened) => opened,
@@ -195,7 +204,6 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             return Err(e.into());
         }
     };
-    let session_id = recorder.session_id().to_string();
 
     let cancel = CancellationToken::new();
     watch_ctrl_c(cancel.clone());

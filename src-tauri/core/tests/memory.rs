@@ -159,8 +159,6 @@ fn secrets_and_bad_notes_are_refused_and_the_model_is_told_why() {
     // Refused before the gate: nobody was asked to approve a secret.
     assert!(of_type(&events, "approval_needed").is_empty());
     assert!(notes_in(data.path()).is_empty());
-    let db = std::fs::read(data.path().join(deskhand::store::DB_FILE)).unwrap();
-    assert!(!String::from_utf8_lossy(&db).contains("abcdefgh12345678"));
     // The person's own way in refuses the same.
     let (out, _, stderr) = run(deskhand(data.path()).args(["notes", "add", &format!("key {API_KEY}")]));
     assert_eq!(out.status.code(), Some(1));
@@ -213,6 +211,10 @@ fn a_plan_is_created_updated_and_replanned_on_stderr_and_in_json_and_kept_across
         Turn::tool_use("plan", json!({"action": "set", "steps": [{"id": "1", "title": "a"}, {"id": "1", "title": "b"}]})),
         Turn::tool_use("plan", json!({"action": "update", "steps": [{"id": "3", "status": "done"}]})),
         Turn::text("Planned."),
+        // The resumed run below.
+        Turn::tool_use("plan", json!({"action": "update", "steps": [{"id": "4", "status": "done"}]})),
+        Turn::tool_use("plan", json!({"action": "set", "steps": [{"id": "9", "title": "Start over"}]})),
+        Turn::text("Done."),
     ]);
     let data = tempfile::tempdir().unwrap();
     let (code, events, _) = ask(&api, data.path(), "deny", &["print the invoice"]);
@@ -242,11 +244,6 @@ fn a_plan_is_created_updated_and_replanned_on_stderr_and_in_json_and_kept_across
 
     // Resumed, the session goes on with its stored plan; the text mode shows changes on stderr.
     let session = events.last().unwrap()["session_id"].as_str().unwrap().to_string();
-    let api = StandIn::spawn([
-        Turn::tool_use("plan", json!({"action": "update", "steps": [{"id": "4", "status": "done"}]})),
-        Turn::tool_use("plan", json!({"action": "set", "steps": [{"id": "9", "title": "Start over"}]})),
-        Turn::text("Done."),
-    ]);
     let (out, stdout, stderr) = run(deskhand_at(&api, data.path())
         .args(["ask", "--approve", "deny", "--session", &session, "go on"]));
     assert!(out.status.success(), "{stderr}");

@@ -38,8 +38,24 @@ const STOP_WORDS: &[&str] = &[
 ];
 
 /// The most words of a prompt that choose notes; the most notes read as candidates.
-const PROMPT_WORDS: usize = 24;
+const PROMPT_WORDS: usize = 16;
 const CANDIDATES: usize = 200;
+
+/// A word found in this many notes or more says little about which are relevant (bm25 gives
+/// it almost no weight), and ranking every one of its matches would cost more than a run's
+/// start may: such words do not choose notes.
+const COMMON_WORD_NOTES: usize = 1000;
+
+/// Whether `word` occurs in fewer than [`COMMON_WORD_NOTES`] notes: FTS5 stops reading its
+/// matches at that count, so a common word costs about what a rare one does.
+fn is_distinctive(conn: &Connection, word: &str) -> Result<bool, StoreError> {
+    let matches: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ?1 LIMIT ?2)",
+        )?
+        .query_row(params![format!("\"{word}\""), COMMON_WORD_NOTES as i64], |r| r.get(0))?;
+    Ok((matches as usize) < COMMON_WORD_NOTES)
+}
 
 impl Store {
     /// Stores a new note, written in `session_id` (or by the person: `None`).
@@ -96,8 +112,9 @@ impl Store {
         })
     }
 
-    /// Notes holding every word of `query` (the last as a prefix), best match first, at most
-    /// `limit`.
+    /// Notes holding every word of `query` (the last as a prefix), the newest first, at most
+    /// `limit`. Like the history's search, newest first rather than by bm25, whose statistics
+    /// read every match of a common word.
     pub fn search_notes(&self, query: &str, limit: usize) -> Result<Vec<Note>, StoreError> {
         let Some(fts) = fts_query(query) else {
             return Ok(Vec::new());
@@ -105,7 +122,7 @@ impl Store {
         self.with(|conn| {
             let mut statement = conn.prepare_cached(&format!(
                 "SELECT {NOTE_COLUMNS} FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid
-                 WHERE notes_fts MATCH ?1 ORDER BY notes_fts.rank, n.updated_at DESC LIMIT ?2"
+                 WHERE notes_fts MATCH ?1 ORDER BY notes_fts.rowid DESC LIMIT ?2"
             ))?;
             let notes = statement
                 .query_map(params![fts, limit as i64], note_from_row)?
@@ -114,9 +131,10 @@ impl Store {
         })
     }
 
-    /// The notes for a run on `prompt`, within `token_cap` tokens: first those sharing words
-    /// with the prompt, by full-text rank (bm25) and, where equally relevant, the newest
-    /// first; then the most recently changed others, while they fit.
+    /// The notes for a run on `prompt`, within `token_cap` tokens: first those sharing
+    /// distinctive words with the prompt (not stop words, not words in a thousand notes or
+    /// more), by full-text rank (bm25) and, where equally relevant, the newest first; then the
+    /// most recently changed others, while they fit.
     pub fn notes_for_prompt(&self, prompt: &str, token_cap: u64) -> Result<Vec<Note>, StoreError> {
         let mut words: Vec<String> = Vec::new();
         for word in lowercase_words(prompt) {
@@ -129,6 +147,13 @@ impl Store {
             }
         }
         self.with(|conn| {
+            let mut distinctive = Vec::new();
+            for word in words {
+                if is_distinctive(conn, &word)? {
+                    distinctive.push(word);
+                }
+            }
+            let words = distinctive;
             let mut candidates: Vec<Note> = Vec::new();
             if !words.is_empty() {
                 let any_word = words

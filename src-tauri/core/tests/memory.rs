@@ -413,6 +413,35 @@ async fn notes_in_the_prompt_keep_the_cached_prefix_hitting_on_the_second_reques
             _ => None,
         })
         .collect();
+    eprintln!("usage of the two requests: {usage:?}");
     assert!(usage[0].cache_creation_input_tokens > 1024, "{usage:?}");
     assert!(usage[1].cache_read_input_tokens >= usage[0].cache_creation_input_tokens, "{usage:?}");
+}
+
+#[test]
+fn the_prompt_gets_the_relevant_notes_first_then_the_newest_within_the_token_cap() {
+    let data = tempfile::tempdir().unwrap();
+    let store = Store::open(data.path()).unwrap();
+    let invoices = store.add_note("the invoices are in ~/Documents/Acme", None).unwrap();
+    let browser = store.add_note("use Firefox, not Chromium", None).unwrap();
+    // A thousand notes share a common word ("folder"): it does not choose notes.
+    for i in 0..1000 {
+        store.add_note(&format!("folder {i} holds holiday photos"), None).unwrap();
+    }
+    let newest = store.add_note("the printer is called Brother-2", None).unwrap();
+
+    let chosen = store.notes_for_prompt("Open the invoices folder", 35).unwrap();
+    assert_eq!(chosen[0].id, invoices.id, "the note sharing a distinctive word comes first");
+    assert_eq!(chosen[1].id, newest.id, "then the newest");
+    let tokens: u64 = chosen.iter().map(memory::estimate_tokens).sum();
+    assert!(tokens <= 35, "{tokens}");
+    // Nothing relevant: the newest notes, within the cap.
+    let chosen = store.notes_for_prompt("what time is it", 1500).unwrap();
+    assert_eq!(chosen[0].id, newest.id);
+    assert!(!chosen.iter().any(|n| n.id == browser.id), "the cap leaves the oldest out");
+    let tokens: u64 = chosen.iter().map(memory::estimate_tokens).sum();
+    assert!(tokens <= 1500 && tokens > 1400, "{tokens}");
+    // A prompt naming the browser gets that note even though it is old.
+    let chosen = store.notes_for_prompt("start chromium", 1500).unwrap();
+    assert_eq!(chosen[0].id, browser.id);
 }

@@ -1326,7 +1326,10 @@ fn notes_are_managed_from_the_window_and_its_runs_get_them_and_show_the_plan() {
     ]);
     let app = window(Some(&server));
     let note = app
-        .call("add_note", json!({"text": "the invoices are in ~/Documents/Acme"}))
+        .call(
+            "add_note",
+            json!({"text": "the invoices are in ~/Documents/Acme"}),
+        )
         .unwrap();
     let id = note["id"].as_i64().unwrap();
     assert_eq!(note["session_id"], Value::Null);
@@ -1345,7 +1348,9 @@ fn notes_are_managed_from_the_window_and_its_runs_get_them_and_show_the_plan() {
         )
         .unwrap();
     assert_eq!(edited["text"], "the invoices are in ~/Documents/Acme/2026");
-    let found = app.call("search_notes", json!({"query": "invoic"})).unwrap();
+    let found = app
+        .call("search_notes", json!({"query": "invoic"}))
+        .unwrap();
     assert_eq!(found.as_array().unwrap().len(), 1);
     assert_eq!(app.call("list_notes", json!({})).unwrap()[0]["id"], id);
     assert_eq!(app.call("get_memory_in_prompt", json!({})).unwrap(), true);

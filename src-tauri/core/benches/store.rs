@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use deskhand::agent::AgentEvent;
 use deskhand::llm::{ContentBlock, Message};
 use deskhand::memory;
+use deskhand::store::{DB_FILE, Recorder, Store};
 use deskhand::tools::memory::MemoryTool;
 use deskhand::tools::{Tool, ToolContext};
-use deskhand::store::{DB_FILE, Recorder, Store};
 use rand::{Rng, SeedableRng};
 use rusqlite::{Connection, params};
 use serde_json::json;
@@ -265,8 +265,11 @@ fn main() {
         "open the terminal and save the report in the menu",
         "kalomi rusati vozeka",
     ] {
-        let (choose, notes) =
-            timed(|| store.notes_for_prompt(prompt, memory::DEFAULT_PROMPT_TOKENS).unwrap());
+        let (choose, notes) = timed(|| {
+            store
+                .notes_for_prompt(prompt, memory::DEFAULT_PROMPT_TOKENS)
+                .unwrap()
+        });
         println!(
             "  choose the notes for {:<52} median {}  ({} notes)",
             format!("{prompt:?}:"),

@@ -272,13 +272,8 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
         .map(|_| Turn::tool_use("no_such_tool", json!({})))
         .collect();
     let api = StandIn::spawn(turns);
-    let (output, stdout, _) = run(deskhand_at(&api, data.path()).args([
-        "ask",
-        "--json",
-        "--tools",
-        "bash,editor",
-        "go",
-    ]));
+    let (output, stdout, _) =
+        run(deskhand_at(&api, data.path()).args(["ask", "--json", "--tools", "bash,editor", "go"]));
     assert_eq!(output.status.code(), Some(4));
     assert_eq!(json_lines(&stdout).last().unwrap()["status"], "budget");
     assert_eq!(api.requests().len(), 2);

@@ -79,8 +79,12 @@ mod tests {
         let long = "a".repeat(NOTE_LIMIT + 1);
         assert!(check_note(&long).unwrap_err().contains("4 KB"));
         assert!(check_note(&"a".repeat(NOTE_LIMIT)).is_ok());
-        let key = check_note("my key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789").unwrap_err();
+        let key =
+            check_note("my key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789").unwrap_err();
         assert!(key.starts_with("refused"), "{key}");
-        assert!(!key.contains("abcdefghij"), "the refusal does not repeat the key: {key}");
+        assert!(
+            !key.contains("abcdefghij"),
+            "the refusal does not repeat the key: {key}"
+        );
     }
 }

@@ -27,7 +27,10 @@ pub fn transcript(session: &SessionSummary, messages: &[Message]) -> String {
                     lines.push(format!("{who}: {}", text.trim()));
                 }
                 ContentBlock::ToolUse { name, input, .. } => {
-                    lines.push(format!("→ {name} {}", cut(&input.to_string(), ACTION_CHARS)));
+                    lines.push(format!(
+                        "→ {name} {}",
+                        cut(&input.to_string(), ACTION_CHARS)
+                    ));
                 }
                 ContentBlock::ToolResult {
                     content, is_error, ..

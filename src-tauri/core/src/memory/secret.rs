@@ -8,7 +8,10 @@ pub fn looks_like_secret(text: &str) -> Option<&'static str> {
         let is_key = name
             .to_str()
             .is_some_and(|n| n.to_ascii_uppercase().ends_with("API_KEY"));
-        is_key && value.to_str().is_some_and(|v| v.trim().len() >= 8 && text.contains(v.trim()))
+        is_key
+            && value
+                .to_str()
+                .is_some_and(|v| v.trim().len() >= 8 && text.contains(v.trim()))
     });
     if in_environment {
         return Some("the value of an API key variable of this machine");
@@ -57,7 +60,8 @@ fn key_format(token: &str) -> Option<&'static str> {
 fn assigns_api_key(text: &str) -> bool {
     let upper = text.to_ascii_uppercase();
     upper.match_indices("API_KEY").any(|(at, name)| {
-        let rest = text[at + name.len()..].trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        let rest = text[at + name.len()..]
+            .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
         let rest = rest.trim_start_matches([' ', '"', '\'']);
         let Some(value) = rest.strip_prefix(['=', ':']) else {
             return false;

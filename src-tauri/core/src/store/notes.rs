@@ -22,10 +22,12 @@ fn note_from_row(row: &Row<'_>) -> rusqlite::Result<Note> {
 }
 
 fn note(conn: &Connection, id: i64) -> Result<Note, StoreError> {
-    conn.prepare_cached(&format!("SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"))?
-        .query_row([id], note_from_row)
-        .optional()?
-        .ok_or(StoreError::NoNote(id))
+    conn.prepare_cached(&format!(
+        "SELECT {NOTE_COLUMNS} FROM notes n WHERE n.id = ?1"
+    ))?
+    .query_row([id], note_from_row)
+    .optional()?
+    .ok_or(StoreError::NoNote(id))
 }
 
 /// Words too common to say what a prompt is about; matching them would rank every note.
@@ -53,7 +55,10 @@ fn is_distinctive(conn: &Connection, word: &str) -> Result<bool, StoreError> {
         .prepare_cached(
             "SELECT count(*) FROM (SELECT 1 FROM notes_fts WHERE notes_fts MATCH ?1 LIMIT ?2)",
         )?
-        .query_row(params![format!("\"{word}\""), COMMON_WORD_NOTES as i64], |r| r.get(0))?;
+        .query_row(
+            params![format!("\"{word}\""), COMMON_WORD_NOTES as i64],
+            |r| r.get(0),
+        )?;
     Ok((matches as usize) < COMMON_WORD_NOTES)
 }
 
@@ -165,7 +170,9 @@ impl Store {
                     "SELECT {NOTE_COLUMNS} FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid
                      WHERE notes_fts MATCH ?1 ORDER BY notes_fts.rank, n.updated_at DESC LIMIT ?2"
                 ))?;
-                for note in statement.query_map(params![any_word, CANDIDATES as i64], note_from_row)? {
+                for note in
+                    statement.query_map(params![any_word, CANDIDATES as i64], note_from_row)?
+                {
                     candidates.push(note?);
                 }
             }

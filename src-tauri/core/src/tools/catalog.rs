@@ -91,10 +91,9 @@ fn make(name: &str, settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogErr
         ))),
         "editor" => Ok(Arc::new(EditorTool::new(settings.editor_max_characters))),
         "memory" | "plan" => {
-            let access = settings
-                .memory
-                .as_ref()
-                .ok_or_else(|| unavailable("it needs the history, which this run does not have".into()))?;
+            let access = settings.memory.as_ref().ok_or_else(|| {
+                unavailable("it needs the history, which this run does not have".into())
+            })?;
             if name == "memory" {
                 return Ok(Arc::new(MemoryTool::new(
                     access.store.clone(),

@@ -123,7 +123,11 @@ impl Tool for MemoryTool {
             "remember" => {
                 let text = input["text"].as_str().unwrap_or_default();
                 memory::check_note(text)?;
-                (false, format!("remember: \"{text}\""), json!({"note": text}))
+                (
+                    false,
+                    format!("remember: \"{text}\""),
+                    json!({"note": text}),
+                )
             }
             "update" => {
                 let note = self.existing(input)?;
@@ -155,7 +159,11 @@ impl Tool for MemoryTool {
                     }
                     other => other.to_string(),
                 })?;
-                (true, format!("recall session {id}"), json!({"session_id": id}))
+                (
+                    true,
+                    format!("recall session {id}"),
+                    json!({"session_id": id}),
+                )
             }
             other => return Err(format!("unknown action `{other}`")),
         };

@@ -41,11 +41,28 @@ pub struct PlanStep {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PlanChange {
-    Added { id: String, title: String },
-    Removed { id: String, title: String },
-    Retitled { id: String, from: String, to: String },
-    Status { id: String, from: StepStatus, to: StepStatus },
-    Note { id: String, note: String },
+    Added {
+        id: String,
+        title: String,
+    },
+    Removed {
+        id: String,
+        title: String,
+    },
+    Retitled {
+        id: String,
+        from: String,
+        to: String,
+    },
+    Status {
+        id: String,
+        from: StepStatus,
+        to: StepStatus,
+    },
+    Note {
+        id: String,
+        note: String,
+    },
 }
 
 /// What the model sends: one step, in full (`set`) or only what changes (`update`).
@@ -89,11 +106,25 @@ impl PlanTool {
             if step.id.trim().is_empty() {
                 return Err("every step needs a non-empty `id`".into());
             }
-            if step.title.as_ref().is_some_and(|t| t.chars().count() > MAX_TITLE) {
-                return Err(format!("step `{}`: a title holds at most {MAX_TITLE} characters", step.id));
+            if step
+                .title
+                .as_ref()
+                .is_some_and(|t| t.chars().count() > MAX_TITLE)
+            {
+                return Err(format!(
+                    "step `{}`: a title holds at most {MAX_TITLE} characters",
+                    step.id
+                ));
             }
-            if step.note.as_ref().is_some_and(|n| n.chars().count() > MAX_NOTE) {
-                return Err(format!("step `{}`: a note holds at most {MAX_NOTE} characters", step.id));
+            if step
+                .note
+                .as_ref()
+                .is_some_and(|n| n.chars().count() > MAX_NOTE)
+            {
+                return Err(format!(
+                    "step `{}`: a note holds at most {MAX_NOTE} characters",
+                    step.id
+                ));
             }
         }
         match input.action.as_str() {
@@ -115,9 +146,10 @@ impl PlanTool {
                     .steps
                     .into_iter()
                     .map(|s| {
-                        let title = s.title.filter(|t| !t.trim().is_empty()).ok_or_else(|| {
-                            format!("step `{}` needs a `title` in `set`", s.id)
-                        })?;
+                        let title = s
+                            .title
+                            .filter(|t| !t.trim().is_empty())
+                            .ok_or_else(|| format!("step `{}` needs a `title` in `set`", s.id))?;
                         Ok(PlanStep {
                             id: s.id,
                             title,
@@ -269,7 +301,11 @@ impl Tool for PlanTool {
             kind: NAME.into(),
             // It changes nothing outside Deskhand: the person sees it, nothing acts on it.
             read_only: true,
-            summary: format!("plan: {} ({} steps)", input["action"].as_str().unwrap_or(""), next.len()),
+            summary: format!(
+                "plan: {} ({} steps)",
+                input["action"].as_str().unwrap_or(""),
+                next.len()
+            ),
             detail: Value::Null,
         })
     }
@@ -314,14 +350,30 @@ mod tests {
     #[test]
     fn bad_plans_are_refused_with_the_reason() {
         let dup = json!({"action": "set", "steps": [{"id": "1", "title": "a"}, {"id": "1", "title": "b"}]});
-        assert!(PlanTool::apply(&[], &dup).unwrap_err().contains("duplicate step id `1`"));
+        assert!(
+            PlanTool::apply(&[], &dup)
+                .unwrap_err()
+                .contains("duplicate step id `1`")
+        );
         let current = vec![step("1", "a", StepStatus::Pending)];
         let missing = json!({"action": "update", "steps": [{"id": "7", "status": "done"}]});
-        assert!(PlanTool::apply(&current, &missing).unwrap_err().contains("no step `7`"));
+        assert!(
+            PlanTool::apply(&current, &missing)
+                .unwrap_err()
+                .contains("no step `7`")
+        );
         let none = json!({"action": "update", "steps": [{"id": "1", "status": "done"}]});
-        assert!(PlanTool::apply(&[], &none).unwrap_err().contains("no plan yet"));
+        assert!(
+            PlanTool::apply(&[], &none)
+                .unwrap_err()
+                .contains("no plan yet")
+        );
         let untitled = json!({"action": "set", "steps": [{"id": "1"}]});
-        assert!(PlanTool::apply(&[], &untitled).unwrap_err().contains("needs a `title`"));
+        assert!(
+            PlanTool::apply(&[], &untitled)
+                .unwrap_err()
+                .contains("needs a `title`")
+        );
     }
 
     #[test]
@@ -339,9 +391,19 @@ mod tests {
         assert_eq!(
             changes(&before, &after),
             vec![
-                PlanChange::Retitled { id: "2".into(), from: "find".into(), to: "search".into() },
-                PlanChange::Added { id: "4".into(), title: "export".into() },
-                PlanChange::Removed { id: "3".into(), title: "print".into() },
+                PlanChange::Retitled {
+                    id: "2".into(),
+                    from: "find".into(),
+                    to: "search".into()
+                },
+                PlanChange::Added {
+                    id: "4".into(),
+                    title: "export".into()
+                },
+                PlanChange::Removed {
+                    id: "3".into(),
+                    title: "print".into()
+                },
             ]
         );
     }

@@ -34,10 +34,17 @@ enum NotesCommand {
         json: bool,
     },
     /// Adds a note (at most 4 KB; never an API key or other secret).
-    Add { text: String },
+    Add {
+        text: String,
+    },
     /// Replaces a note's text.
-    Edit { id: i64, text: String },
-    Delete { id: i64 },
+    Edit {
+        id: i64,
+        text: String,
+    },
+    Delete {
+        id: i64,
+    },
 }
 
 /// The most notes a search prints.

@@ -80,7 +80,11 @@ impl Printer {
             }
             AgentEvent::Started { notes, .. } if !notes.is_empty() => {
                 let ids: Vec<String> = notes.iter().map(|n| n.id.to_string()).collect();
-                format!("… {} note(s) in the prompt: {}", notes.len(), ids.join(", "))
+                format!(
+                    "… {} note(s) in the prompt: {}",
+                    notes.len(),
+                    ids.join(", ")
+                )
             }
             AgentEvent::PlanUpdated {
                 steps,
@@ -134,19 +138,32 @@ fn mark(status: StepStatus) -> &'static str {
 /// A new plan in full (and on a replan, the steps it dropped); a change to a plan, one line
 /// per change.
 fn plan_lines(steps: &[PlanStep], changes: &[PlanChange], replanned: bool) -> String {
-    let whole = replanned || changes.iter().all(|c| matches!(c, PlanChange::Added { .. }));
+    let whole = replanned
+        || changes
+            .iter()
+            .all(|c| matches!(c, PlanChange::Added { .. }));
     if whole {
-        let mut out = String::from(if replanned { "plan (replanned):" } else { "plan:" });
+        let mut out = String::from(if replanned {
+            "plan (replanned):"
+        } else {
+            "plan:"
+        });
         for step in steps {
-            let new = if replanned && changes.contains(&PlanChange::Added {
-                id: step.id.clone(),
-                title: step.title.clone(),
-            }) {
+            let new = if replanned
+                && changes.contains(&PlanChange::Added {
+                    id: step.id.clone(),
+                    title: step.title.clone(),
+                }) {
                 " (new)"
             } else {
                 ""
             };
-            out.push_str(&format!("\n  {} {}. {}{new}", mark(step.status), step.id, step.title));
+            out.push_str(&format!(
+                "\n  {} {}. {}{new}",
+                mark(step.status),
+                step.id,
+                step.title
+            ));
         }
         for change in changes {
             if let PlanChange::Removed { id, title } = change {
@@ -159,7 +176,10 @@ fn plan_lines(steps: &[PlanStep], changes: &[PlanChange], replanned: bool) -> St
         .iter()
         .map(|change| match change {
             PlanChange::Status { id, to, .. } => {
-                let title = steps.iter().find(|s| &s.id == id).map_or("", |s| s.title.as_str());
+                let title = steps
+                    .iter()
+                    .find(|s| &s.id == id)
+                    .map_or("", |s| s.title.as_str());
                 format!("plan: {} {id}. {title}", mark(*to))
             }
             PlanChange::Note { id, note } => format!("plan: {id}. note: {note}"),

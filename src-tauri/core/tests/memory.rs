@@ -661,3 +661,71 @@ fn the_prompt_gets_the_relevant_notes_first_then_the_newest_within_the_token_cap
     let chosen = store.notes_for_prompt("start chromium", 1500).unwrap();
     assert_eq!(chosen[0].id, browser.id);
 }
+
+#[test]
+fn a_crash_mid_run_leaves_the_notes_and_the_plan_as_last_stored() {
+    use std::io::{BufRead, BufReader};
+    let api = StandIn::spawn([
+        Turn::tool_use(
+            "memory",
+            json!({"action": "remember", "text": "reports go to ~/Reports"}),
+        ),
+        Turn::tool_use(
+            "plan",
+            json!({"action": "set", "steps": [
+            {"id": "1", "title": "Export", "status": "done"}, {"id": "2", "title": "Mail it"}]}),
+        ),
+        Turn::hang(
+            deskhand_standin::Reply::new().text("Now mailing the report"),
+            5,
+        ),
+        // The resumed run.
+        Turn::tool_use(
+            "plan",
+            json!({"action": "update", "steps": [{"id": "2", "status": "done"}]}),
+        ),
+        Turn::text("Mailed."),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    let mut child = deskhand_at(&api, data.path())
+        .args([
+            "ask",
+            "--json",
+            "--approve",
+            "auto",
+            "export and mail the report",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut session = String::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["type"] == "started" {
+            session = event["session_id"].as_str().unwrap().to_string();
+        }
+        if event["type"] == "text_delta" {
+            break; // the hanging reply is streaming: the note and the plan were shown
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let store = Store::open(data.path()).unwrap();
+    assert_eq!(store.notes().unwrap()[0].text, "reports go to ~/Reports");
+    let plan = store.plan(&session).unwrap();
+    assert_eq!(plan.len(), 2);
+    assert_eq!(plan[1].title, "Mail it");
+    let (code, events, stderr) = ask(&api, data.path(), "auto", &["--session", &session, "go on"]);
+    assert_eq!(code, 0, "{stderr}");
+    let update = of_type(&events, "plan_updated")[0].clone();
+    assert_eq!(
+        update["steps"][1]["status"], "done",
+        "the update applied to the stored plan"
+    );
+    assert_eq!(
+        update["changes"],
+        json!([{"kind": "status", "id": "2", "from": "pending", "to": "done"}])
+    );
+}

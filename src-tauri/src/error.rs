@@ -56,8 +56,9 @@ impl From<StoreError> for IpcError {
             StoreError::NotFound(_) | StoreError::NoNote(_) => {
                 IpcError::not_found(error.to_string())
             }
-            StoreError::BadNote(_) => IpcError::invalid(error.to_string()),
-            StoreError::Ambiguous { .. } => IpcError::invalid(error.to_string()),
+            StoreError::Ambiguous { .. } | StoreError::EmptyId | StoreError::BadNote(_) => {
+                IpcError::invalid(error.to_string())
+            }
             other => IpcError::internal(other.to_string()),
         }
     }

@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod rss;
+pub mod raw_http;
 pub mod x11;
 
 use std::sync::{Arc, Mutex};
@@ -88,6 +89,7 @@ pub fn fast_retries() -> RetryPolicy {
         max_retries: 3,
         base_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
+        ..RetryPolicy::default()
     }
 }
 

@@ -2,8 +2,8 @@
 #![allow(dead_code)] // each test binary uses its own part of this module
 
 pub mod cli;
-pub mod rss;
 pub mod raw_http;
+pub mod rss;
 pub mod x11;
 
 use std::sync::{Arc, Mutex};

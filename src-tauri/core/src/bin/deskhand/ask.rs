@@ -16,19 +16,11 @@ use deskhand::images::load_attachment;
 use deskhand::llm::RetryPolicy;
 use deskhand::llm::config::{self, ProviderSettings};
 use deskhand::llm::pricing::PriceTable;
-<<<<<<< HEAD
-use deskhand::llm::{ContentBlock, RetryPolicy};
 use deskhand::memory;
 use deskhand::paths;
 use deskhand::secrets::{self, OsKeyring};
-use deskhand::store::{Recorder, Store, StoreError};
-use deskhand::tools::catalog::{self, MemoryAccess, ToolSettings};
-=======
-use deskhand::paths;
-use deskhand::secrets::{self, OsKeyring};
 use deskhand::store::{Recorder, StoreError};
-use deskhand::tools::catalog::{self, ToolSettings};
->>>>>>> main
+use deskhand::tools::catalog::{self, MemoryAccess, ToolSettings};
 use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins};
 use tokio_util::sync::CancellationToken;
 
@@ -93,13 +85,10 @@ pub struct AskArgs {
     /// history.
     #[arg(long, value_name = "ID", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     session: Option<String>,
-<<<<<<< HEAD
     /// Leave the notes out of this run's system prompt (the `memory` tool stays).
     #[arg(long)]
     no_memory: bool,
-=======
     /// What to do; `-` reads it from stdin (for a long prompt).
->>>>>>> main
     prompt: String,
 }
 
@@ -131,21 +120,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         RetryPolicy::default(),
     )?;
     let model = chosen.model.clone();
-<<<<<<< HEAD
-    let store = Store::open_default(args.data_dir.clone())?;
-=======
-    let defaults = ToolSettings::default();
-    let settings = ToolSettings {
-        model: model.clone(),
-        monitor: args.monitor,
-        bash_timeout: args.bash_timeout.unwrap_or(defaults.bash_timeout),
-        ..defaults
-    };
-    let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
-    let selection = plugin_config.select(args.tools.as_deref())?;
-    let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
     let store = crate::open_store(args.data_dir.clone())?;
->>>>>>> main
     let resumed = args
         .session
         .as_deref()
@@ -169,7 +144,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     let selection = plugin_config.select(args.tools.as_deref())?;
     let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
     let base_system = args.system.as_deref().unwrap_or(DEFAULT_SYSTEM);
-    let (system, notes) = memory::for_run(&store, base_system, &args.prompt, !args.no_memory)?;
+    let (system, notes) = memory::for_run(&store, base_system, &prompt, !args.no_memory)?;
     // This run's limits, else the stored ones.
     let stored = store.budget()?;
     let budget = Budget {

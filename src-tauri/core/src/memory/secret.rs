@@ -1,9 +1,18 @@
-//! Recognises secrets in text meant for a note: the values of the `*API_KEY` variables of this
-//! process, the provider key formats, and `NAME_API_KEY=value` assignments. A note is sent to
+//! Recognises secrets in text meant for a note: the run's key as the loop redacted it, the
+//! values of the `*API_KEY` variables this process started with, the provider key formats,
+//! and `NAME_API_KEY=value` assignments. A note is sent to
 //! the model in every later run, so a key written into one would leak for good.
 
 /// What secret `text` seems to contain (worded for a refusal, never quoting it), if any.
 pub fn looks_like_secret(text: &str) -> Option<&'static str> {
+    // The loop has already replaced the run's own key (from the keyring or the environment)
+    // in what the model sent: the note would have held it.
+    if text.contains(crate::agent::REDACTED) {
+        return Some("this run's API key (shown to you as \"[redacted API key]\")");
+    }
+    if crate::key_guard::environment_keys().any(|key| key.len() >= 8 && text.contains(key)) {
+        return Some("the value of an API key variable of this machine");
+    }
     let in_environment = std::env::vars_os().any(|(name, value)| {
         let is_key = name
             .to_str()
@@ -98,6 +107,12 @@ mod tests {
         assert!(looks_like_secret("export OPENAI_API_KEY=hunter2hunter2").is_some());
         assert!(looks_like_secret("MY_SERVICE_API_KEY: \"abcd1234efgh\"").is_some());
         assert!(looks_like_secret("the OPENAI_API_KEY variable is set in ~/.profile").is_none());
+    }
+
+    #[test]
+    fn the_run_key_as_redacted_is_recognised() {
+        let note = format!("my key is {}", crate::agent::REDACTED);
+        assert!(looks_like_secret(&note).is_some());
     }
 
     #[test]

@@ -53,8 +53,10 @@ pub type IpcResult<T> = Result<T, IpcError>;
 impl From<StoreError> for IpcError {
     fn from(error: StoreError) -> Self {
         match error {
-            StoreError::NotFound(_) => IpcError::not_found(error.to_string()),
-            StoreError::Ambiguous { .. } | StoreError::EmptyId => {
+            StoreError::NotFound(_) | StoreError::NoNote(_) => {
+                IpcError::not_found(error.to_string())
+            }
+            StoreError::Ambiguous { .. } | StoreError::EmptyId | StoreError::BadNote(_) => {
                 IpcError::invalid(error.to_string())
             }
             other => IpcError::internal(other.to_string()),

@@ -28,7 +28,7 @@ pub const STOP_SHORTCUT: &str = "ctrl+shift+Escape";
 /// The app's state and exactly the commands of `commands::COMMANDS`. Shared by the app and
 /// the command tests, which build it on Tauri's mock runtime.
 pub fn configure<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<R> {
-    use commands::{capture, link, run, sessions, settings};
+    use commands::{capture, link, notes, run, sessions, settings};
     builder
         .manage(state)
         .invoke_handler(tauri::generate_handler![
@@ -53,6 +53,13 @@ pub fn configure<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<R>
             settings::set_api_key,
             settings::key_status,
             link::open_link,
+            notes::list_notes,
+            notes::search_notes,
+            notes::add_note,
+            notes::edit_note,
+            notes::delete_note,
+            notes::get_memory_in_prompt,
+            notes::set_memory_in_prompt,
         ])
 }
 

@@ -54,4 +54,8 @@ impl<R: Runtime> Tool for WindowTool<R> {
         }
         output
     }
+
+    fn take_events(&self) -> Vec<deskhand::agent::AgentEvent> {
+        self.inner.take_events()
+    }
 }

@@ -46,6 +46,11 @@ def computer(**action):
     return {"kind": "reply", "content": [{"type": "tool_use", "name": "computer", "input": action}]}
 
 
+def plan(action, steps):
+    return {"kind": "reply",
+            "content": [{"type": "tool_use", "name": "plan", "input": {"action": action, "steps": steps}}]}
+
+
 def script():
     click = lambda point: computer(action="left_click", coordinate=list(model_point(point)))  # noqa: E731
     return {
@@ -64,6 +69,16 @@ def script():
             text_reply("Working on it, step one", hang_after=5),
             # "Continue": the stopped session, reopened from the sidebar, goes on.
             text_reply("Continued after the stop."),
+            # "Plan it": a plan written, ticked and replanned (read-only: nothing to approve).
+            plan("set", [{"id": "1", "title": "Open Firefox"},
+                         {"id": "2", "title": "Find the invoice"},
+                         {"id": "3", "title": "Print it"}]),
+            plan("update", [{"id": "1", "status": "done"},
+                            {"id": "2", "status": "in_progress", "note": "searching"}]),
+            plan("set", [{"id": "1", "title": "Open Firefox", "status": "done"},
+                         {"id": "2", "title": "Find the invoice", "status": "in_progress"},
+                         {"id": "4", "title": "Export it as PDF"}]),
+            text_reply("Planned."),
             # "And again": stopped by the global shortcut, with the window not focused.
             text_reply("Working again", hang_after=5),
             # "Read that page": the hostile reply, streamed whole, then a stream that does
@@ -215,6 +230,23 @@ def run(app, app_binary, clicks, screenshot_path):
     s.wait_for('article[aria-label="Deskhand"]', text="Continued after the stop.")
     check("the reopened session continues", s.wait_for(
         "nav li.row.active", what="the active row").attribute("data-session-id") == session_id)
+
+    # The plan above the timeline: written, ticked and replanned, with what the replan changed.
+    app.send("Plan it")
+    s.wait_for('article[aria-label="Deskhand"]', text="Planned.")
+    steps = s.execute(
+        "return [...document.querySelectorAll('aside [data-testid=\"plan\"] li')]"
+        ".map(li => [li.dataset.stepId, li.dataset.status])")
+    check("the plan is above the timeline with its steps ticked",
+          steps == [["1", "done"], ["2", "in_progress"], ["4", "pending"]] and s.execute(
+              "const plan = document.querySelector('aside [data-testid=\"plan\"]');"
+              "const timeline = document.querySelector('aside .scroll');"
+              "return !!(plan.compareDocumentPosition(timeline) & Node.DOCUMENT_POSITION_FOLLOWING)"),
+          f"{steps}")
+    check("a replan shows what changed", s.wait_for(
+        'aside [data-testid="removed-steps"]', text="Print it",
+        what="the dropped step") is not None and s.find_all(
+        'aside [data-testid="replanned"]') != [])
 
     # The global shortcut stops a run from anywhere: xdotool sends the keys to the X server,
     # which hands them to the app's key grab whichever window has the focus.

@@ -1,7 +1,9 @@
 //! The history store at scale: a synthetic history of 10,000 sessions and 1,000,000 messages
 //! (written in one transaction), then the medians of what the window and the CLI do with it:
 //! list every session, open a 2,000-message session, search, append one event, and the agent
-//! loop's per-step time with and without recording every event.
+//! loop's per-step time with and without recording every event. Then 100,000 notes beside
+//! it: choosing the notes for a run's prompt, and the `memory` tool's search (notes and the
+//! history).
 //!
 //! Run: `cargo bench -p deskhand --bench store`
 
@@ -12,7 +14,10 @@ use std::time::{Duration, Instant};
 
 use deskhand::agent::AgentEvent;
 use deskhand::llm::{ContentBlock, Message};
+use deskhand::memory;
 use deskhand::store::{DB_FILE, Recorder, Store};
+use deskhand::tools::memory::MemoryTool;
+use deskhand::tools::{Tool, ToolContext};
 use rand::{Rng, SeedableRng};
 use rusqlite::{Connection, params};
 use serde_json::json;
@@ -24,6 +29,7 @@ const MESSAGES: usize = 1_000_000;
 const BIG_SESSION: usize = 2_000;
 const RUNS: usize = 30;
 const LOOP_STEPS: usize = 200;
+const NOTES: usize = 100_000;
 
 /// A vocabulary where a few words are common and most are rare, as in real text.
 fn vocabulary() -> Vec<String> {
@@ -134,6 +140,32 @@ fn generate(conn: &mut Connection) {
     tx.commit().unwrap();
 }
 
+/// Writes `NOTES` notes, newer ones later, through the schema's FTS triggers.
+fn generate_notes(conn: &mut Connection) {
+    let words = vocabulary();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    let tx = conn.transaction().unwrap();
+    {
+        let mut note = tx
+            .prepare(
+                "INSERT INTO notes (text, session_id, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?3)",
+            )
+            .unwrap();
+        let base = 1_760_000_000_000i64;
+        for n in 0..NOTES {
+            let mut text = sentence(&mut rng, &words);
+            if n % 5_000 == 0 {
+                text.push_str(" invoices are kept in ~/Documents/Acme");
+            }
+            let session = format!("s{:05}", n % SESSIONS);
+            note.execute(params![text, session, base + n as i64 * 1_000])
+                .unwrap();
+        }
+    }
+    tx.commit().unwrap();
+}
+
 fn timed<T>(mut f: impl FnMut() -> T) -> (Duration, T) {
     let mut times = Vec::new();
     let mut last = None;
@@ -222,6 +254,48 @@ fn main() {
         );
     }
 
+    let started = Instant::now();
+    generate_notes(&mut Connection::open(dir.path().join(DB_FILE)).unwrap());
+    println!(
+        "notes: {NOTES} notes generated in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    for prompt in [
+        "send the Acme invoices to the accountant",
+        "open the terminal and save the report in the menu",
+        "kalomi rusati vozeka",
+    ] {
+        let (choose, notes) = timed(|| {
+            store
+                .notes_for_prompt(prompt, memory::DEFAULT_PROMPT_TOKENS)
+                .unwrap()
+        });
+        println!(
+            "  choose the notes for {:<52} median {}  ({} notes)",
+            format!("{prompt:?}:"),
+            ms(choose),
+            notes.len()
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let tool = MemoryTool::new(store.clone(), "s00001");
+    let ctx = ToolContext {
+        cancel: CancellationToken::new(),
+    };
+    for query in ["invoices Acme", "quokka", "terminal report", "open"] {
+        let input = json!({"action": "search", "query": query});
+        let (search, output) = timed(|| runtime.block_on(tool.run(&input, &ctx)));
+        assert!(!output.is_error);
+        println!(
+            "  memory search {:<18}  (notes + history) median {}",
+            format!("{query:?}:"),
+            ms(search)
+        );
+    }
+
     let mut recorder = Recorder::create(&store, "bench-append").unwrap();
     let mut delta_times = Vec::new();
     let mut message_times = Vec::new();
@@ -254,10 +328,6 @@ fn main() {
         ms(median(message_times))
     );
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     let bare = median(loop_steps(&runtime, None));
     let mut recorder = Recorder::create(&store, "bench-loop").unwrap();
     let recorded = median(loop_steps(&runtime, Some(&mut recorder)));

@@ -8,6 +8,7 @@ pub mod images;
 pub mod json_depth;
 pub mod key_guard;
 pub mod llm;
+pub mod memory;
 pub mod paths;
 pub mod processes;
 pub mod secrets;

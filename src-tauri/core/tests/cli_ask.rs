@@ -263,15 +263,17 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
     let (_, listed, _) = run(deskhand_at(&idle, data.path()).args(["settings"]));
     assert_eq!(
         listed,
-        "max-cost = (none)\nmax-tokens = 150\nsecret-paths = (none)\n"
+        "max-cost = (none)\nmax-tokens = 150\nsecret-paths = (none)\nmemory = (none)\n"
     );
 
-    // About 100 input tokens a request: the stored limit is crossed on the second.
+    // About 100 input tokens a request (without the memory and plan tools' descriptions): the
+    // stored limit is crossed on the second.
     let turns: Vec<Turn> = (0..5)
         .map(|_| Turn::tool_use("no_such_tool", json!({})))
         .collect();
     let api = StandIn::spawn(turns);
-    let (output, stdout, _) = run(deskhand_at(&api, data.path()).args(["ask", "--json", "go"]));
+    let (output, stdout, _) =
+        run(deskhand_at(&api, data.path()).args(["ask", "--json", "--tools", "bash,editor", "go"]));
     assert_eq!(output.status.code(), Some(4));
     assert_eq!(json_lines(&stdout).last().unwrap()["status"], "budget");
     assert_eq!(api.requests().len(), 2);
@@ -296,7 +298,7 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
     let (_, listed, _) = run(deskhand_at(&idle, data.path()).args(["settings"]));
     assert_eq!(
         listed,
-        "max-cost = 1.0\nmax-tokens = (none)\nsecret-paths = (none)\n"
+        "max-cost = 1.0\nmax-tokens = (none)\nsecret-paths = (none)\nmemory = (none)\n"
     );
     let (output, _, stderr) =
         run(deskhand_at(&idle, data.path()).args(["ask", "--model", "local-llm", "go"]));

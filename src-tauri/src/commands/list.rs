@@ -22,4 +22,11 @@ pub const COMMANDS: &[&str] = &[
     "set_api_key",
     "key_status",
     "open_link",
+    "list_notes",
+    "search_notes",
+    "add_note",
+    "edit_note",
+    "delete_note",
+    "get_memory_in_prompt",
+    "set_memory_in_prompt",
 ];

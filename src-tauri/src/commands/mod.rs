@@ -4,6 +4,7 @@
 pub mod capture;
 pub mod confirm;
 pub mod link;
+pub mod notes;
 pub mod run;
 pub mod sessions;
 pub mod settings;

@@ -10,10 +10,11 @@ use deskhand::agent::{
 use deskhand::llm::config::{self, Chosen, ProviderKind, ProviderSettings};
 use deskhand::llm::pricing::PriceTable;
 use deskhand::llm::{ContentBlock, RetryPolicy};
+use deskhand::memory;
 use deskhand::paths;
 use deskhand::store::Recorder;
 use deskhand::tools::Tool;
-use deskhand::tools::catalog::{self, ToolSettings};
+use deskhand::tools::catalog::{self, MemoryAccess, ToolSettings};
 use serde_json::Value;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, Runtime, State, UserAttentionType};
@@ -57,16 +58,23 @@ pub async fn send_message<R: Runtime>(
         .map(|id| store.resolve_id(id))
         .transpose()?;
     let model = chosen.model.clone();
+    let resuming = resumed.is_some();
+    let session_id = resumed.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let tools = catalog::registry(
         None,
         &ToolSettings {
             model: model.clone(),
             monitor: settings.monitor,
             screenshot_size: settings.screenshot_size,
+            memory: Some(MemoryAccess {
+                store: store.clone(),
+                session_id: session_id.clone(),
+            }),
             ..ToolSettings::default()
         },
     )
     .map_err(|e| IpcError::internal(e.to_string()))?;
+    let (system, notes) = memory::for_run(&store, DEFAULT_SYSTEM, &text, true)?;
     let prices_file = paths::config_dir().join("prices.json");
     let prices =
         PriceTable::with_overrides(&prices_file).map_err(|e| IpcError::internal(e.to_string()))?;
@@ -83,8 +91,6 @@ pub async fn send_message<R: Runtime>(
     if !text.trim().is_empty() {
         input.push(ContentBlock::text(text));
     }
-    let resuming = resumed.is_some();
-    let session_id = resumed.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
     let cancel = CancellationToken::new();
     let gate = Arc::new(
         ApprovalGate::new(
@@ -131,7 +137,8 @@ pub async fn send_message<R: Runtime>(
         gate,
         config: AgentConfig {
             price,
-            system: DEFAULT_SYSTEM.into(),
+            system,
+            notes,
             max_turns: settings.max_turns,
             max_tokens: DEFAULT_MAX_TOKENS,
             context: ContextPolicy {

@@ -1,7 +1,7 @@
 // Every call from the webview to the Tauri shell goes through this module; components never
 // call `invoke` themselves. The contract is docs/ipc.md.
 import { Channel, invoke } from '@tauri-apps/api/core';
-import type { AgentEvent, ApprovalMode, Decision, Message, Usage } from './types';
+import type { AgentEvent, ApprovalMode, Decision, Message, Note, Usage } from './types';
 
 /** An image the shell holds for the next message: a file, a paste, a drop or a capture. */
 export interface AttachedImage {
@@ -220,4 +220,35 @@ export function setApiKey(provider: string, key: string): Promise<KeyStatus> {
 /** The key status of `provider`, else of the configured provider. */
 export function keyStatus(provider?: string): Promise<KeyStatus> {
   return invoke<KeyStatus>('key_status', provider ? { provider } : {});
+}
+
+/** The agent's notes, the most recently changed first. */
+export function listNotes(): Promise<Note[]> {
+  return invoke<Note[]>('list_notes');
+}
+
+export function searchNotes(query: string): Promise<Note[]> {
+  return invoke<Note[]>('search_notes', { query });
+}
+
+/** Rejects with `invalid` for an empty note, one over 4 KB, or one holding a secret. */
+export function addNote(text: string): Promise<Note> {
+  return invoke<Note>('add_note', { text });
+}
+
+export function editNote(id: number, text: string): Promise<Note> {
+  return invoke<Note>('edit_note', { id, text });
+}
+
+export function deleteNote(id: number): Promise<void> {
+  return invoke('delete_note', { id });
+}
+
+/** Whether each run's system prompt holds the notes most relevant to it. */
+export function getMemoryInPrompt(): Promise<boolean> {
+  return invoke<boolean>('get_memory_in_prompt');
+}
+
+export function setMemoryInPrompt(enabled: boolean): Promise<void> {
+  return invoke('set_memory_in_prompt', { enabled });
 }

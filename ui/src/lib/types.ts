@@ -3,6 +3,8 @@
 //   src-tauri/core/src/agent/approval.rs  ApprovalRequest, Decision, DecidedBy, ApprovalPolicy
 //   src-tauri/core/src/tools/mod.rs       ActionPlan (flattened into ApprovalRequest)
 //   src-tauri/core/src/images.rs          ImageRef
+//   src-tauri/core/src/tools/plan.rs      PlanStep, StepStatus, PlanChange
+//   src-tauri/core/src/memory/mod.rs      Note, NoteRef
 //   src-tauri/core/src/llm/message.rs     Message, ContentBlock, Usage
 // The one deliberate difference is `ImageSource`'s `ref` variant: the shell replaces the
 // base64 pixels of images in `Message` events with a reference (see docs/ipc.md).
@@ -76,8 +78,47 @@ export interface ApprovalRequest extends ActionPlan {
   input: unknown;
 }
 
+export type StepStatus = 'pending' | 'in_progress' | 'done' | 'skipped';
+
+export interface PlanStep {
+  id: string;
+  title: string;
+  status: StepStatus;
+  note: string;
+}
+
+/** One difference a `plan_updated` event reports between the plan before and after. */
+export type PlanChange =
+  | { kind: 'added'; id: string; title: string }
+  | { kind: 'removed'; id: string; title: string }
+  | { kind: 'retitled'; id: string; from: string; to: string }
+  | { kind: 'status'; id: string; from: StepStatus; to: StepStatus }
+  | { kind: 'note'; id: string; note: string };
+
+/** A note as the `started` event names it: what went into the run's system prompt. */
+export interface NoteRef {
+  id: number;
+  text: string;
+}
+
+/** A note as stored (list_notes and the other notes commands). */
+export interface Note extends NoteRef {
+  /** The session it was written in; null for the person's own notes. */
+  session_id: string | null;
+  /** RFC 3339. */
+  created_at: string;
+  updated_at: string;
+}
+
 export type AgentEvent =
-  | { type: 'started'; session_id: string; provider: string; model: string }
+  | {
+      type: 'started';
+      session_id: string;
+      provider: string;
+      model: string;
+      /** Absent in events stored before notes existed. */
+      notes?: NoteRef[];
+    }
   | { type: 'text_delta'; text: string }
   | { type: 'message'; message: Message }
   | { type: 'tool_call'; id: string; name: string; input: unknown }
@@ -101,6 +142,7 @@ export type AgentEvent =
       turn_cost_usd?: number | null;
       total_cost_usd?: number | null;
     }
+  | { type: 'plan_updated'; steps: PlanStep[]; changes: PlanChange[]; replanned: boolean }
   | { type: 'error'; message: string }
   | {
       type: 'done';

@@ -7,6 +7,8 @@ use serde_json::Value;
 use super::approval::{ApprovalRequest, DecidedBy, Decision};
 use crate::images::ImageRef;
 use crate::llm::{Message, Usage};
+use crate::memory::NoteRef;
+use crate::tools::plan::{PlanChange, PlanStep};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -39,6 +41,9 @@ pub enum AgentEvent {
         session_id: String,
         provider: String,
         model: String,
+        /// The notes put into this run's system prompt (none with `--no-memory`).
+        #[serde(default)]
+        notes: Vec<NoteRef>,
     },
     /// A piece of the assistant's text as it streams in.
     TextDelta {
@@ -92,6 +97,13 @@ pub enum AgentEvent {
         upto: usize,
         tokens_before: u64,
         tokens_after: u64,
+    },
+    /// The model wrote or changed its plan (the `plan` tool): the whole plan as it now
+    /// is, and what changed; `replanned` when a plan was replaced by a new one.
+    PlanUpdated {
+        steps: Vec<PlanStep>,
+        changes: Vec<PlanChange>,
+        replanned: bool,
     },
     Error {
         message: String,

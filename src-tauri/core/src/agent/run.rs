@@ -16,6 +16,7 @@ use crate::llm::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, StopReason, StreamEvent,
     ToolResultContent, Usage, anthropic, pricing::Price,
 };
+use crate::memory::NoteRef;
 use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
 
 pub const DEFAULT_MAX_TURNS: u32 = 50;
@@ -41,6 +42,8 @@ pub struct AgentConfig {
     /// The model's price, for cost reports and the cost budget.
     pub price: Option<Price>,
     pub budget: Budget,
+    /// The notes `system` holds, named in the `started` event.
+    pub notes: Vec<NoteRef>,
 }
 
 impl Default for AgentConfig {
@@ -53,6 +56,7 @@ impl Default for AgentConfig {
             context: ContextPolicy::default(),
             price: None,
             budget: Budget::default(),
+            notes: Vec::new(),
         }
     }
 }
@@ -105,6 +109,7 @@ impl Agent {
             session_id: session_id.into(),
             provider: self.provider.name().into(),
             model: self.config.model.clone(),
+            notes: self.config.notes.clone(),
         });
         let mut outcome = RunOutcome {
             status: RunStatus::Done,
@@ -463,10 +468,12 @@ impl Agent {
         let ctx = ToolContext {
             cancel: cancel.child_token(),
         };
-        tokio::select! {
+        let output = tokio::select! {
             output = tool.run(input, &ctx) => output,
             () = cancel.cancelled() => ToolOutput::error(CANCELLED),
-        }
+        };
+        tool.take_events().into_iter().for_each(&mut *sink);
+        output
     }
 }
 

@@ -51,6 +51,11 @@ pub enum StoreError {
     Ambiguous { prefix: String, matches: String },
     #[error("a session with id `{0}` already exists; delete it first to import this file again")]
     AlreadyExists(String),
+    #[error("no note {0}")]
+    NoNote(i64),
+    /// A note that cannot be stored: empty, too long, or holding a secret.
+    #[error("{0}")]
+    BadNote(String),
     #[error("not a Deskhand session export: {0}")]
     BadExport(String),
     /// A file to import could not be read (not a regular file, too large, missing...).

@@ -11,7 +11,7 @@ use super::StoreError;
 pub const APPLICATION_ID: i32 = 0x446b_4864;
 
 /// Step `n` (from 0) takes the schema from version `n` to `n + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_HISTORY, V2_ACTIONS_AND_SEARCH, V3_SETTINGS];
+pub const MIGRATIONS: &[&str] = &[V1_HISTORY, V2_ACTIONS_AND_SEARCH, V3_SETTINGS, V4_NOTES];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
@@ -112,6 +112,32 @@ CREATE TABLE settings (
     key TEXT PRIMARY KEY NOT NULL,
     value TEXT NOT NULL
 );
+";
+
+/// The agent's notes, full-text indexed, each with the session it was written in.
+const V4_NOTES: &str = "
+CREATE TABLE notes (
+    id INTEGER PRIMARY KEY,
+    text TEXT NOT NULL,
+    session_id TEXT REFERENCES sessions (id) ON DELETE SET NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX notes_by_update ON notes (updated_at);
+CREATE INDEX notes_by_session ON notes (session_id);
+CREATE VIRTUAL TABLE notes_fts USING fts5 (
+    text, content = 'notes', content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER notes_fts_insert AFTER INSERT ON notes BEGIN
+    INSERT INTO notes_fts (rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER notes_fts_delete AFTER DELETE ON notes BEGIN
+    INSERT INTO notes_fts (notes_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER notes_fts_update AFTER UPDATE OF text ON notes BEGIN
+    INSERT INTO notes_fts (notes_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    INSERT INTO notes_fts (rowid, text) VALUES (new.id, new.text);
+END;
 ";
 
 /// Applies the steps a database at `user_version` has not had yet.

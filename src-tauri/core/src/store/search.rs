@@ -38,7 +38,7 @@ fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
 
 /// A person's words as an FTS5 query: every word must occur (a prefix for the last one, as
 /// they may still be typing), and quotes and operators are taken literally.
-fn fts_query(text: &str) -> Option<String> {
+pub(crate) fn fts_query(text: &str) -> Option<String> {
     let words: Vec<String> = text
         .split_whitespace()
         .map(|w| format!("\"{}\"", w.replace('"', "\"\"")))
@@ -123,7 +123,7 @@ fn word_spans(text: &str) -> Vec<(usize, usize)> {
     spans
 }
 
-fn lowercase_words(text: &str) -> Vec<String> {
+pub(crate) fn lowercase_words(text: &str) -> Vec<String> {
     word_spans(text)
         .into_iter()
         .map(|(from, to)| text[from..to].to_lowercase())

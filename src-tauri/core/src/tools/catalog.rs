@@ -7,7 +7,10 @@ use super::bash::{self, BashTool};
 use super::computer::ComputerTool;
 use super::computer::scaling::Size;
 use super::editor::EditorTool;
+use super::memory::MemoryTool;
+use super::plan::PlanTool;
 use super::{RegistryError, Tool, ToolRegistry};
+use crate::store::Store;
 
 /// Settings the built-in tools read when they are made.
 #[derive(Clone, Debug)]
@@ -25,6 +28,26 @@ pub struct ToolSettings {
     pub bash_output_limit: usize,
     /// The most characters an editor `view` returns (the tool's `max_characters`).
     pub editor_max_characters: Option<usize>,
+    /// The history and the run's session, which the `memory` and `plan` tools work on;
+    /// without them those two are not offered.
+    pub memory: Option<MemoryAccess>,
+}
+
+/// What the `memory` and `plan` tools need: the store, and the session the run is in (new,
+/// or resumed with its stored plan).
+#[derive(Clone)]
+pub struct MemoryAccess {
+    pub store: Store,
+    pub session_id: String,
+}
+
+impl std::fmt::Debug for MemoryAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryAccess")
+            .field("store", &self.store.dir())
+            .field("session_id", &self.session_id)
+            .finish()
+    }
 }
 
 impl Default for ToolSettings {
@@ -36,6 +59,7 @@ impl Default for ToolSettings {
             bash_timeout: bash::DEFAULT_TIMEOUT,
             bash_output_limit: bash::DEFAULT_OUTPUT_LIMIT,
             editor_max_characters: None,
+            memory: None,
         }
     }
 }
@@ -51,7 +75,7 @@ pub enum CatalogError {
 }
 
 /// Every built-in tool name, in the order they are offered.
-pub const BUILTIN: &[&str] = &["computer", "bash", "editor"];
+pub const BUILTIN: &[&str] = &["computer", "bash", "editor", "memory", "plan"];
 
 /// Makes one built-in tool, or says why it cannot work on this machine.
 fn make(name: &str, settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogError> {
@@ -66,6 +90,22 @@ fn make(name: &str, settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogErr
             settings.bash_output_limit,
         ))),
         "editor" => Ok(Arc::new(EditorTool::new(settings.editor_max_characters))),
+        "memory" | "plan" => {
+            let access = settings.memory.as_ref().ok_or_else(|| {
+                unavailable("it needs the history, which this run does not have".into())
+            })?;
+            if name == "memory" {
+                return Ok(Arc::new(MemoryTool::new(
+                    access.store.clone(),
+                    access.session_id.clone(),
+                )));
+            }
+            let stored = access
+                .store
+                .plan(&access.session_id)
+                .map_err(|e| unavailable(e.to_string()))?;
+            Ok(Arc::new(PlanTool::new(stored)))
+        }
         _ => Err(CatalogError::Unknown(name.to_string())),
     }
 }

@@ -6,6 +6,8 @@ mod capped;
 pub mod catalog;
 pub mod computer;
 pub mod editor;
+pub mod memory;
+pub mod plan;
 pub mod plugins;
 
 use std::ffi::{OsStr, OsString};
@@ -27,6 +29,12 @@ pub trait Tool: Send + Sync {
     fn plan(&self, input: &Value) -> Result<ActionPlan, String>;
 
     async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput;
+
+    /// Events the last call has to report beside its result (the plan tool's
+    /// `plan_updated`); the loop sends them on once the call has run. Most tools have none.
+    fn take_events(&self) -> Vec<crate::agent::AgentEvent> {
+        Vec::new()
+    }
 }
 
 /// What a tool call will do, as the approval gate and the person see it.

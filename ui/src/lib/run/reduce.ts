@@ -19,6 +19,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       state.error = null;
       state.usageBase = { ...state.usage };
       state.costBase = state.cost;
+      state.notes = event.notes ?? [];
       return;
     case 'text_delta':
       state.draft += event.text;
@@ -88,6 +89,11 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
     case 'usage':
       state.usage = addUsage(state.usageBase, event.total);
       state.cost = addCost(state.costBase, event.total_cost_usd);
+      return;
+    case 'plan_updated':
+      state.plan = event.steps;
+      state.planChanges = event.changes;
+      state.replanned = event.replanned;
       return;
     case 'error':
       state.error = errorNotice(event.message);

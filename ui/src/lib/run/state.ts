@@ -5,6 +5,9 @@ import type {
   DecidedBy,
   Decision,
   ImageRef,
+  NoteRef,
+  PlanChange,
+  PlanStep,
   Role,
   RunStatus,
   Usage,
@@ -79,6 +82,12 @@ export interface RunState {
   screen: ImageRef | null;
   retry: RetryNotice | null;
   error: ErrorNotice | null;
+  /** The model's current plan (the `plan` tool), and what its last change changed. */
+  plan: PlanStep[];
+  planChanges: PlanChange[];
+  replanned: boolean;
+  /** The notes in the current run's system prompt. */
+  notes: NoteRef[];
   /** Everything this session has used, over all its runs. */
   usage: Usage;
   /** What that cost in US dollars; null while no price is known. */
@@ -130,6 +139,10 @@ export function initialRunState(): RunState {
     screen: null,
     retry: null,
     error: null,
+    plan: [],
+    planChanges: [],
+    replanned: false,
+    notes: [],
     usage: zeroUsage(),
     cost: null,
     turns: 0,

@@ -34,6 +34,10 @@ function renderDialog(options: { keyring?: string; rejectSave?: string } = {}) {
     switch (cmd) {
       case 'get_settings':
         return stored;
+      case 'list_notes':
+        return [];
+      case 'get_memory_in_prompt':
+        return true;
       case 'list_providers':
         return [
           { id: 'anthropic', name: 'Anthropic', needs_key: true, default_model: 'claude-sonnet-4-5', default_base_url: 'https://api.anthropic.com' },

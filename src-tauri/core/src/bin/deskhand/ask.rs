@@ -16,10 +16,11 @@ use deskhand::images::load_attachment;
 use deskhand::llm::RetryPolicy;
 use deskhand::llm::config::{self, ProviderSettings};
 use deskhand::llm::pricing::PriceTable;
+use deskhand::memory;
 use deskhand::paths;
 use deskhand::secrets::{self, OsKeyring};
 use deskhand::store::{Recorder, StoreError};
-use deskhand::tools::catalog::{self, ToolSettings};
+use deskhand::tools::catalog::{self, MemoryAccess, ToolSettings};
 use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins};
 use tokio_util::sync::CancellationToken;
 
@@ -84,6 +85,9 @@ pub struct AskArgs {
     /// history.
     #[arg(long, value_name = "ID", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     session: Option<String>,
+    /// Leave the notes out of this run's system prompt (the `memory` tool stays).
+    #[arg(long)]
+    no_memory: bool,
     /// What to do; `-` reads it from stdin (for a long prompt).
     prompt: String,
 }
@@ -116,22 +120,31 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         RetryPolicy::default(),
     )?;
     let model = chosen.model.clone();
-    let defaults = ToolSettings::default();
-    let settings = ToolSettings {
-        model: model.clone(),
-        monitor: args.monitor,
-        bash_timeout: args.bash_timeout.unwrap_or(defaults.bash_timeout),
-        ..defaults
-    };
-    let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
-    let selection = plugin_config.select(args.tools.as_deref())?;
-    let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
     let store = crate::open_store(args.data_dir.clone())?;
     let resumed = args
         .session
         .as_deref()
         .map(|id| store.resolve_id(id))
         .transpose()?;
+    let session_id = resumed
+        .clone()
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let defaults = ToolSettings::default();
+    let settings = ToolSettings {
+        model: model.clone(),
+        monitor: args.monitor,
+        bash_timeout: args.bash_timeout.unwrap_or(defaults.bash_timeout),
+        memory: Some(MemoryAccess {
+            store: store.clone(),
+            session_id: session_id.clone(),
+        }),
+        ..defaults
+    };
+    let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
+    let selection = plugin_config.select(args.tools.as_deref())?;
+    let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
+    let base_system = args.system.as_deref().unwrap_or(DEFAULT_SYSTEM);
+    let (system, notes) = memory::for_run(&store, base_system, &prompt, !args.no_memory)?;
     // This run's limits, else the stored ones.
     let stored = store.budget()?;
     let budget = Budget {
@@ -179,10 +192,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         ),
         config: AgentConfig {
             model: model.clone(),
-            system: args
-                .system
-                .clone()
-                .unwrap_or_else(|| DEFAULT_SYSTEM.to_string()),
+            system,
             max_turns: args.max_turns,
             max_tokens: DEFAULT_MAX_TOKENS,
             context: ContextPolicy {
@@ -193,14 +203,13 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             },
             price,
             budget,
+            notes,
         },
     };
 
     let opened = match &resumed {
         Some(id) => Recorder::resume(&store, id),
-        None => {
-            Recorder::create(&store, &uuid::Uuid::new_v4().to_string()).map(|r| (r, Vec::new()))
-        }
+        None => Recorder::create(&store, &session_id).map(|r| (r, Vec::new())),
     };
     let (mut recorder, mut history) = match opened {
         Ok(opened) => opened,
@@ -209,7 +218,6 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             return Err(e.into());
         }
     };
-    let session_id = recorder.session_id().to_string();
 
     let cancel = CancellationToken::new();
     watch_ctrl_c(cancel.clone());

@@ -5,6 +5,7 @@ mod approver;
 mod ask;
 mod key;
 mod monitors;
+mod notes;
 mod plugins;
 mod printer;
 mod screenshot;
@@ -31,6 +32,8 @@ struct Cli {
 enum Command {
     /// Run the agent on a prompt until it is done (`--session ID` continues a session).
     Ask(Box<ask::AskArgs>),
+    /// The agent's notes: list, search, add, edit, delete.
+    Notes(notes::NotesArgs),
     /// The local history: list, show, search, rename, export, import, delete, prune.
     Sessions(sessions::SessionsArgs),
     /// API keys in the OS keyring: set, status, delete.
@@ -56,6 +59,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Ask(args) => ask::run(*args).await,
+            Command::Notes(args) => notes::run(args).map(|()| RunStatus::Done),
             Command::Sessions(args) => sessions::run(args).map(|()| RunStatus::Done),
             Command::Key(args) => key::run(args).map(|()| RunStatus::Done),
             Command::Screenshot(args) => screenshot::run(args).map(|()| RunStatus::Done),

@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use deskhand::agent::{AgentEvent, Decision};
+use deskhand::tools::plan::{PlanChange, PlanStep, StepStatus};
 use deskhand::visible;
 
 /// Text mode: the assistant's words on stdout, everything else on stderr.
@@ -77,6 +78,19 @@ impl Printer {
                     *delay_ms as f64 / 1000.0
                 )
             }
+            AgentEvent::Started { notes, .. } if !notes.is_empty() => {
+                let ids: Vec<String> = notes.iter().map(|n| n.id.to_string()).collect();
+                format!(
+                    "… {} note(s) in the prompt: {}",
+                    notes.len(),
+                    ids.join(", ")
+                )
+            }
+            AgentEvent::PlanUpdated {
+                steps,
+                changes,
+                replanned,
+            } => plan_lines(steps, changes, *replanned),
             AgentEvent::Error { message } => format!("error: {message}"),
             AgentEvent::ContextSummarized {
                 upto,
@@ -110,4 +124,69 @@ impl Printer {
         }
         eprintln!("{}", visible::text(&line));
     }
+}
+
+fn mark(status: StepStatus) -> &'static str {
+    match status {
+        StepStatus::Pending => "[ ]",
+        StepStatus::InProgress => "[>]",
+        StepStatus::Done => "[x]",
+        StepStatus::Skipped => "[-]",
+    }
+}
+
+/// A new plan in full (and on a replan, the steps it dropped); a change to a plan, one line
+/// per change.
+fn plan_lines(steps: &[PlanStep], changes: &[PlanChange], replanned: bool) -> String {
+    let whole = replanned
+        || changes
+            .iter()
+            .all(|c| matches!(c, PlanChange::Added { .. }));
+    if whole {
+        let mut out = String::from(if replanned {
+            "plan (replanned):"
+        } else {
+            "plan:"
+        });
+        for step in steps {
+            let new = if replanned
+                && changes.contains(&PlanChange::Added {
+                    id: step.id.clone(),
+                    title: step.title.clone(),
+                }) {
+                " (new)"
+            } else {
+                ""
+            };
+            out.push_str(&format!(
+                "\n  {} {}. {}{new}",
+                mark(step.status),
+                step.id,
+                step.title
+            ));
+        }
+        for change in changes {
+            if let PlanChange::Removed { id, title } = change {
+                out.push_str(&format!("\n  removed: {id}. {title}"));
+            }
+        }
+        return out;
+    }
+    let lines: Vec<String> = changes
+        .iter()
+        .map(|change| match change {
+            PlanChange::Status { id, to, .. } => {
+                let title = steps
+                    .iter()
+                    .find(|s| &s.id == id)
+                    .map_or("", |s| s.title.as_str());
+                format!("plan: {} {id}. {title}", mark(*to))
+            }
+            PlanChange::Note { id, note } => format!("plan: {id}. note: {note}"),
+            PlanChange::Retitled { id, to, .. } => format!("plan: {id}. now \"{to}\""),
+            PlanChange::Added { id, title } => format!("plan: added {id}. {title}"),
+            PlanChange::Removed { id, title } => format!("plan: removed {id}. {title}"),
+        })
+        .collect();
+    lines.join("\n")
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use deskhand::agent::{Budget, SecretPlaces};
+use deskhand::memory;
 use serde_json::Value;
 
 #[derive(Args)]
@@ -35,16 +36,25 @@ enum Setting {
     /// More places whose reading always asks (and is refused in read-only mode), beside the
     /// built-in ones (`~/.ssh`, `.env` files, …).
     SecretPaths,
+    /// `on` (the default) or `off`: whether each run's system prompt holds the notes most
+    /// relevant to its prompt (`ask --no-memory` leaves them out of one run).
+    Memory,
 }
 
 impl Setting {
-    const ALL: [Setting; 3] = [Setting::MaxCost, Setting::MaxTokens, Setting::SecretPaths];
+    const ALL: [Setting; 4] = [
+        Setting::MaxCost,
+        Setting::MaxTokens,
+        Setting::SecretPaths,
+        Setting::Memory,
+    ];
 
     fn key(self) -> &'static str {
         match self {
             Self::MaxCost => Budget::MAX_COST_SETTING,
             Self::MaxTokens => Budget::MAX_TOKENS_SETTING,
             Self::SecretPaths => SecretPlaces::SETTING,
+            Self::Memory => memory::IN_PROMPT_SETTING,
         }
     }
 
@@ -53,6 +63,7 @@ impl Setting {
             Self::MaxCost => "max-cost",
             Self::MaxTokens => "max-tokens",
             Self::SecretPaths => "secret-paths",
+            Self::Memory => "memory",
         }
     }
 
@@ -65,6 +76,11 @@ impl Setting {
             Self::MaxTokens => match text.parse::<u64>() {
                 Ok(tokens) if tokens > 0 => Value::from(tokens),
                 _ => bail!("max-tokens is a positive whole number, not `{text}`"),
+            },
+            Self::Memory => match text {
+                "on" => Value::Bool(true),
+                "off" => Value::Bool(false),
+                _ => bail!("memory is `on` or `off`, not `{text}`"),
             },
             Self::SecretPaths => {
                 let paths: Vec<&str> = text.split(':').filter(|p| !p.is_empty()).collect();

@@ -41,6 +41,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
             },
         ],
         is_error: false,
+        toolset_name: None,
     };
     let turn = Usage {
         input_tokens: 100,
@@ -75,6 +76,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
                     id: "toolu_1".into(),
                     name: "bash".into(),
                     input: input.clone(),
+                    toolset_name: None,
                 },
             ]),
         },

@@ -24,10 +24,12 @@ pub fn repair(history: &mut Vec<Message>, reason: &str) -> usize {
             index += 1;
             continue;
         }
-        let ids: Vec<String> = history[index]
+        // Each call's id, and its toolset, which a member's result must echo.
+        let calls: Vec<(String, Option<String>)> = history[index]
             .tool_uses()
-            .map(|t| t.id.to_string())
+            .map(|t| (t.id.to_string(), t.toolset_name.map(str::to_owned)))
             .collect();
+        let ids: Vec<&String> = calls.iter().map(|(id, _)| id).collect();
         if history
             .get(index + 1)
             .is_none_or(|next| next.role != Role::User)
@@ -39,7 +41,7 @@ pub fn repair(history: &mut Vec<Message>, reason: &str) -> usize {
             history.insert(index + 1, Message::user(Vec::new()));
         }
         let next = &mut history[index + 1];
-        let known: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        let known: HashSet<&str> = ids.iter().map(|id| id.as_str()).collect();
         let before = next.content.len();
         next.content.retain(|block| match block {
             ContentBlock::ToolResult { tool_use_id, .. } => known.contains(tool_use_id.as_str()),
@@ -55,10 +57,16 @@ pub fn repair(history: &mut Vec<Message>, reason: &str) -> usize {
             })
             .collect();
         // The API wants results first in the message, in the order of the calls.
-        let missing: Vec<ContentBlock> = ids
+        let missing: Vec<ContentBlock> = calls
             .iter()
-            .filter(|id| !answered.contains(*id))
-            .map(|id| ContentBlock::tool_error(id.clone(), reason))
+            .filter(|(id, _)| !answered.contains(id))
+            .map(|(id, toolset)| {
+                let mut result = ContentBlock::tool_error(id.clone(), reason);
+                if let ContentBlock::ToolResult { toolset_name, .. } = &mut result {
+                    toolset_name.clone_from(toolset);
+                }
+                result
+            })
             .collect();
         changes += missing.len();
         next.content.splice(0..0, missing);
@@ -78,6 +86,7 @@ mod tests {
             id: id.into(),
             name: "bash".into(),
             input: json!({}),
+            toolset_name: None,
         }
     }
 
@@ -86,6 +95,7 @@ mod tests {
             tool_use_id: id.into(),
             content: vec![],
             is_error: false,
+            toolset_name: None,
         }
     }
 

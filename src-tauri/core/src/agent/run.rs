@@ -15,6 +15,7 @@ use crate::llm::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, StopReason, StreamEvent,
     ToolResultContent, Usage, anthropic, pricing::Price,
 };
+use crate::tools::computer::toolset;
 use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
 
 pub const DEFAULT_MAX_TURNS: u32 = 50;
@@ -159,7 +160,17 @@ impl Agent {
             }
 
             let mut results = Vec::new();
+            // A toolset whose member failed in this response: its later members do not run.
+            let mut failed_toolsets: Vec<&str> = Vec::new();
             for call in assistant.tool_uses() {
+                // A toolset member runs as its tool's action of the same name.
+                let member = call
+                    .toolset_name
+                    .map(|toolset| toolset::action_input(toolset, call.name, call.input));
+                let (name, input) = match &member {
+                    Some(Ok(input)) => (toolset::TOOLSET_NAME, input),
+                    _ => (call.name, call.input),
+                };
                 let refusal = if cancel.is_cancelled() {
                     Some(CANCELLED.to_string())
                 } else if let Some(limit) = &over_budget {
@@ -169,6 +180,13 @@ impl Agent {
                         "not run: the turn limit of {} was reached",
                         self.config.max_turns
                     ))
+                } else if call
+                    .toolset_name
+                    .is_some_and(|toolset| failed_toolsets.contains(&toolset))
+                {
+                    Some(toolset::NOT_EXECUTED.to_string())
+                } else if let Some(Err(problem)) = &member {
+                    Some(problem.clone())
                 } else {
                     response
                         .malformed_tool_inputs
@@ -178,18 +196,22 @@ impl Agent {
                 };
                 sink(AgentEvent::ToolCall {
                     id: call.id.into(),
-                    name: call.name.into(),
-                    input: call.input.clone(),
+                    name: name.into(),
+                    input: input.clone(),
                 });
                 let started = Instant::now();
                 let output = match refusal {
                     Some(message) => ToolOutput::error(message),
-                    None => {
-                        self.call_tool(call.id, call.name, call.input, sink, cancel)
-                            .await
-                    }
+                    None => self.call_tool(call.id, name, input, sink, cancel).await,
                 };
-                results.push(tool_result(call.id, call.name, output, started, sink));
+                if let Some(toolset) = call.toolset_name.filter(|_| output.is_error) {
+                    failed_toolsets.push(toolset);
+                }
+                let mut result = tool_result(call.id, name, output, started, sink);
+                if let ContentBlock::ToolResult { toolset_name, .. } = &mut result {
+                    *toolset_name = call.toolset_name.map(str::to_owned);
+                }
+                results.push(result);
             }
             if cancel.is_cancelled() {
                 outcome.status = RunStatus::Cancelled;
@@ -469,6 +491,7 @@ fn tool_result(
         tool_use_id: id.into(),
         content: output.content,
         is_error: output.is_error,
+        toolset_name: None,
     }
 }
 

@@ -189,6 +189,7 @@ enum PartialBlock {
     ToolUse {
         id: String,
         name: String,
+        toolset_name: Option<String>,
         json: String,
     },
     Thinking {
@@ -232,6 +233,7 @@ impl StreamDecoder for StreamAssembler {
                     Some("tool_use") => PartialBlock::ToolUse {
                         id: str_field(block, "id"),
                         name: str_field(block, "name"),
+                        toolset_name: block["toolset_name"].as_str().map(str::to_owned),
                         json: String::new(),
                     },
                     Some("thinking") => PartialBlock::Thinking {
@@ -304,12 +306,22 @@ impl StreamAssembler {
             .into_iter()
             .filter_map(|block| match block {
                 PartialBlock::Text(text) => Some(ContentBlock::Text { text }),
-                PartialBlock::ToolUse { id, name, json } => {
+                PartialBlock::ToolUse {
+                    id,
+                    name,
+                    toolset_name,
+                    json,
+                } => {
                     let input = parse_tool_input(&json).unwrap_or_else(|problem| {
                         malformed.push((id.clone(), problem));
                         Value::Object(Default::default())
                     });
-                    Some(ContentBlock::ToolUse { id, name, input })
+                    Some(ContentBlock::ToolUse {
+                        id,
+                        name,
+                        input,
+                        toolset_name,
+                    })
                 }
                 PartialBlock::Thinking {
                     thinking,
@@ -443,7 +455,8 @@ mod tests {
                 ContentBlock::ToolUse {
                     id: "t1".into(),
                     name: "bash".into(),
-                    input: json!({"command": "ls"})
+                    input: json!({"command": "ls"}),
+                    toolset_name: None
                 },
             ]
         );
@@ -485,7 +498,8 @@ mod tests {
             ContentBlock::ToolUse {
                 id: "t1".into(),
                 name: "bash".into(),
-                input: json!({})
+                input: json!({}),
+                toolset_name: None
             }
         );
         assert_eq!(done.malformed_tool_inputs.len(), 1);
@@ -555,10 +569,7 @@ mod tests {
             name: "computer".into(),
             description: String::new(),
             input_schema: json!({}),
-            anthropic: Some(super::super::AnthropicNativeTool {
-                definition: json!({}),
-                beta,
-            }),
+            anthropic: Some(super::super::AnthropicNativeTool::new(json!({}), beta)),
         };
         let tools = [
             native(Some("computer-use-2025-01-24")),

@@ -21,6 +21,25 @@ pub struct ToolDefinition {
 pub struct AnthropicNativeTool {
     pub definition: Value,
     pub beta: Option<&'static str>,
+    /// What to offer instead when an endpoint answers 400 naming this definition's `type`
+    /// (the GA computer toolset on an endpoint that only knows `computer_20251124`, say).
+    pub fallback: Option<Box<AnthropicNativeTool>>,
+}
+
+impl AnthropicNativeTool {
+    /// A definition with no fallback.
+    pub fn new(definition: Value, beta: Option<&'static str>) -> Self {
+        Self {
+            definition,
+            beta,
+            fallback: None,
+        }
+    }
+
+    /// The definition's `type`, e.g. `computer_toolset_20260801`.
+    pub fn tool_type(&self) -> &str {
+        self.definition["type"].as_str().unwrap_or_default()
+    }
 }
 
 /// One request to the model. Borrowed, so the loop never copies the history to send it.

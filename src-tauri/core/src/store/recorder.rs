@@ -83,6 +83,7 @@ impl Recorder {
                     tool_use_id,
                     content,
                     is_error: true,
+                    ..
                 } = block
                     && !before.get(index).is_some_and(|m| m.content.contains(block))
                 {

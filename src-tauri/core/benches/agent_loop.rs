@@ -86,6 +86,7 @@ fn main() {
         api_key: "bench".into(),
         base_url: api.url(),
         retry: RetryPolicy::default(),
+        effort: None,
     })
     .unwrap();
     let http = runtime.block_on(measure(&agent(Arc::new(provider))));

@@ -53,6 +53,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
             session_id: session_id.into(),
             provider: "anthropic".into(),
             model: "claude-test".into(),
+            tool_fallbacks: Vec::new(),
         },
         AgentEvent::Message {
             message: Message::user(vec![ContentBlock::text(prompt)]),

@@ -39,6 +39,10 @@ pub enum AgentEvent {
         session_id: String,
         provider: String,
         model: String,
+        /// Tool types the provider no longer offers this model because its endpoint refused
+        /// them (the computer toolset stepped down to `computer_20251124`, say).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_fallbacks: Vec<String>,
     },
     /// A piece of the assistant's text as it streams in.
     TextDelta {

@@ -105,6 +105,7 @@ impl Agent {
             session_id: session_id.into(),
             provider: self.provider.name().into(),
             model: self.config.model.clone(),
+            tool_fallbacks: self.provider.tool_fallbacks(&self.config.model),
         });
         let mut outcome = RunOutcome {
             status: RunStatus::Done,

@@ -1,13 +1,16 @@
 //! Anthropic's Messages API over SSE: request building, stream assembly and error mapping.
 
+use std::sync::Mutex;
+
 use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::claude::{Effort, takes_adaptive_thinking};
 use super::http::{HttpApi, HttpRequest, StreamDecoder, decode_error};
 use super::provider::parse_tool_input;
 use super::{
-    ContentBlock, ErrorKind, Message, ModelRequest, ModelResponse, Provider, ProviderError,
+    AnthropicNativeTool, ContentBlock, ErrorKind, Message, ModelRequest, ModelResponse, Provider, ProviderError,
     RetryPolicy, SseEvent, StopReason, StreamEvent, ToolDefinition, Usage,
 };
 
@@ -22,7 +25,17 @@ pub struct AnthropicConfig {
     pub api_key: String,
     pub base_url: String,
     pub retry: RetryPolicy,
+    /// `output_config.effort` for models that take adaptive thinking; `None` is [`DEFAULT_EFFORT`].
+    pub effort: Option<Effort>,
 }
+
+/// The effort asked of models with adaptive thinking unless the person chose another.
+pub const DEFAULT_EFFORT: Effort = Effort::High;
+
+/// Tool types an endpoint refused with HTTP 400 for a model, by base URL and model: remembered
+/// for the life of the process, so every later request and run offers the older version
+/// straight away (and its `started` event says so).
+static REFUSED_TOOL_TYPES: Mutex<Vec<(String, String, String)>> = Mutex::new(Vec::new());
 
 // The key must never reach a log line, so Debug leaves it out.
 impl std::fmt::Debug for AnthropicConfig {
@@ -30,6 +43,7 @@ impl std::fmt::Debug for AnthropicConfig {
         f.debug_struct("AnthropicConfig")
             .field("base_url", &self.base_url)
             .field("retry", &self.retry)
+            .field("effort", &self.effort)
             .finish_non_exhaustive()
     }
 }
@@ -57,20 +71,106 @@ impl Provider for Anthropic {
         request: ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ProviderError> {
+        loop {
+            let offered = self.offered_tools(request.model, request.tools);
+            let result = self.stream_once(&request, &offered, on_event).await;
+            let Err(error) = &result else { return result };
+            // A 400 naming a tool type this request offered steps that tool down once.
+            let refused = offered.iter().find(|native| {
+                error.kind == ErrorKind::InvalidRequest
+                    && native.fallback.is_some()
+                    && error.message.contains(native.tool_type())
+            });
+            let Some(native) = refused else { return result };
+            let older = native.fallback.as_ref().expect("checked above").tool_type();
+            on_event(StreamEvent::Retrying {
+                attempt: 0,
+                delay_ms: 0,
+                error: format!(
+                    "{error}; offering {older} instead of {} for {}",
+                    native.tool_type(),
+                    request.model
+                ),
+            });
+            self.remember_refused(request.model, native.tool_type());
+        }
+    }
+
+    fn tool_fallbacks(&self, model: &str) -> Vec<String> {
+        self.refused_types(model)
+            .into_iter()
+            .map(|refused| format!("{refused} refused with HTTP 400"))
+            .collect()
+    }
+}
+
+impl Anthropic {
+    async fn stream_once(
+        &self,
+        request: &ModelRequest<'_>,
+        offered: &[AnthropicNativeTool],
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelResponse, ProviderError> {
         let mut headers = vec![
             ("x-api-key", self.config.api_key.clone()),
             ("anthropic-version", API_VERSION.to_string()),
         ];
-        let betas = betas_for(request.tools);
+        let betas = betas_for(offered);
         if !betas.is_empty() {
             headers.push(("anthropic-beta", betas));
         }
-        let request = HttpRequest {
+        let mut wire = WireRequest::new(request);
+        wire.tools = wire_tools(request.tools, offered);
+        if wire.output_config.is_some() {
+            let effort = self.config.effort.unwrap_or(DEFAULT_EFFORT);
+            wire.output_config = Some(json!({ "effort": effort }));
+        }
+        let body = serde_json::to_vec(&wire)
+            .map_err(|e| ProviderError::new(PROVIDER, ErrorKind::InvalidRequest, e.to_string()))?;
+        let http = HttpRequest {
             url: format!("{}/v1/messages", self.config.base_url.trim_end_matches('/')),
             headers,
-            body: request_body(&request)?.into(),
+            body: body.into(),
         };
-        self.api.stream::<StreamAssembler>(&request, on_event).await
+        self.api.stream::<StreamAssembler>(&http, on_event).await
+    }
+
+    /// The native definitions to send for `model`: each one this endpoint refused replaced by
+    /// its fallback, one step per refusal.
+    fn offered_tools(&self, model: &str, tools: &[ToolDefinition]) -> Vec<AnthropicNativeTool> {
+        let refused = self.refused_types(model);
+        tools
+            .iter()
+            .filter_map(|tool| {
+                let mut native = tool.anthropic.as_ref()?;
+                while let Some(older) = native
+                    .fallback
+                    .as_deref()
+                    .filter(|_| refused.iter().any(|t| t == native.tool_type()))
+                {
+                    native = older;
+                }
+                Some(native.clone())
+            })
+            .collect()
+    }
+
+    fn refused_types(&self, model: &str) -> Vec<String> {
+        let refused = REFUSED_TOOL_TYPES.lock().unwrap_or_else(|e| e.into_inner());
+        refused
+            .iter()
+            .filter(|(url, m, _)| *url == self.config.base_url && m == model)
+            .map(|(_, _, tool_type)| tool_type.clone())
+            .collect()
+    }
+
+    fn remember_refused(&self, model: &str, tool_type: &str) {
+        let mut refused = REFUSED_TOOL_TYPES.lock().unwrap_or_else(|e| e.into_inner());
+        refused.push((
+            self.config.base_url.clone(),
+            model.to_string(),
+            tool_type.to_string(),
+        ));
     }
 }
 
@@ -90,11 +190,17 @@ struct WireRequest<'a> {
     messages: WireMessages<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Value>,
+    /// `adaptive` with progress summaries for the models that cannot turn thinking off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<Value>,
     stream: bool,
 }
 
 impl<'a> WireRequest<'a> {
     fn new(request: &ModelRequest<'a>) -> Self {
+        let adaptive = takes_adaptive_thinking(request.model);
         Self {
             model: request.model,
             max_tokens: request.max_tokens,
@@ -104,6 +210,8 @@ impl<'a> WireRequest<'a> {
                 breakpoints: request.cache_breakpoints,
             },
             tools: request.tools.iter().map(wire_tool).collect(),
+            thinking: adaptive.then(|| json!({"type": "adaptive", "display": "summarized"})),
+            output_config: adaptive.then(|| json!({ "effort": DEFAULT_EFFORT })),
             stream: true,
         }
     }
@@ -165,10 +273,22 @@ fn wire_tool(tool: &ToolDefinition) -> Value {
     }
 }
 
+/// The tools as sent: each native one as `offered` (in order, after any step-down).
+fn wire_tools(tools: &[ToolDefinition], offered: &[AnthropicNativeTool]) -> Vec<Value> {
+    let mut natives = offered.iter();
+    tools
+        .iter()
+        .map(|tool| match (&tool.anthropic, &mut natives) {
+            (Some(_), natives) => natives.next().map_or(Value::Null, |n| n.definition.clone()),
+            (None, _) => wire_tool(tool),
+        })
+        .collect()
+}
+
 /// The `anthropic-beta` header value for these tools: each needed beta once, in order.
-fn betas_for(tools: &[ToolDefinition]) -> String {
+fn betas_for(tools: &[AnthropicNativeTool]) -> String {
     let mut betas: Vec<&str> = Vec::new();
-    for beta in tools.iter().filter_map(|t| t.anthropic.as_ref()?.beta) {
+    for beta in tools.iter().filter_map(|t| t.beta) {
         if !betas.contains(&beta) {
             betas.push(beta);
         }
@@ -565,12 +685,7 @@ mod tests {
 
     #[test]
     fn betas_are_collected_once() {
-        let native = |beta| ToolDefinition {
-            name: "computer".into(),
-            description: String::new(),
-            input_schema: json!({}),
-            anthropic: Some(super::super::AnthropicNativeTool::new(json!({}), beta)),
-        };
+        let native = |beta| AnthropicNativeTool::new(json!({}), beta);
         let tools = [
             native(Some("computer-use-2025-01-24")),
             native(None),

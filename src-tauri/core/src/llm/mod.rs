@@ -2,6 +2,7 @@
 //! clients over shared HTTP plumbing, and choosing one from settings and the environment.
 
 pub mod anthropic;
+pub mod claude;
 pub mod config;
 mod error;
 mod http;

@@ -89,6 +89,12 @@ pub trait Provider: Send + Sync {
         request: ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ProviderError>;
+
+    /// Tool types this provider stopped offering for `model` because its endpoint refused
+    /// them, each with why (`computer_toolset_20260801 refused with HTTP 400`), for `started`.
+    fn tool_fallbacks(&self, _model: &str) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A tool call's streamed input: `{}` when empty, else a JSON object. The error says what is

@@ -164,6 +164,7 @@ pub fn anthropic_provider(base_url: &str) -> Arc<Anthropic> {
             api_key: API_KEY.into(),
             base_url: base_url.into(),
             retry: fast_retries(),
+            effort: None,
         })
         .unwrap(),
     )

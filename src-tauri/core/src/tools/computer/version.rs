@@ -1,5 +1,7 @@
 //! Which version of Anthropic's computer tool a model takes, and what to fall back to.
 
+use crate::llm::claude::Generation;
+
 /// `computer_toolset_20260801` (the GA toolset, one member tool per action, no beta) for the
 /// Claude 5 generation; `computer_20251124` (adds `zoom`) for Opus 4.5+ and Sonnet 4.6+;
 /// `computer_20250124` for the other Claude 4 models and anything not recognised.
@@ -28,53 +30,17 @@ impl ToolVersion {
     /// `claude-sonnet-4-6`, `claude-opus-5-5` or `anthropic/claude-opus-4.5` (a provider
     /// prefix is ignored), after the table of models known to need an older version.
     pub fn for_model(model: &str) -> Self {
-        let model = model
-            .rsplit('/')
-            .next()
-            .unwrap_or(model)
-            .to_ascii_lowercase();
-        if let Some((_, version)) = KNOWN_OLDER
-            .iter()
-            .find(|(prefix, _)| model.starts_with(prefix))
-        {
+        let by_generation = match Generation::of(model) {
+            Some(g) if g.is_claude_5_or_later() => Self::Toolset20260801,
+            Some(g) if g.family == "opus" && (g.major, g.minor) >= (4, 5) => Self::V20251124,
+            Some(g) if g.family == "sonnet" && (g.major, g.minor) >= (4, 6) => Self::V20251124,
+            _ => Self::V20250124,
+        };
+        let id = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+        match KNOWN_OLDER.iter().find(|(prefix, _)| id.starts_with(prefix)) {
             // An older generation on such a platform still gets its own older version.
-            return Self::for_generation(model.split_once("claude-").map_or("", |(_, r)| r))
-                .min_with(*version);
-        }
-        Self::for_generation(model.strip_prefix("claude-").unwrap_or(""))
-    }
-
-    /// From the part after `claude-`: `opus-4-5`, `sonnet-5`, `haiku-5-5-20270101`, …
-    fn for_generation(rest: &str) -> Self {
-        let mut parts = rest.split(['-', '.']);
-        // `claude-3-7-sonnet` and older put the version first: none of them is newer.
-        let Some(family) = parts
-            .next()
-            .filter(|f| !f.is_empty() && f.bytes().all(|b| b.is_ascii_alphabetic()))
-        else {
-            return Self::V20250124;
-        };
-        let Some(major) = parts.next().and_then(|p| p.parse::<u32>().ok()) else {
-            return Self::V20250124;
-        };
-        // A date (8 digits) after the major version is not a minor version.
-        let minor = parts
-            .next()
-            .and_then(|p| if p.len() <= 2 { p.parse().ok() } else { None })
-            .unwrap_or(0);
-        let version = (major, minor);
-        if major >= 5 {
-            return Self::Toolset20260801;
-        }
-        let newer = match family {
-            "opus" => version >= (4, 5),
-            "sonnet" => version >= (4, 6),
-            _ => false,
-        };
-        if newer {
-            Self::V20251124
-        } else {
-            Self::V20250124
+            Some((_, version)) => by_generation.min_with(*version),
+            None => by_generation,
         }
     }
 

@@ -10,8 +10,8 @@ use super::claude::{Effort, takes_adaptive_thinking};
 use super::http::{HttpApi, HttpRequest, StreamDecoder, decode_error};
 use super::provider::parse_tool_input;
 use super::{
-    AnthropicNativeTool, ContentBlock, ErrorKind, Message, ModelRequest, ModelResponse, Provider, ProviderError,
-    RetryPolicy, SseEvent, StopReason, StreamEvent, ToolDefinition, Usage,
+    AnthropicNativeTool, ContentBlock, ErrorKind, Message, ModelRequest, ModelResponse, Provider,
+    ProviderError, RetryPolicy, SseEvent, StopReason, StreamEvent, ToolDefinition, Usage,
 };
 
 const PROVIDER: &str = "Anthropic";

@@ -36,8 +36,15 @@ impl ToolVersion {
             Some(g) if g.family == "sonnet" && (g.major, g.minor) >= (4, 6) => Self::V20251124,
             _ => Self::V20250124,
         };
-        let id = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
-        match KNOWN_OLDER.iter().find(|(prefix, _)| id.starts_with(prefix)) {
+        let id = model
+            .rsplit('/')
+            .next()
+            .unwrap_or(model)
+            .to_ascii_lowercase();
+        match KNOWN_OLDER
+            .iter()
+            .find(|(prefix, _)| id.starts_with(prefix))
+        {
             // An older generation on such a platform still gets its own older version.
             Some((_, version)) => by_generation.min_with(*version),
             None => by_generation,

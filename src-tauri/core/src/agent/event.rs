@@ -48,6 +48,11 @@ pub enum AgentEvent {
     TextDelta {
         text: String,
     },
+    /// A piece of the model's thinking as it streams in: progress to show as a quiet line,
+    /// never as answer text. The whole block is in the assistant's `message`.
+    ThinkingDelta {
+        text: String,
+    },
     /// A complete message appended to the history (the user's, the assistant's, or tool
     /// results). Carries images in full, so the CLI does not print it.
     Message {

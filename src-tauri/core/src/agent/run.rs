@@ -362,6 +362,7 @@ impl Agent {
                 partial.push_str(&text);
                 sink(AgentEvent::TextDelta { text });
             }
+            StreamEvent::ThinkingDelta(text) => sink(AgentEvent::ThinkingDelta { text }),
             StreamEvent::Retrying {
                 attempt,
                 delay_ms,

@@ -380,7 +380,9 @@ impl StreamDecoder for StreamAssembler {
                         json.push_str(delta["partial_json"].as_str().unwrap_or_default());
                     }
                     (PartialBlock::Thinking { thinking, .. }, Some("thinking_delta")) => {
-                        thinking.push_str(delta["thinking"].as_str().unwrap_or_default());
+                        let piece = str_field(delta, "thinking");
+                        thinking.push_str(&piece);
+                        on_event(StreamEvent::ThinkingDelta(piece));
                     }
                     (PartialBlock::Thinking { signature, .. }, Some("signature_delta")) => {
                         signature.push_str(delta["signature"].as_str().unwrap_or_default());

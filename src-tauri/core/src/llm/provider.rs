@@ -59,6 +59,8 @@ pub struct ModelRequest<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StreamEvent {
     TextDelta(String),
+    /// A piece of the model's thinking (a progress summary where `display: summarized`).
+    ThinkingDelta(String),
     /// A failed attempt that will be retried after `delay_ms`.
     Retrying {
         attempt: u32,

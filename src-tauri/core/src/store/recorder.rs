@@ -241,7 +241,10 @@ impl Recorder {
             body.to_string(),
             now
         ])?;
-        if matches!(event, AgentEvent::TextDelta { .. }) {
+        if matches!(
+            event,
+            AgentEvent::TextDelta { .. } | AgentEvent::ThinkingDelta { .. }
+        ) {
             change = Change::Delta(tx.last_insert_rowid());
         }
         tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")?

@@ -77,8 +77,16 @@ export interface ApprovalRequest extends ActionPlan {
 }
 
 export type AgentEvent =
-  | { type: 'started'; session_id: string; provider: string; model: string }
+  | {
+      type: 'started';
+      session_id: string;
+      provider: string;
+      model: string;
+      /** Tool types the endpoint refused for this model, each with why. */
+      tool_fallbacks?: string[];
+    }
   | { type: 'text_delta'; text: string }
+  | { type: 'thinking_delta'; text: string }
   | { type: 'message'; message: Message }
   | { type: 'tool_call'; id: string; name: string; input: unknown }
   | { type: 'approval_needed'; request: ApprovalRequest }

@@ -23,6 +23,9 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
     case 'text_delta':
       state.draft += event.text;
       return;
+    case 'thinking_delta':
+      state.thinking += event.text;
+      return;
     case 'message':
       applyMessage(state, event.message);
       return;
@@ -100,6 +103,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       state.usage = addUsage(state.usageBase, event.usage);
       state.cost = addCost(state.costBase, event.cost_usd);
       state.pending = null;
+      state.thinking = '';
       keepInterruptedDraft(state);
       return;
   }
@@ -123,7 +127,10 @@ function applyMessage(state: RunState, message: Message): void {
   if (!merged) state.historyLength += 1;
   state.lastRole = message.role;
 
-  if (message.role === 'assistant') state.draft = '';
+  if (message.role === 'assistant') {
+    state.draft = '';
+    state.thinking = '';
+  }
   for (const block of message.content) {
     const image = blockImage(block);
     if (image) state.screen = image;

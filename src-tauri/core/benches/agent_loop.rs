@@ -87,6 +87,7 @@ fn main() {
         base_url: api.url(),
         retry: RetryPolicy::default(),
         effort: None,
+        fallbacks: Default::default(),
     })
     .unwrap();
     let http = runtime.block_on(measure(&agent(Arc::new(provider))));

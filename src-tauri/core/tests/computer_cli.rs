@@ -491,3 +491,51 @@ fn a_failed_member_stops_the_later_ones_on_the_display() {
     );
     session.check_screen();
 }
+
+/// An endpoint that does not serve the GA toolset: the first run steps down to
+/// `computer_20251124` after its 400, and the next `deskhand ask` (a new process) offers that
+/// at once and names the step-down in `started`.
+#[test]
+fn a_refused_toolset_is_remembered_by_the_next_process() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn(
+        deskhand_standin::Script::new([Turn::text("First."), Turn::text("Second.")])
+            .refusing_tool_type("computer_toolset_20260801"),
+    );
+    let ask = || {
+        run(deskhand_at(&api, dir.path()).args([
+            "ask",
+            "--json",
+            "--tools",
+            "computer",
+            "--approve",
+            "deny",
+            "--model",
+            "claude-sonnet-5",
+            "hello",
+        ]))
+    };
+    let (output, stdout, stderr) = ask();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("offering computer_20251124 instead"),
+        "{stdout}"
+    );
+    assert_eq!(api.requests().len(), 2);
+    assert!(dir.path().join("tool-fallbacks.json").is_file());
+    let (output, stdout, stderr) = ask();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let started: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(started["type"], "started");
+    assert_eq!(
+        started["tool_fallbacks"],
+        json!(["computer_toolset_20260801 refused with HTTP 400"])
+    );
+    let requests = api.requests();
+    assert_eq!(requests.len(), 3, "no second refusal");
+    assert!(requests[2].rejected.is_none());
+    assert_eq!(requests[2].body["tools"][0]["type"], "computer_20251124");
+}

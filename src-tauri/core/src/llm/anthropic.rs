@@ -1,7 +1,5 @@
 //! Anthropic's Messages API over SSE: request building, stream assembly and error mapping.
 
-use std::sync::Mutex;
-
 use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -9,6 +7,7 @@ use serde_json::{Value, json};
 use super::claude::{Effort, takes_adaptive_thinking};
 use super::http::{HttpApi, HttpRequest, StreamDecoder, decode_error};
 use super::provider::parse_tool_input;
+use super::tool_fallbacks::FallbackMemory;
 use super::{
     AnthropicNativeTool, ContentBlock, ErrorKind, Message, ModelRequest, ModelResponse, Provider,
     ProviderError, RetryPolicy, SseEvent, StopReason, StreamEvent, ToolDefinition, Usage,
@@ -27,15 +26,12 @@ pub struct AnthropicConfig {
     pub retry: RetryPolicy,
     /// `output_config.effort` for models that take adaptive thinking; `None` is [`DEFAULT_EFFORT`].
     pub effort: Option<Effort>,
+    /// Where tool types this endpoint refused are remembered.
+    pub fallbacks: FallbackMemory,
 }
 
 /// The effort asked of models with adaptive thinking unless the person chose another.
 pub const DEFAULT_EFFORT: Effort = Effort::High;
-
-/// Tool types an endpoint refused with HTTP 400 for a model, by base URL and model: remembered
-/// for the life of the process, so every later request and run offers the older version
-/// straight away (and its `started` event says so).
-static REFUSED_TOOL_TYPES: Mutex<Vec<(String, String, String)>> = Mutex::new(Vec::new());
 
 // The key must never reach a log line, so Debug leaves it out.
 impl std::fmt::Debug for AnthropicConfig {
@@ -156,21 +152,13 @@ impl Anthropic {
     }
 
     fn refused_types(&self, model: &str) -> Vec<String> {
-        let refused = REFUSED_TOOL_TYPES.lock().unwrap_or_else(|e| e.into_inner());
-        refused
-            .iter()
-            .filter(|(url, m, _)| *url == self.config.base_url && m == model)
-            .map(|(_, _, tool_type)| tool_type.clone())
-            .collect()
+        self.config.fallbacks.refused(&self.config.base_url, model)
     }
 
     fn remember_refused(&self, model: &str, tool_type: &str) {
-        let mut refused = REFUSED_TOOL_TYPES.lock().unwrap_or_else(|e| e.into_inner());
-        refused.push((
-            self.config.base_url.clone(),
-            model.to_string(),
-            tool_type.to_string(),
-        ));
+        self.config
+            .fallbacks
+            .remember(&self.config.base_url, model, tool_type);
     }
 }
 

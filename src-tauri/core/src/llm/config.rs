@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::anthropic::{self, Anthropic, AnthropicConfig};
 use super::claude::Effort;
 use super::openai::{self, OpenAi, OpenAiConfig, Service};
+use super::tool_fallbacks::{self, FallbackMemory};
 use super::{Provider, RetryPolicy};
 
 /// What the person chose; `None` leaves it to the environment and the defaults.
@@ -290,6 +291,9 @@ pub fn choose(
                 base_url: base_url.clone(),
                 retry,
                 effort,
+                fallbacks: FallbackMemory::in_file(
+                    crate::paths::config_dir().join(tool_fallbacks::FILE_NAME),
+                ),
             })
             .map_err(|e| ConfigError(e.to_string()))?,
         ),

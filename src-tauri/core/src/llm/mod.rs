@@ -12,6 +12,7 @@ pub mod pricing;
 mod provider;
 mod retry;
 mod sse;
+pub mod tool_fallbacks;
 
 pub use error::{ErrorKind, ProviderError};
 pub use message::{

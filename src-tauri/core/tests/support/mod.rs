@@ -166,6 +166,7 @@ pub fn anthropic_provider(base_url: &str) -> Arc<Anthropic> {
             base_url: base_url.into(),
             retry: fast_retries(),
             effort: None,
+            fallbacks: Default::default(),
         })
         .unwrap(),
     )

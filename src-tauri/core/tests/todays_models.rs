@@ -379,6 +379,21 @@ fn a_thinking_session_resumed_after_a_restart_keeps_its_thinking_for_claude_only
         resumed[1]["content"][0],
         json!({"type": "thinking", "thinking": "Let me list the files.", "signature": "sig-resume"})
     );
+    // The JSON export keeps the block as stored.
+    let mut export = support::cli::deskhand(dir.path());
+    export.args(["sessions", "export", &session, "--format", "json", "-o"]);
+    export.arg(dir.path().join("export.json"));
+    let (output, _, stderr) = run(&mut export);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let exported = std::fs::read_to_string(dir.path().join("export.json")).unwrap();
+    let exported: Value = serde_json::from_str(&exported).unwrap();
+    assert_eq!(
+        exported["messages"][1]["content"][0],
+        json!({"type": "thinking", "thinking": "Let me list the files.", "signature": "sig-resume"}),
+        "{exported}"
+    );
+    // The streamed pieces were dropped once the message that holds them was stored.
+    assert!(!exported.to_string().contains("thinking_delta"), "{exported}");
     let mut openai = support::cli::ask_over_openai(&api, dir.path());
     openai.args([
         "--tools",

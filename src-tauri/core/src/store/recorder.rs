@@ -27,8 +27,8 @@ pub struct Recorder {
     last_role: Option<Role>,
     /// Action-log rows by `tool_use` id, for the decision and result that follow the call.
     actions: HashMap<String, i64>,
-    /// The first `text_delta` row since the last message: once the assistant's message is
-    /// stored, the pieces it was streamed in are dropped.
+    /// The first `text_delta` or `thinking_delta` row since the last message: once the
+    /// assistant's message is stored, the pieces it was streamed in are dropped.
     first_delta: Option<i64>,
 }
 
@@ -166,7 +166,8 @@ impl Recorder {
                 }
                 if let (Role::Assistant, Some(first)) = (message.role, self.first_delta) {
                     tx.prepare_cached(
-                        "DELETE FROM events WHERE session_id = ?1 AND id >= ?2 AND type = 'text_delta'",
+                        "DELETE FROM events WHERE session_id = ?1 AND id >= ?2 \
+                         AND type IN ('text_delta', 'thinking_delta')",
                     )?
                     .execute(params![id, first])?;
                 }

@@ -393,7 +393,10 @@ fn a_thinking_session_resumed_after_a_restart_keeps_its_thinking_for_claude_only
         "{exported}"
     );
     // The streamed pieces were dropped once the message that holds them was stored.
-    assert!(!exported.to_string().contains("thinking_delta"), "{exported}");
+    assert!(
+        !exported.to_string().contains("thinking_delta"),
+        "{exported}"
+    );
     let mut openai = support::cli::ask_over_openai(&api, dir.path());
     openai.args([
         "--tools",

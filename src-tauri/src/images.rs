@@ -270,6 +270,7 @@ mod tests {
                 tool_use_id: "t".into(),
                 content: vec![ToolResultContent::Image { source }],
                 is_error: false,
+                toolset_name: None,
             },
         ]);
         let wire = to_wire(&AgentEvent::Message { message }, &cache);

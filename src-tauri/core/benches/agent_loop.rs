@@ -86,6 +86,8 @@ fn main() {
         api_key: "bench".into(),
         base_url: api.url(),
         retry: RetryPolicy::default(),
+        effort: None,
+        fallbacks: Default::default(),
     })
     .unwrap();
     let http = runtime.block_on(measure(&agent(Arc::new(provider))));

@@ -39,6 +39,7 @@ fn histories() -> Vec<Vec<Message>> {
                 id: id.clone(),
                 name: "computer".into(),
                 input: json!({"action": "left_click", "coordinate": [640, 400]}),
+                toolset_name: None,
             },
         ]));
         let data = base64::engine::general_purpose::STANDARD.encode(fake_screenshot_png(
@@ -55,6 +56,7 @@ fn histories() -> Vec<Vec<Message>> {
                 },
             }],
             is_error: false,
+            toolset_name: None,
         }]));
         all.push(history.clone());
     }

@@ -362,3 +362,180 @@ fn newer_models_get_zoom_at_full_resolution() {
     assert_eq!(images.len(), 1);
     assert_eq!(image_size(&images[0]), (960, 540));
 }
+
+/// Where on the 1366x768 model screen a desktop point of the 1920x1080 display is.
+fn model_point(desktop: (i32, i32)) -> (i64, i64) {
+    (
+        (i64::from(desktop.0) * 1366 * 2 + 1920) / 3840,
+        (i64::from(desktop.1) * 768 * 2 + 1080) / 2160,
+    )
+}
+
+/// The GA computer toolset for a Claude 5 model: one `tools` entry with no beta, and member
+/// calls (a click, typed text, a zoom) that land on the X display and are answered with their
+/// `toolset_name`.
+#[test]
+fn member_tools_click_type_and_zoom_on_the_display() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let session = ComputerSession::open("deskhand-members");
+    let (mx, my) = model_point(session.target);
+    let api = StandIn::spawn([
+        Reply::new().member("screenshot", json!({})).into(),
+        Reply::new()
+            .member("left_click", json!({"coordinate": [mx, my]}))
+            .member("type", json!({"text": "ok"}))
+            .into(),
+        Reply::new()
+            .member("zoom", json!({"region": [0, 0, 683, 384]}))
+            .into(),
+        Reply::new().text("Typed.").into(),
+    ]);
+    let (output, stdout, stderr) = run(deskhand_at(&api, session.dir.path()).args([
+        "ask",
+        "--tools",
+        "computer",
+        "--approve",
+        "auto",
+        "--model",
+        "claude-opus-5-5",
+        "type ok into the window",
+    ]));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("Typed."), "{stdout}");
+    let requests = api.accepted();
+    assert_eq!(requests.len(), 4, "{:?}", api.requests());
+    assert_eq!(
+        requests[0].body["tools"],
+        json!([{"type": "computer_toolset_20260801"}])
+    );
+    assert!(!requests[0].headers.contains_key("anthropic-beta"));
+    for request in &requests[1..] {
+        let last = request.body["messages"].as_array().unwrap().last().unwrap();
+        for result in last["content"].as_array().unwrap() {
+            assert_eq!(result["toolset_name"], "computer", "{result}");
+            assert!(result.get("is_error").is_none(), "{result}");
+        }
+    }
+    assert_eq!(
+        image_size(&result_images(&requests[1].body)[0]),
+        (1366, 768)
+    );
+    assert_eq!(image_size(&result_images(&requests[3].body)[0]), (960, 540));
+    let events = session.xev.wait_for("the typed text", |e| {
+        e.iter().filter(|e| e.kind == "KeyRelease").count() >= 2
+    });
+    let press = events.iter().find(|e| e.kind == "ButtonPress").unwrap();
+    let target = session.target;
+    assert!(
+        (press.root.0 - target.0).abs() <= 2 && (press.root.1 - target.1).abs() <= 2,
+        "{press:?} vs {target:?}"
+    );
+    let keys: Vec<&str> = events
+        .iter()
+        .filter(|e| e.kind == "KeyPress")
+        .filter_map(|e| e.keysym.as_deref())
+        .collect();
+    assert_eq!(keys, ["o", "k"], "{events:?}");
+}
+
+/// Several member calls in one response with a failure in the middle: the click before it
+/// lands, the bad key presses nothing, and the typing after it never happens; the model is
+/// told which did not run and why.
+#[test]
+fn a_failed_member_stops_the_later_ones_on_the_display() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let session = ComputerSession::open("deskhand-members-fail");
+    let (mx, my) = model_point(session.target);
+    let api = StandIn::spawn([
+        Reply::new()
+            .member("left_click", json!({"coordinate": [mx, my]}))
+            .member("key", json!({"text": "ctrl+Retrun"}))
+            .member("type", json!({"text": "never"}))
+            .into(),
+        Reply::new().text("Stopped.").into(),
+    ]);
+    let (output, _, stderr) = run(deskhand_at(&api, session.dir.path()).args([
+        "ask",
+        "--tools",
+        "computer",
+        "--approve",
+        "auto",
+        "--model",
+        "claude-sonnet-5",
+        "click and type",
+    ]));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let requests = api.accepted();
+    let last = requests[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap();
+    let results = last["content"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    assert!(results[0].get("is_error").is_none());
+    assert_eq!(results[1]["is_error"], true);
+    assert!(
+        results[1]["content"]
+            .to_string()
+            .contains("unknown key `Retrun`")
+    );
+    assert_eq!(results[2]["is_error"], true);
+    assert_eq!(
+        results[2]["content"][0]["text"],
+        "Not executed: an earlier computer action in this turn failed."
+    );
+    session.check_screen();
+}
+
+/// An endpoint that does not serve the GA toolset: the first run steps down to
+/// `computer_20251124` after its 400, and the next `deskhand ask` (a new process) offers that
+/// at once and names the step-down in `started`.
+#[test]
+fn a_refused_toolset_is_remembered_by_the_next_process() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn(
+        deskhand_standin::Script::new([Turn::text("First."), Turn::text("Second.")])
+            .refusing_tool_type("computer_toolset_20260801"),
+    );
+    let ask = || {
+        run(deskhand_at(&api, dir.path()).args([
+            "ask",
+            "--json",
+            "--tools",
+            "computer",
+            "--approve",
+            "deny",
+            "--model",
+            "claude-sonnet-5",
+            "hello",
+        ]))
+    };
+    let (output, stdout, stderr) = ask();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains("offering computer_20251124 instead"),
+        "{stdout}"
+    );
+    assert_eq!(api.requests().len(), 2);
+    assert!(dir.path().join("tool-fallbacks.json").is_file());
+    let (output, stdout, stderr) = ask();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let started: Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    assert_eq!(started["type"], "started");
+    assert_eq!(
+        started["tool_fallbacks"],
+        json!(["computer_toolset_20260801 refused with HTTP 400"])
+    );
+    let requests = api.requests();
+    assert_eq!(requests.len(), 3, "no second refusal");
+    assert!(requests[2].rejected.is_none());
+    assert_eq!(requests[2].body["tools"][0]["type"], "computer_20251124");
+}

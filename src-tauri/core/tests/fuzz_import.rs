@@ -51,12 +51,14 @@ fn seed_export() -> Value {
                 id: "toolu_1".into(),
                 name: "computer".into(),
                 input: json!({"action": "screenshot"}),
+                toolset_name: None,
             },
         ]),
         Message::user(vec![ContentBlock::ToolResult {
             tool_use_id: "toolu_1".into(),
             content: vec![ToolResultContent::Image { source: png(2) }],
             is_error: false,
+            toolset_name: None,
         }]),
         Message::assistant(vec![ContentBlock::text("done")]),
     ];

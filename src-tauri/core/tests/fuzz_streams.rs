@@ -137,6 +137,8 @@ fn rig() -> &'static Mutex<Rig> {
             api_key: "sk-fuzz-key-000000".into(),
             base_url: server.url(),
             retry: retry.clone(),
+            effort: None,
+            fallbacks: Default::default(),
         })
         .unwrap();
         let openai = OpenAi::new(OpenAiConfig {

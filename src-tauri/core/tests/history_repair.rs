@@ -77,6 +77,7 @@ fn build(messages: &[(bool, Vec<Block>)]) -> Vec<Message> {
                             id: format!("toolu_{calls}"),
                             name: "bash".into(),
                             input: json!({"command": "ls"}),
+                            toolset_name: None,
                         })
                     }
                     Block::Result { call, blank } if !assistant => {
@@ -85,6 +86,7 @@ fn build(messages: &[(bool, Vec<Block>)]) -> Vec<Message> {
                             tool_use_id: format!("toolu_{}", (*call as usize) % (calls + 2)),
                             content: vec![ToolResultContent::Text { text: text.into() }],
                             is_error: false,
+                            toolset_name: None,
                         })
                     }
                     _ => None,
@@ -182,7 +184,7 @@ proptest! {
                         content.push(ContentBlock::ToolUse {
                             id: call,
                             name: "bash".into(),
-                            input: json!({"command": "true"}),
+                            input: json!({"command": "true"}), toolset_name: None,
                         });
                     }
                     record(&mut recorder, &mut history, Message::assistant(content));
@@ -195,7 +197,7 @@ proptest! {
                         .map(|call| ContentBlock::ToolResult {
                             tool_use_id: call,
                             content: vec![ToolResultContent::Text { text: "ok".into() }],
-                            is_error: false,
+                            is_error: false, toolset_name: None,
                         })
                         .collect();
                     record(&mut recorder, &mut history, Message::user(content));
@@ -262,6 +264,7 @@ fn a_session_broken_by_a_blank_prompt_loads_again() {
             tool_use_id: "toolu_gone".into(),
             content: vec![],
             is_error: false,
+            toolset_name: None,
         }]),
         Message::assistant(vec![ContentBlock::text("more")]),
     ];

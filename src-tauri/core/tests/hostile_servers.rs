@@ -78,6 +78,8 @@ async fn a_redirect_is_an_error_naming_it_and_the_key_goes_nowhere_else() {
                     api_key: API_KEY.into(),
                     base_url: url.clone(),
                     retry: no_retries(),
+                    effort: None,
+                    fallbacks: Default::default(),
                 })
                 .unwrap(),
             ),
@@ -152,6 +154,8 @@ async fn a_server_that_never_answers_times_out_after_the_idle_timeout() {
         api_key: API_KEY.into(),
         base_url: silent.url(),
         retry: retry.clone(),
+        effort: None,
+        fallbacks: Default::default(),
     })
     .unwrap();
     let openai = OpenAi::new(OpenAiConfig {

@@ -41,6 +41,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
             },
         ],
         is_error: false,
+        toolset_name: None,
     };
     let turn = Usage {
         input_tokens: 100,
@@ -53,6 +54,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
             provider: "anthropic".into(),
             model: "claude-test".into(),
             notes: Vec::new(),
+            tool_fallbacks: Vec::new(),
         },
         AgentEvent::Message {
             message: Message::user(vec![ContentBlock::text(prompt)]),
@@ -76,6 +78,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
                     id: "toolu_1".into(),
                     name: "bash".into(),
                     input: input.clone(),
+                    toolset_name: None,
                 },
             ]),
         },

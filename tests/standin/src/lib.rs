@@ -74,6 +74,7 @@
 
 mod cache;
 mod openai;
+mod rules;
 mod script;
 mod server;
 mod sse;

@@ -464,6 +464,7 @@ impl Completion {
                     name,
                     input,
                     raw_input_json,
+                    ..
                 } => {
                     let id = id.clone().unwrap_or_else(|| {
                         format!(

@@ -24,6 +24,10 @@ pub struct Script {
     /// Accept Chat Completions requests without a key, as local servers (Ollama, vLLM) do.
     #[serde(default)]
     pub open_access: bool,
+    /// Tool types this endpoint does not serve: a request offering one is answered 400
+    /// naming it, as a platform that lacks a tool version answers.
+    #[serde(default)]
+    pub refuse_tool_types: Vec<String>,
 }
 
 /// Answers every request whose last user message contains `when_last_user_contains`.
@@ -40,6 +44,7 @@ impl Script {
             validate_images: false,
             rules: Vec::new(),
             open_access: false,
+            refuse_tool_types: Vec::new(),
         }
     }
 
@@ -69,6 +74,12 @@ impl Script {
     /// Accepts Chat Completions requests that carry no key.
     pub fn without_keys(mut self) -> Self {
         self.open_access = true;
+        self
+    }
+
+    /// Answers requests offering `tool_type` with 400, as an endpoint without it does.
+    pub fn refusing_tool_type(mut self, tool_type: impl Into<String>) -> Self {
+        self.refuse_tool_types.push(tool_type.into());
         self
     }
 
@@ -266,6 +277,7 @@ impl Reply {
             name: name.into(),
             input,
             raw_input_json: None,
+            toolset_name: None,
         });
         self
     }
@@ -281,6 +293,7 @@ impl Reply {
             name: name.into(),
             input,
             raw_input_json: None,
+            toolset_name: None,
         });
         self
     }
@@ -292,6 +305,20 @@ impl Reply {
             name: name.into(),
             input: Value::Object(Default::default()),
             raw_input_json: Some(raw_json.into()),
+            toolset_name: None,
+        });
+        self
+    }
+
+    /// A call of a member of the GA computer toolset (`computer_toolset_20260801`), e.g.
+    /// `member("left_click", json!({"coordinate": [10, 20]}))`, with a generated id.
+    pub fn member(mut self, member: impl Into<String>, input: Value) -> Reply {
+        self.content.push(ReplyBlock::ToolUse {
+            id: None,
+            name: member.into(),
+            input,
+            raw_input_json: None,
+            toolset_name: Some("computer".into()),
         });
         self
     }
@@ -366,6 +393,9 @@ pub enum ReplyBlock {
         /// Streamed instead of the serialised `input`, for malformed-input tests.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         raw_input_json: Option<String>,
+        /// A toolset member's call (`computer`): `name` is then the member, e.g. `left_click`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        toolset_name: Option<String>,
     },
     Thinking {
         thinking: String,

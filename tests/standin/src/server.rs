@@ -1,7 +1,7 @@
 //! The HTTP side: routes, the shared record of requests, and turning a turn into a
 //! response (JSON, SSE, or a deliberately broken stream).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 
 use crate::cache::PromptCache;
 use crate::openai;
+use crate::rules;
 use crate::script::{Reply, Rule, Script, Turn};
 use crate::sse::Message;
 use crate::validate;
@@ -49,6 +50,9 @@ pub(crate) struct Shared {
     rules: Vec<Rule>,
     pub(crate) validate_images: bool,
     pub(crate) open_access: bool,
+    refuse_tool_types: Vec<String>,
+    /// The thinking blocks sent before each tool call, by call id (see `rules`).
+    thinking_sent: Mutex<HashMap<String, Vec<Value>>>,
     next_request: AtomicU64,
     pub(crate) next_message: AtomicU64,
     pub(crate) next_tool: AtomicU64,
@@ -71,6 +75,8 @@ impl Shared {
             rules: script.rules,
             validate_images: script.validate_images,
             open_access: script.open_access,
+            refuse_tool_types: script.refuse_tool_types,
+            thinking_sent: Mutex::default(),
             next_request: AtomicU64::new(1),
             next_message: AtomicU64::new(1),
             next_tool: AtomicU64::new(1),
@@ -80,6 +86,10 @@ impl Shared {
 
     fn prompt_cache(&self) -> MutexGuard<'_, PromptCache> {
         self.prompt_cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn thinking_sent(&self) -> MutexGuard<'_, HashMap<String, Vec<Value>>> {
+        self.thinking_sent.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn log(&self) -> MutexGuard<'_, Log> {
@@ -143,12 +153,17 @@ impl Api {
                 );
                 let model = request.get("model").and_then(Value::as_str).unwrap_or("");
                 let prompt = shared.prompt_cache().bill(request);
-                Box::new(Message::resolve(reply, id, model, prompt, || {
+                let omit_thinking = request.pointer("/thinking/display") == Some(&json!("omitted"));
+                let message = Message::resolve(reply, id, model, prompt, omit_thinking, || {
                     format!(
                         "toolu_standin_{}",
                         shared.next_tool.fetch_add(1, Ordering::SeqCst)
                     )
-                }))
+                });
+                shared
+                    .thinking_sent()
+                    .extend(message.thinking_before_tool_calls());
+                Box::new(message)
             }
             Api::ChatCompletions => Box::new(openai::Completion::resolve(shared, reply, request)),
         }
@@ -213,7 +228,13 @@ fn handle(
         shared.next_request.fetch_add(1, Ordering::SeqCst)
     );
     let (value, verdict) = match api {
-        Api::Messages => validate::check(headers, body, shared.validate_images),
+        Api::Messages => {
+            let (value, verdict) = validate::check(headers, body, shared.validate_images);
+            let verdict = verdict.and_then(|()| {
+                rules::check(&value, &shared.refuse_tool_types, &shared.thinking_sent())
+            });
+            (value, verdict)
+        }
         Api::ChatCompletions => openai::check(uri, headers, body, shared),
     };
     let turn = {

@@ -98,6 +98,7 @@ enum Block {
         input: Value,
         /// What `input_json_delta`s carry, concatenated.
         partial_json: String,
+        toolset_name: Option<String>,
     },
     Thinking {
         thinking: String,
@@ -112,6 +113,7 @@ impl Message {
         id: String,
         model: &str,
         prompt: Usage,
+        omit_thinking: bool,
         mut next_tool_id: impl FnMut() -> String,
     ) -> Message {
         let blocks: Vec<Block> = reply
@@ -123,7 +125,12 @@ impl Message {
                     thinking,
                     signature,
                 } => Block::Thinking {
-                    thinking: thinking.clone(),
+                    // `display: omitted`: the block comes empty, with its signature.
+                    thinking: if omit_thinking {
+                        String::new()
+                    } else {
+                        thinking.clone()
+                    },
                     signature: signature.clone(),
                 },
                 ReplyBlock::ToolUse {
@@ -131,6 +138,7 @@ impl Message {
                     name,
                     input,
                     raw_input_json,
+                    toolset_name,
                 } => {
                     let partial_json = match raw_input_json {
                         Some(raw) => raw.clone(),
@@ -143,6 +151,7 @@ impl Message {
                         name: name.clone(),
                         input: input.clone(),
                         partial_json,
+                        toolset_name: toolset_name.clone(),
                     }
                 }
             })
@@ -197,9 +206,12 @@ impl Message {
         for (index, block) in self.blocks.iter().enumerate() {
             let start = match block {
                 Block::Text { .. } => json!({"type": "text", "text": ""}),
-                Block::ToolUse { id, name, .. } => {
-                    json!({"type": "tool_use", "id": id, "name": name, "input": {}})
-                }
+                Block::ToolUse {
+                    id,
+                    name,
+                    toolset_name,
+                    ..
+                } => tool_use_json(id, name, toolset_name, json!({})),
                 Block::Thinking { .. } => {
                     json!({"type": "thinking", "thinking": "", "signature": ""})
                 }
@@ -277,11 +289,12 @@ impl Message {
                     name,
                     input,
                     partial_json,
+                    toolset_name,
                 } => {
                     // A raw input that parses wins, as it is what the stream would carry.
                     let input =
                         serde_json::from_str(partial_json).unwrap_or_else(|_| input.clone());
-                    json!({"type": "tool_use", "id": id, "name": name, "input": input})
+                    tool_use_json(id, name, toolset_name, input)
                 }
                 Block::Thinking {
                     thinking,
@@ -332,6 +345,40 @@ impl Rendered for Message {
         events.truncate(after_events.clamp(1, events.len() - 1));
         events.push(Event::error(error_type, message));
         events.iter().map(Event::encode).collect()
+    }
+}
+
+/// A `tool_use` block; a toolset member's carries its `toolset_name`.
+fn tool_use_json(id: &str, name: &str, toolset_name: &Option<String>, input: Value) -> Value {
+    let mut block = json!({"type": "tool_use", "id": id, "name": name, "input": input});
+    if let Some(toolset) = toolset_name {
+        block["toolset_name"] = json!(toolset);
+    }
+    block
+}
+
+/// The thinking blocks of this message that precede each of its tool calls, as sent (the
+/// text empty where `display: omitted` asked so), by tool call id: the API wants them back
+/// unchanged with every later request of the tool loop.
+impl Message {
+    pub fn thinking_before_tool_calls(&self) -> Vec<(String, Vec<Value>)> {
+        let mut thinking = Vec::new();
+        let mut calls = Vec::new();
+        for block in &self.blocks {
+            match block {
+                Block::Thinking {
+                    thinking: text,
+                    signature,
+                } => thinking
+                    .push(json!({"type": "thinking", "thinking": text, "signature": signature})),
+                Block::ToolUse { id, .. } => calls.push(id.clone()),
+                Block::Text { .. } => {}
+            }
+        }
+        if thinking.is_empty() {
+            return Vec::new();
+        }
+        calls.into_iter().map(|id| (id, thinking.clone())).collect()
     }
 }
 

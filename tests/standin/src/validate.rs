@@ -488,6 +488,71 @@ fn check_tool_pairing(messages: &[Checked]) -> Result<(), Rejection> {
     Ok(())
 }
 
+/// The members of `computer_toolset_20260801`, the only keys its `configs` takes.
+const COMPUTER_MEMBERS: [&str; 17] = [
+    "key",
+    "hold_key",
+    "type",
+    "cursor_position",
+    "mouse_move",
+    "left_mouse_down",
+    "left_mouse_up",
+    "left_click",
+    "left_click_drag",
+    "right_click",
+    "middle_click",
+    "double_click",
+    "triple_click",
+    "scroll",
+    "wait",
+    "screenshot",
+    "zoom",
+];
+
+/// The GA toolset entry: only `type`, `configs` and `cache_control`, no beta needed; unknown
+/// member keys and unknown config fields are refused.
+fn check_computer_toolset(i: usize, ty: &str, tool: &Map<String, Value>) -> Result<(), Rejection> {
+    for key in tool.keys() {
+        if !["type", "configs", "cache_control"].contains(&key.as_str()) {
+            return Err(invalid(format!(
+                "tools.{i}.{ty}.{key}: Extra inputs are not permitted"
+            )));
+        }
+    }
+    let configs = match tool.get("configs") {
+        None | Some(Value::Null) => return Ok(()),
+        Some(Value::Object(configs)) => configs,
+        Some(_) => {
+            return Err(invalid(format!(
+                "tools.{i}.{ty}.configs: Input should be an object"
+            )));
+        }
+    };
+    for (member, config) in configs {
+        if !COMPUTER_MEMBERS.contains(&member.as_str()) {
+            return Err(invalid(format!(
+                "tools.{i}.{ty}.configs.{member}: Extra inputs are not permitted"
+            )));
+        }
+        let Some(config) = config.as_object() else {
+            continue; // null: the member's defaults
+        };
+        for (field, value) in config {
+            if !["enabled", "defer_loading"].contains(&field.as_str()) {
+                return Err(invalid(format!(
+                    "tools.{i}.{ty}.configs.{member}.{field}: Extra inputs are not permitted"
+                )));
+            }
+            if !(value.is_boolean() || value.is_null()) {
+                return Err(invalid(format!(
+                    "tools.{i}.{ty}.configs.{member}.{field}: Input should be a valid boolean"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_tools(tools: Option<&Value>, betas: &[String]) -> Result<(), Rejection> {
     let tools = match tools {
         None => return Ok(()),
@@ -541,11 +606,18 @@ fn check_tools(tools: Option<&Value>, betas: &[String]) -> Result<(), Rejection>
                     }
                 }
             }
+            Some(ty @ "computer_toolset_20260801") => check_computer_toolset(i, ty, tool)?,
             Some(_) if name.is_empty() => {
                 return Err(invalid(format!("tools.{i}.name: Field required")));
             }
             Some(_) => {}
         }
+        // A toolset entry has no name: its members are named by the toolset.
+        let name = if name.is_empty() {
+            tool.get("type").and_then(Value::as_str).unwrap_or("")
+        } else {
+            name
+        };
         if !names.insert(name) {
             return Err(invalid("tools: Tool names must be unique."));
         }

@@ -118,8 +118,11 @@ export type AgentEvent =
       model: string;
       /** Absent in events stored before notes existed. */
       notes?: NoteRef[];
+      /** Tool types the endpoint refused for this model, each with why. */
+      tool_fallbacks?: string[];
     }
   | { type: 'text_delta'; text: string }
+  | { type: 'thinking_delta'; text: string }
   | { type: 'message'; message: Message }
   | { type: 'tool_call'; id: string; name: string; input: unknown }
   | { type: 'approval_needed'; request: ApprovalRequest }

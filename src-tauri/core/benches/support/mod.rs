@@ -77,6 +77,7 @@ impl Provider for InstantProvider {
                         id: format!("toolu_{n}"),
                         name: "noop".into(),
                         input: json!({"step": n}),
+                        toolset_name: None,
                     },
                 ],
                 StopReason::ToolUse,

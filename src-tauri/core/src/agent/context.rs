@@ -131,9 +131,11 @@ fn pruned_copy(block: &ContentBlock, remove: &mut usize) -> ContentBlock {
             tool_use_id,
             content,
             is_error,
+            toolset_name,
         } if *remove > 0 => ContentBlock::ToolResult {
             tool_use_id: tool_use_id.clone(),
             is_error: *is_error,
+            toolset_name: toolset_name.clone(),
             content: content
                 .iter()
                 .map(|part| match part {
@@ -252,6 +254,7 @@ mod tests {
                 id: id.clone(),
                 name: "computer".into(),
                 input: json!({}),
+                toolset_name: None,
             }]),
             Message::user(vec![ContentBlock::ToolResult {
                 tool_use_id: id,
@@ -262,6 +265,7 @@ mod tests {
                     },
                 }],
                 is_error: false,
+                toolset_name: None,
             }]),
         ]
     }

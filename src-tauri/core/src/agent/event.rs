@@ -44,9 +44,18 @@ pub enum AgentEvent {
         /// The notes put into this run's system prompt (none with `--no-memory`).
         #[serde(default)]
         notes: Vec<NoteRef>,
+        /// Tool types the provider no longer offers this model because its endpoint refused
+        /// them (the computer toolset stepped down to `computer_20251124`, say).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_fallbacks: Vec<String>,
     },
     /// A piece of the assistant's text as it streams in.
     TextDelta {
+        text: String,
+    },
+    /// A piece of the model's thinking as it streams in: progress to show as a quiet line,
+    /// never as answer text. The whole block is in the assistant's `message`.
+    ThinkingDelta {
         text: String,
     },
     /// A complete message appended to the history (the user's, the assistant's, or tool

@@ -124,10 +124,12 @@ fn pair_tool_calls(history: &mut Vec<Message>, reason: &str) -> usize {
             index += 1;
             continue;
         }
-        let calls: Vec<String> = match index.checked_sub(1).map(|i| &history[i]) {
-            Some(previous) if previous.role == Role::Assistant => {
-                previous.tool_uses().map(|t| t.id.to_string()).collect()
-            }
+        // Each call's id, and its toolset, which a member's result must echo.
+        let calls: Vec<(String, Option<String>)> = match index.checked_sub(1).map(|i| &history[i]) {
+            Some(previous) if previous.role == Role::Assistant => previous
+                .tool_uses()
+                .map(|t| (t.id.to_string(), t.toolset_name.map(str::to_owned)))
+                .collect(),
             _ => Vec::new(),
         };
         let message = &mut history[index];
@@ -139,7 +141,7 @@ fn pair_tool_calls(history: &mut Vec<Message>, reason: &str) -> usize {
         for (position, block) in old.iter().enumerate() {
             match block {
                 ContentBlock::ToolResult { tool_use_id, .. } => {
-                    match calls.iter().position(|id| id == tool_use_id) {
+                    match calls.iter().position(|(id, _)| id == tool_use_id) {
                         Some(slot) if answers[slot].is_none() => {
                             // In place means: results lead, in the order of the calls.
                             kept_in_place &= position == slot;
@@ -152,10 +154,14 @@ fn pair_tool_calls(history: &mut Vec<Message>, reason: &str) -> usize {
             }
         }
         let mut content = Vec::with_capacity(calls.len() + rest.len());
-        for (id, answer) in calls.iter().zip(answers) {
+        for ((id, toolset), answer) in calls.iter().zip(answers) {
             content.push(answer.unwrap_or_else(|| {
                 changes += 1;
-                ContentBlock::tool_error(id.clone(), reason)
+                let mut result = ContentBlock::tool_error(id.clone(), reason);
+                if let ContentBlock::ToolResult { toolset_name, .. } = &mut result {
+                    toolset_name.clone_from(toolset);
+                }
+                result
             }));
         }
         content.extend(rest);
@@ -179,6 +185,7 @@ mod tests {
             id: id.into(),
             name: "bash".into(),
             input: json!({}),
+            toolset_name: None,
         }
     }
 
@@ -187,6 +194,7 @@ mod tests {
             tool_use_id: id.into(),
             content: vec![],
             is_error: false,
+            toolset_name: None,
         }
     }
 

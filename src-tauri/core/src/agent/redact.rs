@@ -151,6 +151,7 @@ mod tests {
                 id: "t".into(),
                 name: "bash".into(),
                 input: json!({"command": ["echo sk-secret-1234"], "sk-secret-1234": 1}),
+                toolset_name: None,
             },
             ContentBlock::ToolResult {
                 tool_use_id: "t".into(),
@@ -158,6 +159,7 @@ mod tests {
                     text: "KEY=sk-secret-1234\0short".into(),
                 }],
                 is_error: false,
+                toolset_name: None,
             },
         ];
         redactor.blocks(&mut blocks);

@@ -17,6 +17,7 @@ use crate::llm::{
     ToolResultContent, Usage, anthropic, pricing::Price,
 };
 use crate::memory::NoteRef;
+use crate::tools::computer::toolset;
 use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
 
 pub const DEFAULT_MAX_TURNS: u32 = 50;
@@ -110,6 +111,7 @@ impl Agent {
             provider: self.provider.name().into(),
             model: self.config.model.clone(),
             notes: self.config.notes.clone(),
+            tool_fallbacks: self.provider.tool_fallbacks(&self.config.model),
         });
         let mut outcome = RunOutcome {
             status: RunStatus::Done,
@@ -175,7 +177,17 @@ impl Agent {
             }
 
             let mut results = Vec::new();
+            // A toolset whose member failed in this response: its later members do not run.
+            let mut failed_toolsets: Vec<&str> = Vec::new();
             for call in assistant.tool_uses() {
+                // A toolset member runs as its tool's action of the same name.
+                let member = call
+                    .toolset_name
+                    .map(|toolset| toolset::action_input(toolset, call.name, call.input));
+                let (name, input) = match &member {
+                    Some(Ok(input)) => (toolset::TOOLSET_NAME, input),
+                    _ => (call.name, call.input),
+                };
                 let refusal = if cancel.is_cancelled() {
                     Some(CANCELLED.to_string())
                 } else if let Some(limit) = &over_budget {
@@ -185,6 +197,13 @@ impl Agent {
                         "not run: the turn limit of {} was reached",
                         self.config.max_turns
                     ))
+                } else if call
+                    .toolset_name
+                    .is_some_and(|toolset| failed_toolsets.contains(&toolset))
+                {
+                    Some(toolset::NOT_EXECUTED.to_string())
+                } else if let Some(Err(problem)) = &member {
+                    Some(problem.clone())
                 } else {
                     response
                         .malformed_tool_inputs
@@ -194,20 +213,24 @@ impl Agent {
                 };
                 sink(AgentEvent::ToolCall {
                     id: call.id.into(),
-                    name: call.name.into(),
-                    input: call.input.clone(),
+                    name: name.into(),
+                    input: input.clone(),
                 });
                 let started = Instant::now();
                 let mut output = match refusal {
                     Some(message) => ToolOutput::error(message),
-                    None => {
-                        self.call_tool(call.id, call.name, call.input, sink, cancel)
-                            .await
-                    }
+                    None => self.call_tool(call.id, name, input, sink, cancel).await,
                 };
+                if let Some(toolset) = call.toolset_name.filter(|_| output.is_error) {
+                    failed_toolsets.push(toolset);
+                }
                 // The one place every tool's output passes before it is shown or kept.
                 redactor.results(&mut output.content);
-                results.push(tool_result(call.id, call.name, output, started, sink));
+                let mut result = tool_result(call.id, name, output, started, sink);
+                if let ContentBlock::ToolResult { toolset_name, .. } = &mut result {
+                    *toolset_name = call.toolset_name.map(str::to_owned);
+                }
+                results.push(result);
             }
             if cancel.is_cancelled() {
                 outcome.status = RunStatus::Cancelled;
@@ -354,12 +377,19 @@ impl Agent {
             cache_breakpoints: &shaped.cache_breakpoints,
         };
         let mut deltas = DeltaRedactor::new(redactor);
+        let mut thinking_deltas = DeltaRedactor::new(redactor);
         let mut on_event = |event: StreamEvent| match event {
             StreamEvent::TextDelta(text) => {
                 let text = deltas.push(&text);
                 if !text.is_empty() {
                     partial.push_str(&text);
                     sink(AgentEvent::TextDelta { text });
+                }
+            }
+            StreamEvent::ThinkingDelta(text) => {
+                let text = thinking_deltas.push(&text);
+                if !text.is_empty() {
+                    sink(AgentEvent::ThinkingDelta { text });
                 }
             }
             StreamEvent::Retrying {
@@ -379,6 +409,10 @@ impl Agent {
             result = self.provider.stream(request, &mut on_event) => Some(result),
             () = cancel.cancelled() => None,
         };
+        let held = thinking_deltas.finish();
+        if !held.is_empty() {
+            sink(AgentEvent::ThinkingDelta { text: held });
+        }
         let held = deltas.finish();
         if !held.is_empty() {
             partial.push_str(&held);
@@ -505,6 +539,7 @@ fn tool_result(
         tool_use_id: id.into(),
         content: output.content,
         is_error: output.is_error,
+        toolset_name: None,
     }
 }
 

@@ -4,11 +4,13 @@ use async_trait::async_trait;
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::claude::{Effort, takes_adaptive_thinking};
 use super::http::{HttpApi, HttpRequest, StreamDecoder, decode_error};
 use super::provider::parse_tool_input;
+use super::tool_fallbacks::FallbackMemory;
 use super::{
-    ContentBlock, ErrorKind, Message, ModelRequest, ModelResponse, Provider, ProviderError,
-    RetryPolicy, SseEvent, StopReason, StreamEvent, ToolDefinition, Usage,
+    AnthropicNativeTool, ContentBlock, ErrorKind, Message, ModelRequest, ModelResponse, Provider,
+    ProviderError, RetryPolicy, SseEvent, StopReason, StreamEvent, ToolDefinition, Usage,
 };
 
 const PROVIDER: &str = "Anthropic";
@@ -22,7 +24,14 @@ pub struct AnthropicConfig {
     pub api_key: String,
     pub base_url: String,
     pub retry: RetryPolicy,
+    /// `output_config.effort` for models that take adaptive thinking; `None` is [`DEFAULT_EFFORT`].
+    pub effort: Option<Effort>,
+    /// Where tool types this endpoint refused are remembered.
+    pub fallbacks: FallbackMemory,
 }
+
+/// The effort asked of models with adaptive thinking unless the person chose another.
+pub const DEFAULT_EFFORT: Effort = Effort::High;
 
 // The key must never reach a log line, so Debug leaves it out.
 impl std::fmt::Debug for AnthropicConfig {
@@ -30,6 +39,7 @@ impl std::fmt::Debug for AnthropicConfig {
         f.debug_struct("AnthropicConfig")
             .field("base_url", &self.base_url)
             .field("retry", &self.retry)
+            .field("effort", &self.effort)
             .finish_non_exhaustive()
     }
 }
@@ -61,20 +71,98 @@ impl Provider for Anthropic {
         request: ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ProviderError> {
+        loop {
+            let offered = self.offered_tools(request.model, request.tools);
+            let result = self.stream_once(&request, &offered, on_event).await;
+            let Err(error) = &result else { return result };
+            // A 400 naming a tool type this request offered steps that tool down once.
+            let refused = offered.iter().find(|native| {
+                error.kind == ErrorKind::InvalidRequest
+                    && native.fallback.is_some()
+                    && error.message.contains(native.tool_type())
+            });
+            let Some(native) = refused else { return result };
+            let older = native.fallback.as_ref().expect("checked above").tool_type();
+            on_event(StreamEvent::Retrying {
+                attempt: 0,
+                delay_ms: 0,
+                error: format!(
+                    "{error}; offering {older} instead of {} for {}",
+                    native.tool_type(),
+                    request.model
+                ),
+            });
+            self.remember_refused(request.model, native.tool_type());
+        }
+    }
+
+    fn tool_fallbacks(&self, model: &str) -> Vec<String> {
+        self.refused_types(model)
+            .into_iter()
+            .map(|refused| format!("{refused} refused with HTTP 400"))
+            .collect()
+    }
+}
+
+impl Anthropic {
+    async fn stream_once(
+        &self,
+        request: &ModelRequest<'_>,
+        offered: &[AnthropicNativeTool],
+        on_event: &mut (dyn FnMut(StreamEvent) + Send),
+    ) -> Result<ModelResponse, ProviderError> {
         let mut headers = vec![
             ("x-api-key", self.config.api_key.clone()),
             ("anthropic-version", API_VERSION.to_string()),
         ];
-        let betas = betas_for(request.tools);
+        let betas = betas_for(offered);
         if !betas.is_empty() {
             headers.push(("anthropic-beta", betas));
         }
-        let request = HttpRequest {
+        let mut wire = WireRequest::new(request);
+        wire.tools = wire_tools(request.tools, offered);
+        if wire.output_config.is_some() {
+            let effort = self.config.effort.unwrap_or(DEFAULT_EFFORT);
+            wire.output_config = Some(json!({ "effort": effort }));
+        }
+        let body = serde_json::to_vec(&wire)
+            .map_err(|e| ProviderError::new(PROVIDER, ErrorKind::InvalidRequest, e.to_string()))?;
+        let http = HttpRequest {
             url: format!("{}/v1/messages", self.config.base_url.trim_end_matches('/')),
             headers,
-            body: request_body(&request)?.into(),
+            body: body.into(),
         };
-        self.api.stream::<StreamAssembler>(&request, on_event).await
+        self.api.stream::<StreamAssembler>(&http, on_event).await
+    }
+
+    /// The native definitions to send for `model`: each one this endpoint refused replaced by
+    /// its fallback, one step per refusal.
+    fn offered_tools(&self, model: &str, tools: &[ToolDefinition]) -> Vec<AnthropicNativeTool> {
+        let refused = self.refused_types(model);
+        tools
+            .iter()
+            .filter_map(|tool| {
+                let mut native = tool.anthropic.as_ref()?;
+                while let Some(older) = native
+                    .fallback
+                    .as_deref()
+                    .filter(|_| refused.iter().any(|t| t == native.tool_type()))
+                {
+                    native = older;
+                }
+                Some(native.clone())
+            })
+            .collect()
+    }
+
+    fn refused_types(&self, model: &str) -> Vec<String> {
+        self.config.fallbacks.refused(&self.config.base_url, model)
+    }
+
+    fn remember_refused(&self, model: &str, tool_type: &str) {
+        self.config
+            .fallbacks
+            .remember(&self.config.base_url, model, tool_type);
     }
 }
 
@@ -94,11 +182,17 @@ struct WireRequest<'a> {
     messages: WireMessages<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Value>,
+    /// `adaptive` with progress summaries for the models that cannot turn thinking off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<Value>,
     stream: bool,
 }
 
 impl<'a> WireRequest<'a> {
     fn new(request: &ModelRequest<'a>) -> Self {
+        let adaptive = takes_adaptive_thinking(request.model);
         Self {
             model: request.model,
             max_tokens: request.max_tokens,
@@ -108,6 +202,8 @@ impl<'a> WireRequest<'a> {
                 breakpoints: request.cache_breakpoints,
             },
             tools: request.tools.iter().map(wire_tool).collect(),
+            thinking: adaptive.then(|| json!({"type": "adaptive", "display": "summarized"})),
+            output_config: adaptive.then(|| json!({ "effort": DEFAULT_EFFORT })),
             stream: true,
         }
     }
@@ -169,10 +265,22 @@ fn wire_tool(tool: &ToolDefinition) -> Value {
     }
 }
 
+/// The tools as sent: each native one as `offered` (in order, after any step-down).
+fn wire_tools(tools: &[ToolDefinition], offered: &[AnthropicNativeTool]) -> Vec<Value> {
+    let mut natives = offered.iter();
+    tools
+        .iter()
+        .map(|tool| match (&tool.anthropic, &mut natives) {
+            (Some(_), natives) => natives.next().map_or(Value::Null, |n| n.definition.clone()),
+            (None, _) => wire_tool(tool),
+        })
+        .collect()
+}
+
 /// The `anthropic-beta` header value for these tools: each needed beta once, in order.
-fn betas_for(tools: &[ToolDefinition]) -> String {
+fn betas_for(tools: &[AnthropicNativeTool]) -> String {
     let mut betas: Vec<&str> = Vec::new();
-    for beta in tools.iter().filter_map(|t| t.anthropic.as_ref()?.beta) {
+    for beta in tools.iter().filter_map(|t| t.beta) {
         if !betas.contains(&beta) {
             betas.push(beta);
         }
@@ -193,6 +301,7 @@ enum PartialBlock {
     ToolUse {
         id: String,
         name: String,
+        toolset_name: Option<String>,
         json: String,
     },
     Thinking {
@@ -239,6 +348,7 @@ impl StreamDecoder for StreamAssembler {
                     Some("tool_use") => PartialBlock::ToolUse {
                         id: str_field(block, "id"),
                         name: str_field(block, "name"),
+                        toolset_name: block["toolset_name"].as_str().map(str::to_owned),
                         json: String::new(),
                     },
                     Some("thinking") => PartialBlock::Thinking {
@@ -265,7 +375,9 @@ impl StreamDecoder for StreamAssembler {
                         json.push_str(delta["partial_json"].as_str().unwrap_or_default());
                     }
                     (PartialBlock::Thinking { thinking, .. }, Some("thinking_delta")) => {
-                        thinking.push_str(delta["thinking"].as_str().unwrap_or_default());
+                        let piece = str_field(delta, "thinking");
+                        thinking.push_str(&piece);
+                        on_event(StreamEvent::ThinkingDelta(piece));
                     }
                     (PartialBlock::Thinking { signature, .. }, Some("signature_delta")) => {
                         signature.push_str(delta["signature"].as_str().unwrap_or_default());
@@ -311,12 +423,22 @@ impl StreamAssembler {
             .into_iter()
             .filter_map(|block| match block {
                 PartialBlock::Text(text) => Some(ContentBlock::Text { text }),
-                PartialBlock::ToolUse { id, name, json } => {
+                PartialBlock::ToolUse {
+                    id,
+                    name,
+                    toolset_name,
+                    json,
+                } => {
                     let input = parse_tool_input(&json).unwrap_or_else(|problem| {
                         malformed.push((id.clone(), problem));
                         Value::Object(Default::default())
                     });
-                    Some(ContentBlock::ToolUse { id, name, input })
+                    Some(ContentBlock::ToolUse {
+                        id,
+                        name,
+                        input,
+                        toolset_name,
+                    })
                 }
                 PartialBlock::Thinking {
                     thinking,
@@ -450,7 +572,8 @@ mod tests {
                 ContentBlock::ToolUse {
                     id: "t1".into(),
                     name: "bash".into(),
-                    input: json!({"command": "ls"})
+                    input: json!({"command": "ls"}),
+                    toolset_name: None
                 },
             ]
         );
@@ -492,7 +615,8 @@ mod tests {
             ContentBlock::ToolUse {
                 id: "t1".into(),
                 name: "bash".into(),
-                input: json!({})
+                input: json!({}),
+                toolset_name: None
             }
         );
         assert_eq!(done.malformed_tool_inputs.len(), 1);
@@ -558,15 +682,7 @@ mod tests {
 
     #[test]
     fn betas_are_collected_once() {
-        let native = |beta| ToolDefinition {
-            name: "computer".into(),
-            description: String::new(),
-            input_schema: json!({}),
-            anthropic: Some(super::super::AnthropicNativeTool {
-                definition: json!({}),
-                beta,
-            }),
-        };
+        let native = |beta| AnthropicNativeTool::new(json!({}), beta);
         let tools = [
             native(Some("computer-use-2025-01-24")),
             native(None),

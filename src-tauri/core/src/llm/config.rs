@@ -6,7 +6,9 @@
 use std::sync::Arc;
 
 use super::anthropic::{self, Anthropic, AnthropicConfig};
+use super::claude::Effort;
 use super::openai::{self, OpenAi, OpenAiConfig, Service};
+use super::tool_fallbacks::{self, FallbackMemory};
 use super::{Provider, RetryPolicy};
 
 /// What the person chose; `None` leaves it to the environment and the defaults.
@@ -241,6 +243,16 @@ pub fn choose(
     }
     problems.extend(model_problem(kind, &model, &base_url));
 
+    let effort = var("ANTHROPIC_EFFORT").and_then(|text| {
+        let effort = Effort::parse(&text);
+        if effort.is_none() {
+            problems.push(format!(
+                "ANTHROPIC_EFFORT is {text:?}: use low, medium, high, xhigh or max"
+            ));
+        }
+        effort
+    });
+
     let api_key = match kind.key_variable() {
         None => var("OPENAI_API_KEY").unwrap_or_default(),
         Some(variable) => match var(variable) {
@@ -278,6 +290,10 @@ pub fn choose(
                 api_key,
                 base_url: base_url.clone(),
                 retry,
+                effort,
+                fallbacks: FallbackMemory::in_file(
+                    crate::paths::config_dir().join(tool_fallbacks::FILE_NAME),
+                ),
             })
             .map_err(|e| ConfigError(e.to_string()))?,
         ),

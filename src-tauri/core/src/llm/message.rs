@@ -35,7 +35,17 @@ impl Message {
     /// The `tool_use` blocks of this message, in order.
     pub fn tool_uses(&self) -> impl Iterator<Item = ToolUse<'_>> {
         self.content.iter().filter_map(|block| match block {
-            ContentBlock::ToolUse { id, name, input } => Some(ToolUse { id, name, input }),
+            ContentBlock::ToolUse {
+                id,
+                name,
+                input,
+                toolset_name,
+            } => Some(ToolUse {
+                id,
+                name,
+                input,
+                toolset_name: toolset_name.as_deref(),
+            }),
             _ => None,
         })
     }
@@ -61,6 +71,8 @@ pub struct ToolUse<'a> {
     pub id: &'a str,
     pub name: &'a str,
     pub input: &'a Value,
+    /// The toolset a member call belongs to (`computer` for `computer_toolset_20260801`).
+    pub toolset_name: Option<&'a str>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -76,12 +88,18 @@ pub enum ContentBlock {
         id: String,
         name: String,
         input: Value,
+        /// Set on a toolset member's call (`name` is then the member, e.g. `left_click`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        toolset_name: Option<String>,
     },
     ToolResult {
         tool_use_id: String,
         content: Vec<ToolResultContent>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
+        /// Echoes the call's `toolset_name`: the API rejects a member's result without it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        toolset_name: Option<String>,
     },
     Thinking {
         thinking: String,
@@ -105,6 +123,17 @@ impl ContentBlock {
                 text: message.into(),
             }],
             is_error: true,
+            toolset_name: None,
+        }
+    }
+
+    /// A plain tool call (not a toolset member).
+    pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        Self::ToolUse {
+            id: id.into(),
+            name: name.into(),
+            input,
+            toolset_name: None,
         }
     }
 }

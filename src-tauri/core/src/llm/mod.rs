@@ -2,6 +2,7 @@
 //! clients over shared HTTP plumbing, and choosing one from settings and the environment.
 
 pub mod anthropic;
+pub mod claude;
 pub mod config;
 mod error;
 mod http;
@@ -11,6 +12,7 @@ pub mod pricing;
 mod provider;
 mod retry;
 mod sse;
+pub mod tool_fallbacks;
 
 pub use error::{ErrorKind, ProviderError};
 pub use message::{

@@ -216,6 +216,7 @@ fn wire_user(message: &Message, out: &mut Vec<Value>) {
                 tool_use_id,
                 content,
                 is_error,
+                ..
             } => {
                 let mut texts = Vec::new();
                 let mut images = Vec::new();
@@ -442,6 +443,7 @@ impl ChunkDecoder {
                 id,
                 name: call.name,
                 input,
+                toolset_name: None,
             });
         }
         let has_calls = !malformed.is_empty()
@@ -547,12 +549,14 @@ mod tests {
                 ContentBlock::ToolUse {
                     id: "call_a".into(),
                     name: "bash".into(),
-                    input: json!({"command": "ls"})
+                    input: json!({"command": "ls"}),
+                    toolset_name: None
                 },
                 ContentBlock::ToolUse {
                     id: "call_b".into(),
                     name: "echo".into(),
-                    input: json!({"text": "hi"})
+                    input: json!({"text": "hi"}),
+                    toolset_name: None
                 },
             ]
         );
@@ -649,11 +653,13 @@ mod tests {
                     id: "c1".into(),
                     name: "computer".into(),
                     input: json!({"action": "screenshot"}),
+                    toolset_name: None,
                 },
                 ContentBlock::ToolUse {
                     id: "c2".into(),
                     name: "bash".into(),
                     input: json!({"command": "false"}),
+                    toolset_name: None,
                 },
             ]),
             Message::user(vec![
@@ -668,6 +674,7 @@ mod tests {
                         },
                     ],
                     is_error: false,
+                    toolset_name: None,
                 },
                 ContentBlock::tool_error("c2", "exit 1"),
             ]),

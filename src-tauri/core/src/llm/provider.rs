@@ -21,6 +21,25 @@ pub struct ToolDefinition {
 pub struct AnthropicNativeTool {
     pub definition: Value,
     pub beta: Option<&'static str>,
+    /// What to offer instead when an endpoint answers 400 naming this definition's `type`
+    /// (the GA computer toolset on an endpoint that only knows `computer_20251124`, say).
+    pub fallback: Option<Box<AnthropicNativeTool>>,
+}
+
+impl AnthropicNativeTool {
+    /// A definition with no fallback.
+    pub fn new(definition: Value, beta: Option<&'static str>) -> Self {
+        Self {
+            definition,
+            beta,
+            fallback: None,
+        }
+    }
+
+    /// The definition's `type`, e.g. `computer_toolset_20260801`.
+    pub fn tool_type(&self) -> &str {
+        self.definition["type"].as_str().unwrap_or_default()
+    }
 }
 
 /// One request to the model. Borrowed, so the loop never copies the history to send it.
@@ -40,6 +59,8 @@ pub struct ModelRequest<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum StreamEvent {
     TextDelta(String),
+    /// A piece of the model's thinking (a progress summary where `display: summarized`).
+    ThinkingDelta(String),
     /// A failed attempt that will be retried after `delay_ms`.
     Retrying {
         attempt: u32,
@@ -76,6 +97,12 @@ pub trait Provider: Send + Sync {
         request: ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ProviderError>;
+
+    /// Tool types this provider stopped offering for `model` because its endpoint refused
+    /// them, each with why (`computer_toolset_20260801 refused with HTTP 400`), for `started`.
+    fn tool_fallbacks(&self, _model: &str) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A tool call's streamed input: `{}` when empty, else a JSON object. The error says what is

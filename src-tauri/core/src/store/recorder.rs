@@ -27,8 +27,8 @@ pub struct Recorder {
     last_role: Option<Role>,
     /// Action-log rows by `tool_use` id, for the decision and result that follow the call.
     actions: HashMap<String, i64>,
-    /// The first `text_delta` row since the last message: once the assistant's message is
-    /// stored, the pieces it was streamed in are dropped.
+    /// The first `text_delta` or `thinking_delta` row since the last message: once the
+    /// assistant's message is stored, the pieces it was streamed in are dropped.
     first_delta: Option<i64>,
 }
 
@@ -83,6 +83,7 @@ impl Recorder {
                     tool_use_id,
                     content,
                     is_error: true,
+                    ..
                 } = block
                     && !before.get(index).is_some_and(|m| m.content.contains(block))
                 {
@@ -172,7 +173,8 @@ impl Recorder {
                 }
                 if let (Role::Assistant, Some(first)) = (message.role, self.first_delta) {
                     tx.prepare_cached(
-                        "DELETE FROM events WHERE session_id = ?1 AND id >= ?2 AND type = 'text_delta'",
+                        "DELETE FROM events WHERE session_id = ?1 AND id >= ?2 \
+                         AND type IN ('text_delta', 'thinking_delta')",
                     )?
                     .execute(params![id, first])?;
                 }
@@ -247,7 +249,10 @@ impl Recorder {
             super::to_stored(&body)?,
             now
         ])?;
-        if matches!(event, AgentEvent::TextDelta { .. }) {
+        if matches!(
+            event,
+            AgentEvent::TextDelta { .. } | AgentEvent::ThinkingDelta { .. }
+        ) {
             change = Change::Delta(tx.last_insert_rowid());
         }
         tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")?

@@ -61,10 +61,10 @@ impl Tool for BashTool {
                 },
                 "additionalProperties": false
             }),
-            anthropic: Some(AnthropicNativeTool {
-                definition: json!({"type": "bash_20250124", "name": "bash"}),
-                beta: None,
-            }),
+            anthropic: Some(AnthropicNativeTool::new(
+                json!({"type": "bash_20250124", "name": "bash"}),
+                None,
+            )),
         }
     }
 

@@ -89,10 +89,7 @@ impl Tool for EditorTool {
                 },
                 "required": ["command", "path"]
             }),
-            anthropic: Some(AnthropicNativeTool {
-                definition: native,
-                beta: None,
-            }),
+            anthropic: Some(AnthropicNativeTool::new(native, None)),
         }
     }
 

@@ -167,6 +167,8 @@ pub fn anthropic_provider(base_url: &str) -> Arc<Anthropic> {
             api_key: API_KEY.into(),
             base_url: base_url.into(),
             retry: fast_retries(),
+            effort: None,
+            fallbacks: Default::default(),
         })
         .unwrap(),
     )

@@ -36,6 +36,16 @@ describe('ChatView', () => {
     expect(frames).toBeGreaterThanOrEqual(messages / CHUNK - 1);
   });
 
+  it('shows streaming thinking as one quiet line, not as the answer', () => {
+    const run = session(1);
+    run.thinking = 'First I look.\nThen I click the button.\n';
+    render(ChatView, { run, busy: true, onsend: vi.fn(), onsettings: vi.fn() });
+    const line = screen.getByLabelText('Deskhand (thinking)');
+    expect(line).toHaveTextContent('Then I click the button.');
+    expect(line).not.toHaveTextContent('First I look.');
+    expect(screen.queryByLabelText('Deskhand (typing)')).toBeNull();
+  });
+
   it('draws a short conversation at once', () => {
     render(ChatView, { run: session(3), busy: false, onsend: vi.fn(), onsettings: vi.fn() });
     expect(screen.getAllByRole('article')).toHaveLength(3);

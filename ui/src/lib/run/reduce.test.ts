@@ -39,6 +39,31 @@ describe('applyEvent', () => {
     expect(state.outcome).toBe('done');
   });
 
+  it('keeps streamed thinking apart from the answer until the message arrives', () => {
+    const state = fold([
+      started(),
+      userText('hi'),
+      { type: 'thinking_delta', text: 'Looking at ' },
+      { type: 'thinking_delta', text: 'the screen.' },
+    ]);
+    expect(state.thinking).toBe('Looking at the screen.');
+    expect(state.draft).toBe('');
+    fold(
+      [
+        message({
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'Looking at the screen.', signature: 's' },
+            { type: 'text', text: 'Done.' },
+          ],
+        }),
+      ],
+      state,
+    );
+    expect(state.thinking).toBe('');
+    expect(texts(state)).toEqual(['user: hi', 'assistant: [thinking] Done.']);
+  });
+
   it('follows a tool call through approval to its result and screenshot', () => {
     const state = fold([
       started(),

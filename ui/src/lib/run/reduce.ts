@@ -24,6 +24,9 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
     case 'text_delta':
       state.draft += event.text;
       return;
+    case 'thinking_delta':
+      state.thinking += event.text;
+      return;
     case 'message':
       applyMessage(state, event.message);
       return;
@@ -106,6 +109,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       state.usage = addUsage(state.usageBase, event.usage);
       state.cost = addCost(state.costBase, event.cost_usd);
       state.pending = null;
+      state.thinking = '';
       keepInterruptedDraft(state);
       return;
   }
@@ -129,7 +133,10 @@ function applyMessage(state: RunState, message: Message): void {
   if (!merged) state.historyLength += 1;
   state.lastRole = message.role;
 
-  if (message.role === 'assistant') state.draft = '';
+  if (message.role === 'assistant') {
+    state.draft = '';
+    state.thinking = '';
+  }
   for (const block of message.content) {
     const image = blockImage(block);
     if (image) state.screen = image;

@@ -76,6 +76,8 @@ export interface RunState {
   chat: ChatMessage[];
   /** The assistant's text as it streams in, before its message is complete. */
   draft: string;
+  /** The model's thinking as it streams in: progress shown as a quiet line, not as text. */
+  thinking: string;
   timeline: TimelineEntry[];
   pending: ApprovalRequest | null;
   /** The newest screenshot, what an approval is shown on. */
@@ -134,6 +136,7 @@ export function initialRunState(): RunState {
     outcome: null,
     chat: [],
     draft: '',
+    thinking: '',
     timeline: [],
     pending: null,
     screen: null,

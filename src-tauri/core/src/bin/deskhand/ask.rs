@@ -224,6 +224,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     let mut printer = Printer {
         json: args.json,
         in_text: false,
+        in_thinking: false,
     };
     let mut not_saved: Option<StoreError> = None;
     let outcome = agent

@@ -12,6 +12,8 @@ use deskhand::visible;
 pub struct Printer {
     pub json: bool,
     pub in_text: bool,
+    /// A thinking line is open on stderr.
+    pub in_thinking: bool,
 }
 
 impl Printer {
@@ -25,6 +27,19 @@ impl Printer {
                 let _ = out.flush();
             }
             return;
+        }
+        if let AgentEvent::ThinkingDelta { text } = event {
+            // A quiet line on stderr, apart from the answer on stdout.
+            let mut err = std::io::stderr().lock();
+            if !std::mem::replace(&mut self.in_thinking, true) {
+                let _ = err.write_all("· thinking: ".as_bytes());
+            }
+            let _ = err.write_all(visible::text(&text.replace('\n', " ")).as_bytes());
+            let _ = err.flush();
+            return;
+        }
+        if std::mem::take(&mut self.in_thinking) {
+            eprintln!();
         }
         if let AgentEvent::TextDelta { text } = event {
             let mut out = std::io::stdout().lock();

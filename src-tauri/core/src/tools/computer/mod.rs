@@ -9,6 +9,7 @@ pub mod pipeline;
 pub mod scaling;
 pub mod screen;
 pub mod settle;
+pub mod toolset;
 pub mod version;
 
 use std::sync::{Arc, Mutex};
@@ -132,6 +133,34 @@ fn input_schema(version: ToolVersion) -> Value {
     json!({"type": "object", "properties": properties, "required": ["action"]})
 }
 
+/// The native definition of `version` for a screen of `model` pixels, with the older
+/// versions to step down to behind it. The toolset entry carries only its `type`: every
+/// member is on by default and Deskhand implements all 17, so it needs no `configs`.
+fn native_definition(model: Size, version: ToolVersion) -> AnthropicNativeTool {
+    let definition = match version {
+        ToolVersion::Toolset20260801 => json!({"type": version.tool_type()}),
+        _ => {
+            let mut native = json!({
+                "type": version.tool_type(),
+                "name": "computer",
+                "display_width_px": model.width,
+                "display_height_px": model.height,
+            });
+            if version.has_zoom() {
+                native["enable_zoom"] = json!(true);
+            }
+            native
+        }
+    };
+    AnthropicNativeTool {
+        definition,
+        beta: version.beta(),
+        fallback: version
+            .step_down()
+            .map(|older| Box::new(native_definition(model, older))),
+    }
+}
+
 fn description(mapping: &Mapping, version: ToolVersion) -> String {
     let size = mapping.model;
     let zoom = if version.has_zoom() {
@@ -158,24 +187,11 @@ fn description(mapping: &Mapping, version: ToolVersion) -> String {
 #[async_trait]
 impl Tool for ComputerTool {
     fn definition(&self) -> ToolDefinition {
-        let model = self.driver.mapping.model;
-        let mut native = json!({
-            "type": self.version.tool_type(),
-            "name": "computer",
-            "display_width_px": model.width,
-            "display_height_px": model.height,
-        });
-        if self.version.has_zoom() {
-            native["enable_zoom"] = json!(true);
-        }
         ToolDefinition {
             name: "computer".into(),
             description: description(&self.driver.mapping, self.version),
             input_schema: input_schema(self.version),
-            anthropic: Some(AnthropicNativeTool {
-                definition: native,
-                beta: Some(self.version.beta()),
-            }),
+            anthropic: Some(native_definition(self.driver.mapping.model, self.version)),
         }
     }
 

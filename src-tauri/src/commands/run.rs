@@ -141,6 +141,7 @@ pub async fn send_message<R: Runtime>(
             },
             model,
             budget,
+            stall: Default::default(),
         },
     };
     let id = session_id.clone();

@@ -3,9 +3,13 @@
 mod approval;
 pub mod context;
 mod event;
+mod forecast;
 pub mod history;
+pub mod resume;
 mod run;
 mod secret_places;
+pub mod stall;
+pub mod verify;
 
 pub use approval::{
     Answer, ApprovalGate, ApprovalPolicy, ApprovalRequest, Approver, DecidedBy, Decision,

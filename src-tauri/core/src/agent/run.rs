@@ -9,7 +9,9 @@ use tokio_util::sync::CancellationToken;
 use super::approval::{ApprovalGate, ApprovalRequest, DecidedBy, Decision, Precheck};
 use super::context::{ContextPolicy, Summary, estimate_request};
 use super::event::{AgentEvent, RunStatus};
+use super::forecast::over_budget_forecast;
 use super::history;
+use super::stall::{StallBreaker, StallPolicy};
 use crate::images::ImageRef;
 use crate::llm::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, StopReason, StreamEvent,
@@ -40,6 +42,7 @@ pub struct AgentConfig {
     /// The model's price, for cost reports and the cost budget.
     pub price: Option<Price>,
     pub budget: Budget,
+    pub stall: StallPolicy,
 }
 
 impl Default for AgentConfig {
@@ -52,6 +55,7 @@ impl Default for AgentConfig {
             context: ContextPolicy::default(),
             price: None,
             budget: Budget::default(),
+            stall: StallPolicy::default(),
         }
     }
 }
@@ -112,6 +116,8 @@ impl Agent {
             cost_usd: self.config.price.map(|_| 0.0),
         };
         let mut summary: Option<Summary> = None;
+        let mut stall = StallBreaker::new(self.config.stall);
+        let mut forecast_sent = false;
         let mut user_content = input;
         if self.config.max_turns <= 1 {
             user_content.push(final_turn_note(self.config.max_turns));
@@ -135,6 +141,13 @@ impl Agent {
                 }
             };
             self.count_usage(&response.usage, &mut outcome, sink);
+            if !forecast_sent
+                && let Some(warning) =
+                    over_budget_forecast(&outcome, self.config.max_turns, self.config.budget)
+            {
+                forecast_sent = true;
+                sink(warning);
+            }
             let over_budget = self.over_budget(&outcome);
             let assistant = Message::assistant(response.content);
             history.push(assistant.clone());
@@ -159,9 +172,12 @@ impl Agent {
             }
 
             let mut results = Vec::new();
+            let mut stalled = false;
             for call in assistant.tool_uses() {
                 let refusal = if cancel.is_cancelled() {
                     Some(CANCELLED.to_string())
+                } else if stalled {
+                    Some("not run: the run stopped because it was stuck".to_string())
                 } else if let Some(limit) = &over_budget {
                     Some(format!("not run: the run's budget was reached ({limit})"))
                 } else if final_turn {
@@ -185,14 +201,29 @@ impl Agent {
                 let output = match refusal {
                     Some(message) => ToolOutput::error(message),
                     None => {
-                        self.call_tool(call.id, call.name, call.input, sink, cancel)
-                            .await
+                        let mut output = self
+                            .call_tool(call.id, call.name, call.input, sink, cancel)
+                            .await;
+                        stalled = stall
+                            .after_step(
+                                call.id,
+                                call.name,
+                                call.input,
+                                &mut output,
+                                &self.gate,
+                                sink,
+                                cancel,
+                            )
+                            .await;
+                        output
                     }
                 };
                 results.push(tool_result(call.id, call.name, output, started, sink));
             }
             if cancel.is_cancelled() {
                 outcome.status = RunStatus::Cancelled;
+            } else if stalled {
+                outcome.status = RunStatus::Stalled;
             } else if over_budget.is_some() {
                 outcome.status = RunStatus::Budget;
             } else if final_turn {
@@ -464,6 +495,7 @@ fn tool_result(
         text: text.join("\n"),
         images,
         duration_ms: started.elapsed().as_millis() as u64,
+        changed: output.screen.map(|s| s.changed),
     });
     ContentBlock::ToolResult {
         tool_use_id: id.into(),

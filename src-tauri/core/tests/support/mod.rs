@@ -312,6 +312,7 @@ impl Tool for ScreenshotTool {
                 },
             ],
             is_error: false,
+            screen: None,
         }
     }
 }

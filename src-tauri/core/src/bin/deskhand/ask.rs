@@ -7,6 +7,8 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 use clap::Args;
 use deskhand::agent::context::ContextPolicy;
+use deskhand::agent::stall::StallPolicy;
+use deskhand::agent::verify::{self, Check, DEFAULT_CHECK_TIMEOUT};
 use deskhand::agent::{
     Agent, AgentConfig, ApprovalGate, ApprovalPolicy, Approver, Budget, DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, RunStatus, SecretPlaces,
@@ -82,11 +84,46 @@ pub struct AskArgs {
     /// history.
     #[arg(long, value_name = "ID")]
     session: Option<String>,
+    /// A shell command run after the model stops, on the same display: exit 0 means the job
+    /// was done (`verified`). A failure goes back to the model once.
+    #[arg(long, value_name = "CMD")]
+    check: Option<String>,
+    /// Seconds the check may run before it is killed (default 60).
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    check_timeout: Option<Duration>,
+    /// Exit non-zero (8) when the run ends without a passed check.
+    #[arg(long)]
+    require_verified: bool,
+    /// Turn the stall breaker off.
+    #[arg(long)]
+    no_stall_check: bool,
+    /// The stall breaker steps in after the same action on the same screen N times
+    /// (default: the stall-repeats setting, else 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    stall_repeats: Option<u32>,
+    /// … after N actions in a row that change nothing on the screen (default 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    stall_no_ops: Option<u32>,
+    /// … after a cycle between two or three screens goes round N times (default 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    stall_cycles: Option<u32>,
+    /// Seconds a stall question waits for an answer before the run ends `stalled`.
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    stall_ask_timeout: Option<Duration>,
     prompt: String,
 }
 
-pub async fn run(args: AskArgs) -> Result<RunStatus> {
+/// Runs the agent; the exit status says how the run ended and whether it was verified.
+pub async fn run(args: AskArgs) -> Result<i32> {
     let policy: ApprovalPolicy = args.approve.parse().map_err(anyhow::Error::msg)?;
+    let check = args
+        .check
+        .as_deref()
+        .map(|command| {
+            Check::new(command, args.check_timeout.unwrap_or(DEFAULT_CHECK_TIMEOUT))
+                .map_err(|e| anyhow::anyhow!("--check: {e}"))
+        })
+        .transpose()?;
     let mut input = vec![ContentBlock::text(&args.prompt)];
     for path in &args.attach {
         input.push(load_attachment(path)?);
@@ -124,6 +161,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         max_cost_usd: args.max_cost.or(stored.max_cost_usd),
         max_tokens: args.max_tokens.or(stored.max_tokens),
     };
+    let stall = stall_policy(&args, &store)?;
     let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
     let price = prices.price(&model);
     if budget.max_cost_usd.is_some() && price.is_none() {
@@ -179,6 +217,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             },
             price,
             budget,
+            stall,
         },
     };
 
@@ -196,6 +235,11 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         }
     };
     let session_id = recorder.session_id().to_string();
+    if resumed.is_some() {
+        // A crash may have cut off an action that did run: look before going on.
+        let look = deskhand::agent::resume::look_before_resuming(&history, &agent.tools).await;
+        input.splice(0..0, look);
+    }
 
     let cancel = CancellationToken::new();
     watch_ctrl_c(cancel.clone());
@@ -204,11 +248,12 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         in_text: false,
     };
     let mut not_saved: Option<StoreError> = None;
-    let outcome = agent
-        .run(
+    let (outcome, verification) = verify::run_checked(
+            &agent,
             &session_id,
             &mut history,
             input,
+            check.as_ref(),
             // Stored before shown: whatever was printed survives a crash.
             &mut |event| {
                 if not_saved.is_none()
@@ -227,7 +272,35 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     if let Some(e) = not_saved {
         return Err(anyhow::Error::new(e).context("the run's history could not be saved"));
     }
-    Ok(outcome.status)
+    Ok(verification.exit_code(outcome.status, args.require_verified))
+}
+
+/// The stall breaker's thresholds: this run's flags, else the stored settings, else the
+/// defaults.
+fn stall_policy(args: &AskArgs, store: &Store) -> Result<StallPolicy> {
+    let defaults = StallPolicy::default();
+    let stored = |key: &str, default: u32| -> Result<u32> {
+        Ok(store
+            .setting(key)?
+            .and_then(|v| v.as_u64())
+            .map_or(default, |n| n.clamp(2, u64::from(u32::MAX)) as u32))
+    };
+    Ok(StallPolicy {
+        enabled: !args.no_stall_check,
+        repeats: match args.stall_repeats {
+            Some(n) => n,
+            None => stored(StallPolicy::REPEATS_SETTING, defaults.repeats)?,
+        },
+        no_ops: match args.stall_no_ops {
+            Some(n) => n,
+            None => stored(StallPolicy::NO_OPS_SETTING, defaults.no_ops)?,
+        },
+        cycles: match args.stall_cycles {
+            Some(n) => n,
+            None => stored(StallPolicy::CYCLES_SETTING, defaults.cycles)?,
+        },
+        ask_timeout: args.stall_ask_timeout.unwrap_or(defaults.ask_timeout),
+    })
 }
 
 fn parse_seconds(text: &str) -> Result<Duration, String> {

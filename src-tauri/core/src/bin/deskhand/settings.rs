@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
+use deskhand::agent::stall::StallPolicy;
 use deskhand::agent::{Budget, SecretPlaces};
 use serde_json::Value;
 
@@ -37,16 +38,32 @@ enum Setting {
     /// More places whose reading always asks (and is refused in read-only mode), beside the
     /// built-in ones (`~/.ssh`, `.env` files, …).
     SecretPaths,
+    /// The stall breaker steps in after the same action on the same screen this many times.
+    StallRepeats,
+    /// … after this many actions in a row that change nothing on the screen.
+    StallNoOps,
+    /// … after a cycle between two or three screens goes round this many times.
+    StallCycles,
 }
 
 impl Setting {
-    const ALL: [Setting; 3] = [Setting::MaxCost, Setting::MaxTokens, Setting::SecretPaths];
+    const ALL: [Setting; 6] = [
+        Setting::MaxCost,
+        Setting::MaxTokens,
+        Setting::SecretPaths,
+        Setting::StallRepeats,
+        Setting::StallNoOps,
+        Setting::StallCycles,
+    ];
 
     fn key(self) -> &'static str {
         match self {
             Self::MaxCost => Budget::MAX_COST_SETTING,
             Self::MaxTokens => Budget::MAX_TOKENS_SETTING,
             Self::SecretPaths => SecretPlaces::SETTING,
+            Self::StallRepeats => StallPolicy::REPEATS_SETTING,
+            Self::StallNoOps => StallPolicy::NO_OPS_SETTING,
+            Self::StallCycles => StallPolicy::CYCLES_SETTING,
         }
     }
 
@@ -55,6 +72,9 @@ impl Setting {
             Self::MaxCost => "max-cost",
             Self::MaxTokens => "max-tokens",
             Self::SecretPaths => "secret-paths",
+            Self::StallRepeats => "stall-repeats",
+            Self::StallNoOps => "stall-no-ops",
+            Self::StallCycles => "stall-cycles",
         }
     }
 
@@ -80,6 +100,12 @@ impl Setting {
                     );
                 }
                 Value::from(paths)
+            }
+            Self::StallRepeats | Self::StallNoOps | Self::StallCycles => {
+                match text.parse::<u32>() {
+                    Ok(n) if n >= 2 => Value::from(n),
+                    _ => bail!("{} is a whole number of 2 or more, not `{text}`", self.name()),
+                }
             }
         })
     }

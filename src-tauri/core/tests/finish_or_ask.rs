@@ -230,6 +230,11 @@ fn a_bad_suite_names_the_file_and_field_and_a_failed_setup_is_not_a_model_failur
     let (output, _, stderr) = run(deskhand_at(&api, dir.path()).args(["eval", suite.to_str().unwrap()]));
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr.contains("one.toml") && stderr.contains("colour"), "{stderr}");
+    // A huge file is refused by its size, before it is read.
+    write(&suite.join("one.toml"), &format!("prompt = \"{}\"\ncheck = \"true\"\n", "x".repeat(100_000)));
+    let (output, _, stderr) = run(deskhand_at(&api, dir.path()).args(["eval", suite.to_str().unwrap()]));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr.contains("one.toml"), "{stderr}");
     write(&suite.join("one.toml"), "prompt = \"x\"\ncheck = \"no-such-checker-19\"\n");
     let (_, _, stderr) = run(deskhand_at(&api, dir.path()).args(["eval", suite.to_str().unwrap()]));
     assert!(stderr.contains("one.toml: field `check`"), "{stderr}");
@@ -350,4 +355,36 @@ fn resume_after_a_kill_mid_action_shows_the_screen_and_says_it_may_have_run() {
     assert!(text.contains("it may already have happened"), "{text}");
     assert!(text.contains("sleep 5"), "names the action: {text}");
     assert!(blocks.iter().any(|b| b["type"] == "image"), "a fresh screenshot: {text}");
+}
+
+#[test]
+fn on_a_terminal_the_person_is_asked_even_in_auto_mode_and_their_hint_reaches_the_model() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn(clicks(12, "left_click", [20, 700]));
+    let driver = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_run.py");
+    let mut command = std::process::Command::new("python3");
+    command
+        .arg(driver)
+        .args(["[s]top: ", "h use the keyboard instead", "--", env!("CARGO_BIN_EXE_deskhand")])
+        .args(["ask", "--tools", "computer", "--approve", "auto", "--max-turns", "6", "click"])
+        .env("DESKHAND_DATA_DIR", dir.path())
+        .env("DESKHAND_CONFIG_DIR", dir.path())
+        .env("ANTHROPIC_API_KEY", support::API_KEY)
+        .env("ANTHROPIC_BASE_URL", api.url());
+    for variable in support::cli::PROVIDER_VARIABLES {
+        if *variable != "ANTHROPIC_API_KEY" && *variable != "ANTHROPIC_BASE_URL" {
+            command.env_remove(variable);
+        }
+    }
+    let output = command.output().unwrap();
+    let screen = String::from_utf8_lossy(&output.stdout);
+    assert!(screen.contains("The agent seems stuck"), "{screen}");
+    let requests = api.accepted();
+    assert!(
+        last_results_text(&requests[4].body).contains("The person was asked and says: use the keyboard instead"),
+        "{screen}"
+    );
 }

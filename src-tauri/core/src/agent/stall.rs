@@ -338,6 +338,52 @@ mod tests {
         assert!(events.is_empty() && !stalled);
     }
 
+    struct NeverAnswers;
+
+    #[async_trait::async_trait]
+    impl crate::agent::Approver for NeverAnswers {
+        async fn decide(&self, request: &crate::agent::ApprovalRequest) -> crate::agent::Answer {
+            std::future::pending::<()>().await;
+            request.answer(Decision::Approve)
+        }
+        async fn stalled(&self, _: &StallQuestion) -> StallAnswer {
+            std::future::pending().await
+        }
+    }
+
+    #[tokio::test]
+    async fn a_question_nobody_answers_ends_stalled_at_its_timeout() {
+        let gate = ApprovalGate::new(ApprovalPolicy::Auto, Box::new(NeverAnswers));
+        let mut breaker = StallBreaker::new(StallPolicy {
+            ask_timeout: Duration::from_millis(100),
+            ..StallPolicy::default()
+        });
+        let started = std::time::Instant::now();
+        let mut stalled = false;
+        let mut answers = Vec::new();
+        for i in 0..4 {
+            let mut out = output(7, false);
+            stalled = breaker
+                .after_step(
+                    &format!("t{i}"),
+                    "computer",
+                    &serde_json::json!({}),
+                    &mut out,
+                    &gate,
+                    &mut |e| {
+                        if let AgentEvent::StallAnswered { answer } = e {
+                            answers.push(answer);
+                        }
+                    },
+                    &CancellationToken::new(),
+                )
+                .await;
+        }
+        assert!(stalled);
+        assert_eq!(answers, [StallAnswer::NoOne]);
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
     #[tokio::test]
     async fn off_means_off() {
         let policy = StallPolicy {

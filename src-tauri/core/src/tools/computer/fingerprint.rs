@@ -24,7 +24,7 @@ pub struct ScreenState {
 pub fn perceptual_hash(frame: &Frame) -> u64 {
     const COLS: usize = 9;
     const ROWS: usize = 8;
-    const STRIDE: usize = 4;
+    const STRIDE: usize = 8;
     let (w, h) = (frame.size.width as usize, frame.size.height as usize);
     if w == 0 || h == 0 {
         return 0;

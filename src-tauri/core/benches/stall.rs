@@ -24,7 +24,7 @@ fn frame(seed: u32) -> Frame {
     let mut rgba = vec![0u8; 1920 * 1080 * 4];
     for (i, px) in rgba.chunks_exact_mut(4).enumerate() {
         let (x, y) = (i as u32 % 1920, i as u32 / 1920);
-        let ink = (x / 7 + y / 13 + seed) % 5 == 0 && y % 13 < 9;
+        let ink = (x / 7 + y / 13 + seed).is_multiple_of(5) && y % 13 < 9;
         let v = if ink { 30 } else { 235 };
         px.copy_from_slice(&[v, v, v, 255]);
     }
@@ -36,8 +36,13 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-    let gate = ApprovalGate::new(ApprovalPolicy::Auto, Box::new(FixedApprover(Decision::Approve)));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let gate = ApprovalGate::new(
+        ApprovalPolicy::Auto,
+        Box::new(FixedApprover(Decision::Approve)),
+    );
     let mut breaker = StallBreaker::new(StallPolicy::default());
     let frames: Vec<(Frame, Frame)> = (0..4).map(|s| (frame(s), frame(s))).collect();
     let cancel = CancellationToken::new();

@@ -32,7 +32,14 @@ fn the_same_click_on_a_static_screen_is_noted_then_ends_stalled_without_a_person
     turns.push(Turn::text("never reached"));
     let api = StandIn::spawn(turns);
     let (output, stdout, stderr) = run(deskhand_at(&api, dir.path()).args([
-        "ask", "--json", "--tools", "computer", "--approve", "auto", "--max-turns", "30",
+        "ask",
+        "--json",
+        "--tools",
+        "computer",
+        "--approve",
+        "auto",
+        "--max-turns",
+        "30",
         "click the button",
     ]));
     assert_eq!(output.status.code(), Some(5), "{stderr}");
@@ -43,7 +50,10 @@ fn the_same_click_on_a_static_screen_is_noted_then_ends_stalled_without_a_person
         .map(|e| e["step"].as_str().unwrap())
         .collect();
     assert_eq!(rungs, ["note", "ask", "stalled"]);
-    let stalled = events.iter().find(|e| e["type"] == "stall_detected").unwrap();
+    let stalled = events
+        .iter()
+        .find(|e| e["type"] == "stall_detected")
+        .unwrap();
     assert_eq!(stalled["pattern"], "same_action");
     assert_eq!(stalled["steps"].as_array().unwrap().len(), 3);
     let done = events.iter().find(|e| e["type"] == "done").unwrap();
@@ -55,7 +65,8 @@ fn the_same_click_on_a_static_screen_is_noted_then_ends_stalled_without_a_person
     assert!(requests.len() <= 3 + 1, "{} requests", requests.len());
     assert!(last_results_text(&requests[3].body).contains("You seem to be stuck"));
     assert!(
-        last_results_text(&requests[1].body).contains("the screen did not change after this left_click")
+        last_results_text(&requests[1].body)
+            .contains("the screen did not change after this left_click")
     );
 }
 
@@ -68,13 +79,25 @@ fn a_click_that_changes_nothing_says_so_and_a_click_that_opens_a_window_does_not
     // A left click on the bare desktop does nothing; a right click opens the window
     // manager's menu; Escape closes it again.
     let api = StandIn::spawn([
-        Turn::tool_use("computer", json!({"action": "left_click", "coordinate": [30, 740]})),
-        Turn::tool_use("computer", json!({"action": "right_click", "coordinate": [30, 740]})),
+        Turn::tool_use(
+            "computer",
+            json!({"action": "left_click", "coordinate": [30, 740]}),
+        ),
+        Turn::tool_use(
+            "computer",
+            json!({"action": "right_click", "coordinate": [30, 740]}),
+        ),
         Turn::tool_use("computer", json!({"action": "key", "text": "Escape"})),
         Turn::text("Done."),
     ]);
     let (output, stdout, stderr) = run(deskhand_at(&api, dir.path()).args([
-        "ask", "--json", "--tools", "computer", "--approve", "auto", "open the menu",
+        "ask",
+        "--json",
+        "--tools",
+        "computer",
+        "--approve",
+        "auto",
+        "open the menu",
     ]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let changed: Vec<Value> = json_lines(&stdout)
@@ -96,8 +119,16 @@ fn no_stall_check_turns_the_breaker_off() {
     let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn(clicks(6, "left_click", [20, 700]));
     let (output, stdout, stderr) = run(deskhand_at(&api, dir.path()).args([
-        "ask", "--json", "--tools", "computer", "--approve", "auto", "--max-turns", "5",
-        "--no-stall-check", "click",
+        "ask",
+        "--json",
+        "--tools",
+        "computer",
+        "--approve",
+        "auto",
+        "--max-turns",
+        "5",
+        "--no-stall-check",
+        "click",
     ]));
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     assert!(!stdout.contains("stall_detected"));
@@ -105,7 +136,15 @@ fn no_stall_check_turns_the_breaker_off() {
 
 fn check_run(api: &StandIn, dir: &std::path::Path, check: &str) -> (Option<i32>, Vec<Value>) {
     let (output, stdout, stderr) = run(deskhand_at(api, dir).args([
-        "ask", "--json", "--tools", "bash", "--approve", "auto", "--check", check, "do it",
+        "ask",
+        "--json",
+        "--tools",
+        "bash",
+        "--approve",
+        "auto",
+        "--check",
+        check,
+        "do it",
     ]));
     eprintln!("{stderr}");
     (output.status.code(), json_lines(&stdout))
@@ -118,11 +157,18 @@ fn check_gives_verified_or_failed_and_a_failure_goes_back_once() {
     let (code, events) = check_run(&api, dir.path(), "true");
     assert_eq!(code, Some(0));
     let v = events.last().unwrap();
-    assert_eq!((v["type"].as_str(), v["outcome"].as_str()), (Some("verification"), Some("verified")));
+    assert_eq!(
+        (v["type"].as_str(), v["outcome"].as_str()),
+        (Some("verification"), Some("verified"))
+    );
 
     // The model claims success twice; the check's output goes back once, then the run
     // ends `failed` with its own exit code.
-    let api = StandIn::spawn([Turn::text("Done."), Turn::text("Really done."), Turn::text("x")]);
+    let api = StandIn::spawn([
+        Turn::text("Done."),
+        Turn::text("Really done."),
+        Turn::text("x"),
+    ]);
     let (code, events) = check_run(&api, dir.path(), "echo the file is missing; exit 1");
     assert_eq!(code, Some(6));
     let v = events.last().unwrap();
@@ -136,7 +182,13 @@ fn check_gives_verified_or_failed_and_a_failure_goes_back_once() {
     // A check that hangs is killed at its timeout: its own exit code.
     let api = StandIn::spawn([Turn::text("Done.")]);
     let (output, _, _) = run(deskhand_at(&api, dir.path()).args([
-        "ask", "--json", "--check", "sleep 30", "--check-timeout", "0.5", "do it",
+        "ask",
+        "--json",
+        "--check",
+        "sleep 30",
+        "--check-timeout",
+        "0.5",
+        "do it",
     ]));
     assert_eq!(output.status.code(), Some(7));
 
@@ -145,7 +197,8 @@ fn check_gives_verified_or_failed_and_a_failure_goes_back_once() {
     let (output, stdout, _) = run(deskhand_at(&api, dir.path()).args(["ask", "--json", "do it"]));
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(json_lines(&stdout).last().unwrap()["outcome"], "unverified");
-    let (output, _, _) = run(deskhand_at(&api, dir.path()).args(["ask", "--require-verified", "do it"]));
+    let (output, _, _) =
+        run(deskhand_at(&api, dir.path()).args(["ask", "--require-verified", "do it"]));
     assert_eq!(output.status.code(), Some(8));
 }
 
@@ -154,10 +207,16 @@ fn a_check_program_that_does_not_exist_is_refused_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn([Turn::text("Done.")]);
     let (output, _, stderr) = run(deskhand_at(&api, dir.path()).args([
-        "ask", "--check", "no-such-checker-19 --now", "do it",
+        "ask",
+        "--check",
+        "no-such-checker-19 --now",
+        "do it",
     ]));
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr.contains("--check: the check's program `no-such-checker-19` was not found"), "{stderr}");
+    assert!(
+        stderr.contains("--check: the check's program `no-such-checker-19` was not found"),
+        "{stderr}"
+    );
     assert!(api.requests().is_empty());
 }
 
@@ -188,11 +247,15 @@ fn eval_reports_two_of_three_verified_and_keeps_every_run() {
         script = script
             .with_rule(
                 format!("task-{task}"),
-                Reply::new().tool_use("bash", json!({"command": format!("touch {w}/{task} && echo made-{task}")})),
+                Reply::new().tool_use(
+                    "bash",
+                    json!({"command": format!("touch {w}/{task} && echo made-{task}")}),
+                ),
             )
             .with_rule(format!("made-{task}"), Reply::new().text("Made it."));
     }
-    script = script.with_rule("task-gamma", Reply::new().text("Made it."))
+    script = script
+        .with_rule("task-gamma", Reply::new().text("Made it."))
         .with_rule("The check", Reply::new().text("Made it, really."));
     let api = StandIn::spawn(script);
     let out = dir.path().join("reports");
@@ -225,23 +288,43 @@ fn a_bad_suite_names_the_file_and_field_and_a_failed_setup_is_not_a_model_failur
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("suite");
     std::fs::create_dir_all(&suite).unwrap();
-    write(&suite.join("one.toml"), "prompt = \"x\"\ncheck = \"true\"\ncolour = \"red\"\n");
+    write(
+        &suite.join("one.toml"),
+        "prompt = \"x\"\ncheck = \"true\"\ncolour = \"red\"\n",
+    );
     let api = StandIn::spawn([Turn::text("unused")]);
-    let (output, _, stderr) = run(deskhand_at(&api, dir.path()).args(["eval", suite.to_str().unwrap()]));
+    let (output, _, stderr) =
+        run(deskhand_at(&api, dir.path()).args(["eval", suite.to_str().unwrap()]));
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr.contains("one.toml") && stderr.contains("colour"), "{stderr}");
+    assert!(
+        stderr.contains("one.toml") && stderr.contains("colour"),
+        "{stderr}"
+    );
     // A huge file is refused by its size, before it is read.
-    write(&suite.join("one.toml"), &format!("prompt = \"{}\"\ncheck = \"true\"\n", "x".repeat(100_000)));
-    let (output, _, stderr) = run(deskhand_at(&api, dir.path()).args(["eval", suite.to_str().unwrap()]));
+    write(
+        &suite.join("one.toml"),
+        &format!("prompt = \"{}\"\ncheck = \"true\"\n", "x".repeat(100_000)),
+    );
+    let (output, _, stderr) =
+        run(deskhand_at(&api, dir.path()).args(["eval", suite.to_str().unwrap()]));
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr.contains("one.toml"), "{stderr}");
-    write(&suite.join("one.toml"), "prompt = \"x\"\ncheck = \"no-such-checker-19\"\n");
+    write(
+        &suite.join("one.toml"),
+        "prompt = \"x\"\ncheck = \"no-such-checker-19\"\n",
+    );
     let (_, _, stderr) = run(deskhand_at(&api, dir.path()).args(["eval", suite.to_str().unwrap()]));
     assert!(stderr.contains("one.toml: field `check`"), "{stderr}");
-    write(&suite.join("one.toml"), "prompt = \"x\"\ncheck = \"true\"\nsetup = [\"exit 4\"]\n");
+    write(
+        &suite.join("one.toml"),
+        "prompt = \"x\"\ncheck = \"true\"\nsetup = [\"exit 4\"]\n",
+    );
     let out = dir.path().join("r");
     let (output, stdout, stderr) = run(deskhand_at(&api, dir.path()).args([
-        "eval", suite.to_str().unwrap(), "--out", out.to_str().unwrap(),
+        "eval",
+        suite.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
     ]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(stdout.contains("setup failed"), "{stdout}");
@@ -275,9 +358,23 @@ fn clicking_between_two_windows_in_turn_is_detected_as_a_cycle() {
     };
     let dir = tempfile::tempdir().unwrap();
     // Two large windows, one white and one black, overlapping; a click raises the one under it.
-    let _white = xterm(&["-T", "cycle-white", "-bg", "white", "-geometry", "180x60+0+0"]);
+    let _white = xterm(&[
+        "-T",
+        "cycle-white",
+        "-bg",
+        "white",
+        "-geometry",
+        "180x60+0+0",
+    ]);
     x11::window_by_name("cycle-white");
-    let _black = xterm(&["-T", "cycle-black", "-bg", "black", "-geometry", "180x60+700+250"]);
+    let _black = xterm(&[
+        "-T",
+        "cycle-black",
+        "-bg",
+        "black",
+        "-geometry",
+        "180x60+700+250",
+    ]);
     x11::window_by_name("cycle-black");
     std::thread::sleep(std::time::Duration::from_millis(500));
     // Screen (100, 100) is only the white one; (1500, 900) only the black one. The model
@@ -285,12 +382,22 @@ fn clicking_between_two_windows_in_turn_is_detected_as_a_cycle() {
     let turns: Vec<Turn> = (0..12)
         .map(|i| {
             let at = if i % 2 == 0 { [71, 71] } else { [1067, 640] };
-            Turn::tool_use("computer", json!({"action": "left_click", "coordinate": at}))
+            Turn::tool_use(
+                "computer",
+                json!({"action": "left_click", "coordinate": at}),
+            )
         })
         .collect();
     let api = StandIn::spawn(turns);
     let (output, stdout, stderr) = run(deskhand_at(&api, dir.path()).args([
-        "ask", "--json", "--tools", "computer", "--approve", "auto", "--max-turns", "30",
+        "ask",
+        "--json",
+        "--tools",
+        "computer",
+        "--approve",
+        "auto",
+        "--max-turns",
+        "30",
         "switch windows",
     ]));
     assert_eq!(output.status.code(), Some(5), "{stderr}\n{stdout}");
@@ -316,7 +423,15 @@ fn resume_after_a_kill_mid_action_shows_the_screen_and_says_it_may_have_run() {
         json!({"command": format!("touch {}; sleep 5", marker.display())}),
     )]);
     let child = deskhand_at(&api, dir.path())
-        .args(["ask", "--json", "--tools", "computer,bash", "--approve", "auto", "make it"])
+        .args([
+            "ask",
+            "--json",
+            "--tools",
+            "computer,bash",
+            "--approve",
+            "auto",
+            "make it",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -343,18 +458,33 @@ fn resume_after_a_kill_mid_action_shows_the_screen_and_says_it_may_have_run() {
 
     let api = StandIn::spawn([Turn::text("I see it ran; nothing more to do.")]);
     let (output, _, stderr) = run(deskhand_at(&api, dir.path()).args([
-        "ask", "--json", "--tools", "computer,bash", "--approve", "auto", "--session", &session,
+        "ask",
+        "--json",
+        "--tools",
+        "computer,bash",
+        "--approve",
+        "auto",
+        "--session",
+        &session,
         "go on",
     ]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let requests = api.accepted();
-    let last = requests[0].body["messages"].as_array().unwrap().last().unwrap().clone();
+    let last = requests[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     let blocks = last["content"].as_array().unwrap();
     assert_eq!(blocks[0]["type"], "tool_result");
     let text = last["content"].to_string();
     assert!(text.contains("it may already have happened"), "{text}");
     assert!(text.contains("sleep 5"), "names the action: {text}");
-    assert!(blocks.iter().any(|b| b["type"] == "image"), "a fresh screenshot: {text}");
+    assert!(
+        blocks.iter().any(|b| b["type"] == "image"),
+        "a fresh screenshot: {text}"
+    );
 }
 
 #[test]
@@ -368,8 +498,22 @@ fn on_a_terminal_the_person_is_asked_even_in_auto_mode_and_their_hint_reaches_th
     let mut command = std::process::Command::new("python3");
     command
         .arg(driver)
-        .args(["[s]top: ", "h use the keyboard instead", "--", env!("CARGO_BIN_EXE_deskhand")])
-        .args(["ask", "--tools", "computer", "--approve", "auto", "--max-turns", "6", "click"])
+        .args([
+            "[s]top: ",
+            "h use the keyboard instead",
+            "--",
+            env!("CARGO_BIN_EXE_deskhand"),
+        ])
+        .args([
+            "ask",
+            "--tools",
+            "computer",
+            "--approve",
+            "auto",
+            "--max-turns",
+            "6",
+            "click",
+        ])
         .env("DESKHAND_DATA_DIR", dir.path())
         .env("DESKHAND_CONFIG_DIR", dir.path())
         .env("ANTHROPIC_API_KEY", support::API_KEY)
@@ -384,7 +528,8 @@ fn on_a_terminal_the_person_is_asked_even_in_auto_mode_and_their_hint_reaches_th
     assert!(screen.contains("The agent seems stuck"), "{screen}");
     let requests = api.accepted();
     assert!(
-        last_results_text(&requests[4].body).contains("The person was asked and says: use the keyboard instead"),
+        last_results_text(&requests[4].body)
+            .contains("The person was asked and says: use the keyboard instead"),
         "{screen}"
     );
 }

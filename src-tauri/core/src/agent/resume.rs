@@ -24,7 +24,10 @@ pub async fn look_before_resuming(history: &[Message], tools: &ToolRegistry) -> 
                 tool_use_id,
                 content,
                 is_error: true,
-            } if content.iter().any(|c| matches!(c, ToolResultContent::Text { text } if text == INTERRUPTED)) => {
+            } if content
+                .iter()
+                .any(|c| matches!(c, ToolResultContent::Text { text } if text == INTERRUPTED)) =>
+            {
                 Some(tool_use_id.as_str())
             }
             _ => None,

@@ -153,7 +153,14 @@ impl StallBreaker {
             self.noted = false;
             return false;
         };
-        let steps: Vec<String> = self.steps.iter().rev().take(count).rev().map(|s| s.id.clone()).collect();
+        let steps: Vec<String> = self
+            .steps
+            .iter()
+            .rev()
+            .take(count)
+            .rev()
+            .map(|s| s.id.clone())
+            .collect();
         let message = describe(pattern, count);
         if !self.noted {
             self.noted = true;
@@ -163,11 +170,14 @@ impl StallBreaker {
                 step: StallStep::Note,
                 message: message.clone(),
             });
-            note(output, format!(
-                "[Deskhand] You seem to be stuck: {message}. Do not repeat it: zoom in to look \
+            note(
+                output,
+                format!(
+                    "[Deskhand] You seem to be stuck: {message}. Do not repeat it: zoom in to look \
                  closer, try another way (a keyboard shortcut, another control), or ask the \
                  person."
-            ));
+                ),
+            );
             return false;
         }
         sink(AgentEvent::StallDetected {
@@ -195,9 +205,15 @@ impl StallBreaker {
                 self.steps.clear();
                 self.noted = false;
                 if let StallAnswer::Hint { text } = answer {
-                    note(output, format!("[Deskhand] The person was asked and says: {text}"));
+                    note(
+                        output,
+                        format!("[Deskhand] The person was asked and says: {text}"),
+                    );
                 } else {
-                    note(output, "[Deskhand] The person was asked and says to go on.".into());
+                    note(
+                        output,
+                        "[Deskhand] The person was asked and says to go on.".into(),
+                    );
                 }
                 false
             }
@@ -208,7 +224,10 @@ impl StallBreaker {
                     step: StallStep::Stalled,
                     message,
                 });
-                note(output, "[Deskhand] The run was stopped because it is stuck.".into());
+                note(
+                    output,
+                    "[Deskhand] The run was stopped because it is stuck.".into(),
+                );
                 true
             }
         }
@@ -276,7 +295,10 @@ mod tests {
 
     /// Feeds (action, hash, changed) steps; returns the ladder's events.
     async fn feed(policy: StallPolicy, steps: &[(&str, u64, bool)]) -> (Vec<AgentEvent>, bool) {
-        let gate = ApprovalGate::new(ApprovalPolicy::Auto, Box::new(FixedApprover(Decision::Approve)));
+        let gate = ApprovalGate::new(
+            ApprovalPolicy::Auto,
+            Box::new(FixedApprover(Decision::Approve)),
+        );
         let mut breaker = StallBreaker::new(policy);
         let mut events = Vec::new();
         let mut stalled = false;
@@ -329,11 +351,18 @@ mod tests {
         let a = 0u64;
         let b = u64::MAX;
         let steps: Vec<(&str, u64, bool)> = (0..6)
-            .map(|i| (if i % 2 == 0 { "x" } else { "y" }, if i % 2 == 0 { a } else { b }, true))
+            .map(|i| {
+                (
+                    if i % 2 == 0 { "x" } else { "y" },
+                    if i % 2 == 0 { a } else { b },
+                    true,
+                )
+            })
             .collect();
         let (events, _) = feed(StallPolicy::default(), &steps).await;
         assert_eq!(rungs(&events), [(StallPattern::Cycle, StallStep::Note)]);
-        let fresh: Vec<(&str, u64, bool)> = (0..8).map(|i| ("x", 0xFFu64 << (i * 8), true)).collect();
+        let fresh: Vec<(&str, u64, bool)> =
+            (0..8).map(|i| ("x", 0xFFu64 << (i * 8), true)).collect();
         let (events, stalled) = feed(StallPolicy::default(), &fresh).await;
         assert!(events.is_empty() && !stalled);
     }

@@ -163,7 +163,10 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
     let group = child.id().map(|id| id as i32);
     let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
     let collect = async {
-        let (mut out, mut err) = (CappedOutput::new(CHECK_OUTPUT_LIMIT), CappedOutput::new(CHECK_OUTPUT_LIMIT));
+        let (mut out, mut err) = (
+            CappedOutput::new(CHECK_OUTPUT_LIMIT),
+            CappedOutput::new(CHECK_OUTPUT_LIMIT),
+        );
         let (mut b1, mut b2) = ([0u8; 4096], [0u8; 4096]);
         let (mut open1, mut open2) = (stdout.is_some(), stderr.is_some());
         while open1 || open2 {
@@ -258,7 +261,9 @@ pub async fn run_checked(
                         .map_or("unknown".to_string(), |c| c.to_string()),
                     verification.output
                 ));
-                let second = again.run(session_id, history, vec![report], sink, cancel).await;
+                let second = again
+                    .run(session_id, history, vec![report], sink, cancel)
+                    .await;
                 outcome.status = second.status;
                 outcome.turns += second.turns;
                 outcome.usage.add(&second.usage);
@@ -300,15 +305,26 @@ mod tests {
     async fn pass_fail_and_timeout_are_told_apart() {
         let cancel = CancellationToken::new();
         let passed = run_check(&check("echo fine", 5000), &cancel).await;
-        assert_eq!((passed.outcome, passed.output.as_str()), (VerifyOutcome::Verified, "fine\n"));
+        assert_eq!(
+            (passed.outcome, passed.output.as_str()),
+            (VerifyOutcome::Verified, "fine\n")
+        );
         let failed = run_check(&check("echo bad >&2; exit 3", 5000), &cancel).await;
-        assert_eq!((failed.outcome, failed.exit_code), (VerifyOutcome::Failed, Some(3)));
+        assert_eq!(
+            (failed.outcome, failed.exit_code),
+            (VerifyOutcome::Failed, Some(3))
+        );
         assert_eq!(failed.output, "bad\n");
         let started = std::time::Instant::now();
         let hung = run_check(&check("sleep 30", 200), &cancel).await;
         assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(hung.outcome, VerifyOutcome::Unverified);
-        assert!(hung.error.as_deref().unwrap_or_default().contains("timed out"));
+        assert!(
+            hung.error
+                .as_deref()
+                .unwrap_or_default()
+                .contains("timed out")
+        );
         assert_eq!(hung.exit_code(RunStatus::Done, false), CHECK_NOT_RUN_EXIT);
     }
 

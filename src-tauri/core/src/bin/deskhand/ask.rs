@@ -249,25 +249,25 @@ pub async fn run(args: AskArgs) -> Result<i32> {
     };
     let mut not_saved: Option<StoreError> = None;
     let (outcome, verification) = verify::run_checked(
-            &agent,
-            &session_id,
-            &mut history,
-            input,
-            check.as_ref(),
-            // Stored before shown: whatever was printed survives a crash.
-            &mut |event| {
-                if not_saved.is_none()
-                    && let Err(e) = recorder.record(&event)
-                {
-                    eprintln!("deskhand: stopping the run: {e}");
-                    not_saved = Some(e);
-                    cancel.cancel();
-                }
-                printer.print(&event);
-            },
-            &cancel,
-        )
-        .await;
+        &agent,
+        &session_id,
+        &mut history,
+        input,
+        check.as_ref(),
+        // Stored before shown: whatever was printed survives a crash.
+        &mut |event| {
+            if not_saved.is_none()
+                && let Err(e) = recorder.record(&event)
+            {
+                eprintln!("deskhand: stopping the run: {e}");
+                not_saved = Some(e);
+                cancel.cancel();
+            }
+            printer.print(&event);
+        },
+        &cancel,
+    )
+    .await;
     plugins.shutdown().await;
     if let Some(e) = not_saved {
         return Err(anyhow::Error::new(e).context("the run's history could not be saved"));

@@ -97,8 +97,8 @@ struct Task {
 
 /// Reads and checks every task before anything runs: a bad file names itself and its field.
 fn load_suite(dir: &Path) -> Result<Vec<Task>> {
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("cannot read the suite {}", dir.display()))?;
+    let entries = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read the suite {}", dir.display()))?;
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
@@ -115,8 +115,8 @@ fn load_task(path: &Path) -> Result<Task> {
         .with_context(|| format!("{}", path.display()))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))?;
-    let file: TaskFile =
-        toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message()))?;
+    let file: TaskFile = toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message()))?;
     if file.prompt.trim().is_empty() {
         bail!("{}: field `prompt` is empty", path.display());
     }
@@ -280,10 +280,15 @@ async fn read_events(stdout: tokio::process::ChildStdout, result: &mut Attempt) 
             Some("stall_detected") => result.stalls += 1,
             Some("usage") => {
                 let total = &event["total"];
-                result.tokens = ["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"]
-                    .iter()
-                    .map(|k| total[k].as_u64().unwrap_or(0))
-                    .sum();
+                result.tokens = [
+                    "input_tokens",
+                    "output_tokens",
+                    "cache_creation_input_tokens",
+                    "cache_read_input_tokens",
+                ]
+                .iter()
+                .map(|k| total[k].as_u64().unwrap_or(0))
+                .sum();
                 result.cost_usd = event["total_cost_usd"].as_f64();
             }
             Some("done") => {
@@ -340,7 +345,7 @@ fn median(mut values: Vec<f64>) -> f64 {
     }
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
-    if values.len() % 2 == 0 {
+    if values.len().is_multiple_of(2) {
         (values[mid - 1] + values[mid]) / 2.0
     } else {
         values[mid]
@@ -401,7 +406,10 @@ fn markdown(args: &EvalArgs, rows: &[Row], attempts: &[Attempt]) -> String {
             a.task,
             a.attempt,
             a.outcome,
-            a.detail.as_deref().map(|d| format!(" ({d})")).unwrap_or_default(),
+            a.detail
+                .as_deref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default(),
             a.session_id.as_deref().unwrap_or("-")
         ));
     }

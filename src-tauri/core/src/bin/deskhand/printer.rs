@@ -79,7 +79,10 @@ impl Printer {
             }
             AgentEvent::Error { message } => format!("error: {message}"),
             AgentEvent::StallDetected { step, message, .. } => {
-                format!("⟳ stuck ({}): {message}", serde_json::json!(step).as_str().unwrap_or_default())
+                format!(
+                    "⟳ stuck ({}): {message}",
+                    serde_json::json!(step).as_str().unwrap_or_default()
+                )
             }
             AgentEvent::CostForecast {
                 forecast_cost_usd,

@@ -104,7 +104,10 @@ impl Setting {
             Self::StallRepeats | Self::StallNoOps | Self::StallCycles => {
                 match text.parse::<u32>() {
                     Ok(n) if n >= 2 => Value::from(n),
-                    _ => bail!("{} is a whole number of 2 or more, not `{text}`", self.name()),
+                    _ => bail!(
+                        "{} is a whole number of 2 or more, not `{text}`",
+                        self.name()
+                    ),
                 }
             }
         })

@@ -80,8 +80,14 @@ mod tests {
         for px in cursor.rgba.chunks_exact_mut(4).skip(5000).take(3) {
             px.copy_from_slice(&[0, 0, 0, 255]);
         }
-        assert!(same_screen(perceptual_hash(&base), perceptual_hash(&cursor)));
+        assert!(same_screen(
+            perceptual_hash(&base),
+            perceptual_hash(&cursor)
+        ));
         let flipped = halves(size, 20, 200);
-        assert!(!same_screen(perceptual_hash(&base), perceptual_hash(&flipped)));
+        assert!(!same_screen(
+            perceptual_hash(&base),
+            perceptual_hash(&flipped)
+        ));
     }
 }

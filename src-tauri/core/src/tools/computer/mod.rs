@@ -22,10 +22,10 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use self::action::{Action, Click, Point, ScrollDirection};
+use self::fingerprint::ScreenState;
 use self::input::{Axis, Button, Direction, EnigoInput, Input, Key};
 use self::pipeline::{Format, Screenshot};
 use self::scaling::{Mapping, Size};
-use self::fingerprint::ScreenState;
 use self::screen::{Frame, Monitor, RealScreen, Screen};
 use self::settle::SettlePolicy;
 use self::version::ToolVersion;

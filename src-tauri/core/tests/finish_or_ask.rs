@@ -15,6 +15,14 @@ fn last_results_text(body: &Value) -> String {
     last["content"].to_string()
 }
 
+/// The run's `verification` event.
+fn verification(events: &[Value]) -> &Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "verification")
+        .expect("a verification event")
+}
+
 fn clicks(n: usize, action: &str, at: [i64; 2]) -> Vec<Turn> {
     (0..n)
         .map(|_| Turn::tool_use("computer", json!({"action": action, "coordinate": at})))
@@ -58,7 +66,9 @@ fn the_same_click_on_a_static_screen_is_noted_then_ends_stalled_without_a_person
     assert_eq!(stalled["steps"].as_array().unwrap().len(), 3);
     let done = events.iter().find(|e| e["type"] == "done").unwrap();
     assert_eq!(done["status"], "stalled");
-    assert_eq!(events.last().unwrap()["type"], "verification");
+    // The verification comes right before `done`, which stays last.
+    assert_eq!(events[events.len() - 2]["type"], "verification");
+    assert_eq!(events.last().unwrap()["type"], "done");
     // The note reached the model with the third click's result; the run then asked nobody
     // and ended: with N = 3, no more than N + 1 requests.
     let requests = api.accepted();
@@ -156,7 +166,7 @@ fn check_gives_verified_or_failed_and_a_failure_goes_back_once() {
     let api = StandIn::spawn([Turn::text("Done.")]);
     let (code, events) = check_run(&api, dir.path(), "true");
     assert_eq!(code, Some(0));
-    let v = events.last().unwrap();
+    let v = verification(&events);
     assert_eq!(
         (v["type"].as_str(), v["outcome"].as_str()),
         (Some("verification"), Some("verified"))
@@ -171,7 +181,7 @@ fn check_gives_verified_or_failed_and_a_failure_goes_back_once() {
     ]);
     let (code, events) = check_run(&api, dir.path(), "echo the file is missing; exit 1");
     assert_eq!(code, Some(6));
-    let v = events.last().unwrap();
+    let v = verification(&events);
     assert_eq!(v["outcome"], "failed");
     assert_eq!(v["retried"], true);
     let requests = api.accepted();
@@ -196,7 +206,7 @@ fn check_gives_verified_or_failed_and_a_failure_goes_back_once() {
     let api = StandIn::spawn([Turn::text("Done."), Turn::text("Done.")]);
     let (output, stdout, _) = run(deskhand_at(&api, dir.path()).args(["ask", "--json", "do it"]));
     assert_eq!(output.status.code(), Some(0));
-    assert_eq!(json_lines(&stdout).last().unwrap()["outcome"], "unverified");
+    assert_eq!(verification(&json_lines(&stdout))["outcome"], "unverified");
     let (output, _, _) =
         run(deskhand_at(&api, dir.path()).args(["ask", "--require-verified", "do it"]));
     assert_eq!(output.status.code(), Some(8));

@@ -47,6 +47,7 @@ mod tests {
                 ..Usage::default()
             },
             cost_usd: Some(cost),
+            verification: Default::default(),
         }
     }
 

@@ -5,6 +5,7 @@ pub mod context;
 mod event;
 mod forecast;
 pub mod history;
+mod redact;
 pub mod resume;
 mod run;
 mod secret_places;
@@ -16,6 +17,7 @@ pub use approval::{
     FixedApprover, OtherCall, Precheck,
 };
 pub use event::{AgentEvent, RunStatus};
+pub use redact::REDACTED;
 pub use run::{
     Agent, AgentConfig, Budget, CANCELLED, CHANGED_WHILE_ASKING, DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, EventSink, RunOutcome,

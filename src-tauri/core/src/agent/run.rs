@@ -11,7 +11,9 @@ use super::context::{ContextPolicy, Summary, estimate_request};
 use super::event::{AgentEvent, RunStatus};
 use super::forecast::over_budget_forecast;
 use super::history;
+use super::redact::{DeltaRedactor, Redactor};
 use super::stall::{StallBreaker, StallPolicy};
+use super::verify::{Check, Checker, Verification};
 use crate::images::ImageRef;
 use crate::llm::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, StopReason, StreamEvent,
@@ -43,6 +45,8 @@ pub struct AgentConfig {
     pub price: Option<Price>,
     pub budget: Budget,
     pub stall: StallPolicy,
+    /// Proof of done: run after the model stops (`agent::verify`).
+    pub check: Option<Check>,
 }
 
 impl Default for AgentConfig {
@@ -56,6 +60,7 @@ impl Default for AgentConfig {
             price: None,
             budget: Budget::default(),
             stall: StallPolicy::default(),
+            check: None,
         }
     }
 }
@@ -91,6 +96,7 @@ pub struct RunOutcome {
     pub turns: u32,
     pub usage: Usage,
     pub cost_usd: Option<f64>,
+    pub verification: Verification,
 }
 
 impl Agent {
@@ -114,11 +120,20 @@ impl Agent {
             turns: 0,
             usage: Usage::default(),
             cost_usd: self.config.price.map(|_| 0.0),
+            verification: Verification::default(),
         };
+        let mut checker = Checker::new(self.config.check.as_ref());
         let mut summary: Option<Summary> = None;
         let mut stall = StallBreaker::new(self.config.stall);
         let mut forecast_sent = false;
+        let redactor = Redactor::new(
+            self.provider
+                .api_key()
+                .into_iter()
+                .chain(crate::key_guard::environment_keys()),
+        );
         let mut user_content = input;
+        redactor.blocks(&mut user_content);
         if self.config.max_turns <= 1 {
             user_content.push(final_turn_note(self.config.max_turns));
         }
@@ -133,7 +148,10 @@ impl Agent {
             let final_turn = outcome.turns >= self.config.max_turns;
             self.summarize_if_needed(history, &mut summary, &mut outcome, sink)
                 .await;
-            let response = match self.request(history, summary.as_ref(), sink, cancel).await {
+            let response = match self
+                .request(history, summary.as_ref(), &redactor, sink, cancel)
+                .await
+            {
                 Ok(response) => response,
                 Err(status) => {
                     outcome.status = status;
@@ -168,6 +186,13 @@ impl Agent {
                 } else {
                     RunStatus::Done
                 };
+                let turns_left = self.config.max_turns.saturating_sub(outcome.turns);
+                if outcome.status == RunStatus::Done
+                    && let Some(report) = checker.after_model_stopped(turns_left, cancel).await
+                {
+                    self.push_user(history, vec![report], sink);
+                    continue;
+                }
                 break;
             }
 
@@ -198,7 +223,7 @@ impl Agent {
                     input: call.input.clone(),
                 });
                 let started = Instant::now();
-                let output = match refusal {
+                let mut output = match refusal {
                     Some(message) => ToolOutput::error(message),
                     None => {
                         let mut output = self
@@ -218,6 +243,8 @@ impl Agent {
                         output
                     }
                 };
+                // The one place every tool's output passes before it is shown or kept.
+                redactor.results(&mut output.content);
                 results.push(tool_result(call.id, call.name, output, started, sink));
             }
             if cancel.is_cancelled() {
@@ -236,6 +263,8 @@ impl Agent {
                 break;
             }
         }
+        outcome.verification = checker.finish(outcome.status, cancel).await;
+        sink(AgentEvent::Verification(outcome.verification.clone()));
         sink(AgentEvent::Done {
             status: outcome.status,
             turns: outcome.turns,
@@ -346,12 +375,13 @@ impl Agent {
         }
     }
 
-    /// Streams one response. A stop keeps the text that already arrived, so nothing the
-    /// person saw is lost.
+    /// Streams one response, with the run's keys redacted from all of it. A stop keeps the
+    /// text that already arrived, so nothing the person saw is lost.
     async fn request(
         &self,
         history: &mut Vec<Message>,
         summary: Option<&Summary>,
+        redactor: &Redactor,
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, RunStatus> {
@@ -365,31 +395,46 @@ impl Agent {
             max_tokens: self.config.max_tokens,
             cache_breakpoints: &shaped.cache_breakpoints,
         };
+        let mut deltas = DeltaRedactor::new(redactor);
         let mut on_event = |event: StreamEvent| match event {
             StreamEvent::TextDelta(text) => {
-                partial.push_str(&text);
-                sink(AgentEvent::TextDelta { text });
+                let text = deltas.push(&text);
+                if !text.is_empty() {
+                    partial.push_str(&text);
+                    sink(AgentEvent::TextDelta { text });
+                }
             }
             StreamEvent::Retrying {
                 attempt,
                 delay_ms,
-                error,
-            } => sink(AgentEvent::Retrying {
-                attempt,
-                delay_ms,
-                error,
-            }),
+                mut error,
+            } => {
+                redactor.text(&mut error);
+                sink(AgentEvent::Retrying {
+                    attempt,
+                    delay_ms,
+                    error,
+                })
+            }
         };
         let result = tokio::select! {
             result = self.provider.stream(request, &mut on_event) => Some(result),
             () = cancel.cancelled() => None,
         };
+        let held = deltas.finish();
+        if !held.is_empty() {
+            partial.push_str(&held);
+            sink(AgentEvent::TextDelta { text: held });
+        }
         match result {
-            Some(Ok(response)) => Ok(response),
+            Some(Ok(mut response)) => {
+                redactor.blocks(&mut response.content);
+                Ok(response)
+            }
             Some(Err(error)) => {
-                sink(AgentEvent::Error {
-                    message: error.to_string(),
-                });
+                let mut message = error.to_string();
+                redactor.text(&mut message);
+                sink(AgentEvent::Error { message });
                 Err(RunStatus::Error)
             }
             None => {

@@ -3,16 +3,14 @@
 
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
-use super::event::{AgentEvent, RunStatus};
-use super::run::{Agent, AgentConfig, EventSink, RunOutcome};
-use crate::llm::{ContentBlock, Message};
+use super::event::RunStatus;
+use crate::llm::ContentBlock;
 use crate::tools::capped::CappedOutput;
 
 /// The most output of a check kept (its start and end), for the event and the model.
@@ -96,6 +94,13 @@ pub struct Verification {
     pub error: Option<String>,
     /// Whether a failure was sent back to the model for a second try.
     pub retried: bool,
+}
+
+impl Default for Verification {
+    /// No check: `unverified`.
+    fn default() -> Self {
+        Self::without_check()
+    }
 }
 
 impl Verification {
@@ -221,76 +226,65 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
     result
 }
 
-/// Runs the agent on `input`, then `check` if the run ended in a state worth checking. A
-/// failed check goes back to the model once, within what is left of the turn limit; the
-/// `verification` event ends it all.
-pub async fn run_checked(
-    agent: &Agent,
-    session_id: &str,
-    history: &mut Vec<Message>,
-    input: Vec<ContentBlock>,
-    check: Option<&Check>,
-    sink: &mut EventSink<'_>,
-    cancel: &CancellationToken,
-) -> (RunOutcome, Verification) {
-    let mut outcome = agent.run(session_id, history, input, sink, cancel).await;
-    let checkable = |status: RunStatus| !matches!(status, RunStatus::Cancelled | RunStatus::Error);
-    let verification = match check {
-        Some(check) if checkable(outcome.status) => {
-            let mut verification = run_check(check, cancel).await;
-            let turns_left = agent.config.max_turns.saturating_sub(outcome.turns);
-            if verification.outcome == VerifyOutcome::Failed
-                && outcome.status == RunStatus::Done
-                && turns_left > 0
-            {
-                let again = Agent {
-                    provider: agent.provider.clone(),
-                    tools: Arc::clone(&agent.tools),
-                    gate: Arc::clone(&agent.gate),
-                    config: AgentConfig {
-                        max_turns: turns_left,
-                        ..agent.config.clone()
-                    },
-                };
-                let report = ContentBlock::text(format!(
-                    "[Deskhand] The check `{}` failed (exit {}). Its output:\n{}\nFix what \
-                     failed; the check runs once more when you stop.",
-                    check.command,
-                    verification
-                        .exit_code
-                        .map_or("unknown".to_string(), |c| c.to_string()),
-                    verification.output
-                ));
-                let second = again
-                    .run(session_id, history, vec![report], sink, cancel)
-                    .await;
-                outcome.status = second.status;
-                outcome.turns += second.turns;
-                outcome.usage.add(&second.usage);
-                outcome.cost_usd = match (outcome.cost_usd, second.cost_usd) {
-                    (Some(a), Some(b)) => Some(a + b),
-                    (a, b) => a.or(b),
-                };
-                verification = if checkable(second.status) {
-                    run_check(check, cancel).await
-                } else {
-                    Verification {
-                        check: Some(check.command.clone()),
-                        ..Verification::without_check()
-                    }
-                };
-                verification.retried = true;
-            }
-            verification
+/// Proof of done for one run: the check after the model stops, the failure sent back once,
+/// and the run's [`Verification`].
+pub struct Checker<'a> {
+    check: Option<&'a Check>,
+    last: Option<Verification>,
+    retried: bool,
+}
+
+impl<'a> Checker<'a> {
+    pub fn new(check: Option<&'a Check>) -> Self {
+        Self {
+            check,
+            last: None,
+            retried: false,
         }
-        Some(check) => Verification {
-            check: Some(check.command.clone()),
-            ..Verification::without_check()
-        },
-        None => Verification::without_check(),
-    };
-    sink(AgentEvent::Verification(verification.clone()));
-    (outcome, verification)
+    }
+
+    /// The model ended its turn: runs the check. Returns what to send back to the model when
+    /// the check failed for the first time and `turns_left` allows another request.
+    pub async fn after_model_stopped(
+        &mut self,
+        turns_left: u32,
+        cancel: &CancellationToken,
+    ) -> Option<ContentBlock> {
+        let check = self.check?;
+        let result = run_check(check, cancel).await;
+        let send_back = result.outcome == VerifyOutcome::Failed && !self.retried && turns_left > 0;
+        let report = send_back.then(|| {
+            ContentBlock::text(format!(
+                "[Deskhand] The check `{}` failed (exit {}). Its output:\n{}\nFix what failed; \
+                 the check runs once more when you stop.",
+                check.command,
+                result
+                    .exit_code
+                    .map_or("unknown".to_string(), |c| c.to_string()),
+                result.output
+            ))
+        });
+        self.retried |= send_back;
+        self.last = Some(result);
+        report
+    }
+
+    /// The run's verification, once it ended `status`: the check's last result if the model
+    /// ended the run, a fresh check if a limit or a stall ended it, none after a stop or an
+    /// error.
+    pub async fn finish(self, status: RunStatus, cancel: &CancellationToken) -> Verification {
+        let mut verification = match (self.check, status) {
+            (None, _) => Verification::without_check(),
+            (Some(check), RunStatus::Cancelled | RunStatus::Error) => Verification {
+                check: Some(check.command.clone()),
+                ..Verification::without_check()
+            },
+            (Some(_), RunStatus::Done) if self.last.is_some() => self.last.expect("checked above"),
+            (Some(check), _) => run_check(check, cancel).await,
+        };
+        verification.retried = self.retried;
+        verification
+    }
 }
 
 #[cfg(test)]

@@ -4,26 +4,28 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use clap::Args;
 use deskhand::agent::context::ContextPolicy;
+use deskhand::agent::history;
 use deskhand::agent::stall::StallPolicy;
-use deskhand::agent::verify::{self, Check, DEFAULT_CHECK_TIMEOUT};
+use deskhand::agent::verify::{Check, DEFAULT_CHECK_TIMEOUT};
 use deskhand::agent::{
     Agent, AgentConfig, ApprovalGate, ApprovalPolicy, Approver, Budget, DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, RunStatus, SecretPlaces,
 };
 use deskhand::images::load_attachment;
+use deskhand::llm::RetryPolicy;
 use deskhand::llm::config::{self, ProviderSettings};
 use deskhand::llm::pricing::PriceTable;
-use deskhand::llm::{ContentBlock, RetryPolicy};
 use deskhand::paths;
 use deskhand::secrets::{self, OsKeyring};
-use deskhand::store::{Recorder, Store, StoreError};
+use deskhand::store::{Recorder, StoreError};
 use deskhand::tools::catalog::{self, ToolSettings};
 use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins};
 use tokio_util::sync::CancellationToken;
 
+use crate::UsageError;
 use crate::approver::TerminalApprover;
 use crate::printer::Printer;
 
@@ -82,7 +84,7 @@ pub struct AskArgs {
     data_dir: Option<PathBuf>,
     /// Continue this stored session (its id, or the first characters of it) with its full
     /// history.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     session: Option<String>,
     /// A shell command run after the model stops, on the same display: exit 0 means the job
     /// was done (`verified`). A failure goes back to the model once.
@@ -110,8 +112,12 @@ pub struct AskArgs {
     /// Seconds a stall question waits for an answer before the run ends `stalled`.
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     stall_ask_timeout: Option<Duration>,
+    /// What to do; `-` reads it from stdin (for a long prompt).
     prompt: String,
 }
+
+/// The most a prompt read from stdin may be: the API's whole request is 32 MB at most.
+const MAX_STDIN_PROMPT: u64 = 32 * 1024 * 1024;
 
 /// Runs the agent; the exit status says how the run ended and whether it was verified.
 pub async fn run(args: AskArgs) -> Result<i32> {
@@ -124,10 +130,18 @@ pub async fn run(args: AskArgs) -> Result<i32> {
                 .map_err(|e| anyhow::anyhow!("--check: {e}"))
         })
         .transpose()?;
-    let mut input = vec![ContentBlock::text(&args.prompt)];
+    let prompt = match args.prompt.as_str() {
+        "-" => read_stdin_prompt()?,
+        _ => args.prompt.clone(),
+    };
+    let mut attachments = Vec::new();
     for path in &args.attach {
-        input.push(load_attachment(path)?);
+        attachments.push(load_attachment(path)?);
     }
+    // Refused before anything is stored or sent: the API would refuse it, and a stored empty
+    // prompt would break the session.
+    let mut input = history::prompt_content(&prompt, attachments)
+        .map_err(|empty| UsageError(empty.to_string()))?;
     let chosen = config::choose(
         &ProviderSettings {
             provider: args.provider.clone(),
@@ -149,7 +163,7 @@ pub async fn run(args: AskArgs) -> Result<i32> {
     let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
     let selection = plugin_config.select(args.tools.as_deref())?;
     let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
-    let store = Store::open_default(args.data_dir.clone())?;
+    let store = crate::open_store(args.data_dir.clone())?;
     let resumed = args
         .session
         .as_deref()
@@ -218,6 +232,7 @@ pub async fn run(args: AskArgs) -> Result<i32> {
             price,
             budget,
             stall,
+            check,
         },
     };
 
@@ -248,36 +263,37 @@ pub async fn run(args: AskArgs) -> Result<i32> {
         in_text: false,
     };
     let mut not_saved: Option<StoreError> = None;
-    let (outcome, verification) = verify::run_checked(
-        &agent,
-        &session_id,
-        &mut history,
-        input,
-        check.as_ref(),
-        // Stored before shown: whatever was printed survives a crash.
-        &mut |event| {
-            if not_saved.is_none()
-                && let Err(e) = recorder.record(&event)
-            {
-                eprintln!("deskhand: stopping the run: {e}");
-                not_saved = Some(e);
-                cancel.cancel();
-            }
-            printer.print(&event);
-        },
-        &cancel,
-    )
-    .await;
+    let outcome = agent
+        .run(
+            &session_id,
+            &mut history,
+            input,
+            // Stored before shown: whatever was printed survives a crash.
+            &mut |event| {
+                if not_saved.is_none()
+                    && let Err(e) = recorder.record(&event)
+                {
+                    eprintln!("deskhand: stopping the run: {e}");
+                    not_saved = Some(e);
+                    cancel.cancel();
+                }
+                printer.print(&event);
+            },
+            &cancel,
+        )
+        .await;
     plugins.shutdown().await;
     if let Some(e) = not_saved {
         return Err(anyhow::Error::new(e).context("the run's history could not be saved"));
     }
-    Ok(verification.exit_code(outcome.status, args.require_verified))
+    Ok(outcome
+        .verification
+        .exit_code(outcome.status, args.require_verified))
 }
 
 /// The stall breaker's thresholds: this run's flags, else the stored settings, else the
 /// defaults.
-fn stall_policy(args: &AskArgs, store: &Store) -> Result<StallPolicy> {
+fn stall_policy(args: &AskArgs, store: &deskhand::store::Store) -> Result<StallPolicy> {
     let defaults = StallPolicy::default();
     let stored = |key: &str, default: u32| -> Result<u32> {
         Ok(store
@@ -301,6 +317,20 @@ fn stall_policy(args: &AskArgs, store: &Store) -> Result<StallPolicy> {
         },
         ask_timeout: args.stall_ask_timeout.unwrap_or(defaults.ask_timeout),
     })
+}
+
+/// The prompt from stdin, up to [`MAX_STDIN_PROMPT`] bytes of UTF-8.
+fn read_stdin_prompt() -> Result<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_STDIN_PROMPT + 1)
+        .read_to_end(&mut bytes)
+        .context("cannot read the prompt from stdin")?;
+    if bytes.len() as u64 > MAX_STDIN_PROMPT {
+        bail!("the prompt on stdin is over {MAX_STDIN_PROMPT} bytes, more than the API takes");
+    }
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("the prompt on stdin is not UTF-8"))
 }
 
 fn parse_seconds(text: &str) -> Result<Duration, String> {

@@ -232,6 +232,13 @@ async fn run_attempt(args: &EvalArgs, task: &Task, attempt: u32) -> Attempt {
             command.args([flag, value]);
         }
     }
+    // Keys left this process's environment at start (`key_guard`); the attempt is this same
+    // program, which takes them out of its own environment again first thing.
+    for provider in deskhand::secrets::PROVIDERS {
+        if let Some(key) = deskhand::key_guard::env_var(provider.env) {
+            command.env(provider.env, key);
+        }
+    }
     command
         .arg(&task.file.prompt)
         .stdin(Stdio::null())

@@ -9,8 +9,6 @@ use deskhand::agent::stall::StallPolicy;
 use deskhand::agent::{Budget, SecretPlaces};
 use serde_json::Value;
 
-use deskhand::store::Store;
-
 #[derive(Args)]
 pub struct SettingsArgs {
     #[command(subcommand)]
@@ -115,7 +113,7 @@ impl Setting {
 }
 
 pub fn run(args: SettingsArgs) -> Result<()> {
-    let store = Store::open_default(args.data_dir)?;
+    let store = crate::open_store(args.data_dir)?;
     match args.command {
         None => {
             for setting in Setting::ALL {

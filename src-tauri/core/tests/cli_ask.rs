@@ -263,7 +263,8 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
     let (_, listed, _) = run(deskhand_at(&idle, data.path()).args(["settings"]));
     assert_eq!(
         listed,
-        "max-cost = (none)\nmax-tokens = 150\nsecret-paths = (none)\nmemory = (none)\n"
+        "max-cost = (none)\nmax-tokens = 150\nsecret-paths = (none)\nstall-repeats = (none)\n\
+         stall-no-ops = (none)\nstall-cycles = (none)\nmemory = (none)\n"
     );
 
     // About 100 input tokens a request (without the memory and plan tools' descriptions): the
@@ -298,7 +299,8 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
     let (_, listed, _) = run(deskhand_at(&idle, data.path()).args(["settings"]));
     assert_eq!(
         listed,
-        "max-cost = 1.0\nmax-tokens = (none)\nsecret-paths = (none)\nmemory = (none)\n"
+        "max-cost = 1.0\nmax-tokens = (none)\nsecret-paths = (none)\nstall-repeats = (none)\n\
+         stall-no-ops = (none)\nstall-cycles = (none)\nmemory = (none)\n"
     );
     let (output, _, stderr) =
         run(deskhand_at(&idle, data.path()).args(["ask", "--model", "local-llm", "go"]));

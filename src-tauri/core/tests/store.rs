@@ -112,6 +112,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
             text: "q3-summary.pdf".into(),
             images: vec![ImageRef::of(&screenshot)],
             duration_ms: 12,
+            changed: None,
         },
         AgentEvent::Message {
             message: Message::user(vec![result]),

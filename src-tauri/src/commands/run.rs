@@ -148,6 +148,8 @@ pub async fn send_message<R: Runtime>(
             },
             model,
             budget,
+            stall: Default::default(),
+            check: None,
         },
     };
     let id = session_id.clone();

@@ -51,7 +51,27 @@ export interface Usage {
   cache_read_input_tokens: number;
 }
 
-export type RunStatus = 'done' | 'max_turns' | 'cancelled' | 'budget' | 'error';
+export type RunStatus = 'done' | 'max_turns' | 'cancelled' | 'budget' | 'stalled' | 'error';
+
+// src-tauri/core/src/agent/stall.rs and verify.rs
+export type StallPattern = 'same_action' | 'cycle' | 'no_change';
+export type StallStep = 'note' | 'ask' | 'stalled';
+export type StallAnswer =
+  | { answer: 'continue' }
+  | { answer: 'hint'; text: string }
+  | { answer: 'stop' }
+  | { answer: 'no_one' };
+export type VerifyOutcome = 'verified' | 'unverified' | 'failed';
+
+export interface Verification {
+  outcome: VerifyOutcome;
+  check: string | null;
+  exit_code: number | null;
+  output: string;
+  /** Why the check could not run. */
+  error: string | null;
+  retried: boolean;
+}
 
 /** The approval policy; the UI calls `deny` "read-only". */
 export type ApprovalMode = 'ask' | 'auto' | 'deny';
@@ -135,6 +155,8 @@ export type AgentEvent =
       text: string;
       images: ImageRef[];
       duration_ms: number;
+      /** Computer actions only: false when the screen did not change. */
+      changed?: boolean;
     }
   | { type: 'retrying'; attempt: number; delay_ms: number; error: string }
   | {
@@ -146,6 +168,18 @@ export type AgentEvent =
       total_cost_usd?: number | null;
     }
   | { type: 'plan_updated'; steps: PlanStep[]; changes: PlanChange[]; replanned: boolean }
+  | {
+      type: 'cost_forecast';
+      turns: number;
+      max_turns: number;
+      forecast_cost_usd: number | null;
+      max_cost_usd: number | null;
+      forecast_tokens: number;
+      max_tokens: number | null;
+    }
+  | { type: 'stall_detected'; pattern: StallPattern; steps: string[]; step: StallStep; message: string }
+  | ({ type: 'stall_answered' } & StallAnswer)
+  | ({ type: 'verification' } & Verification)
   | { type: 'error'; message: string }
   | {
       type: 'done';

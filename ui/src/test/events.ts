@@ -56,7 +56,14 @@ export const toolCall = (id: string, name = 'computer', input: unknown = click(1
 
 export const toolResult = (
   id: string,
-  opts: { isError?: boolean; text?: string; images?: ImageRef[]; name?: string; ms?: number } = {},
+  opts: {
+    isError?: boolean;
+    text?: string;
+    images?: ImageRef[];
+    name?: string;
+    ms?: number;
+    changed?: boolean;
+  } = {},
 ): AgentEvent => ({
   type: 'tool_result',
   id,
@@ -65,10 +72,11 @@ export const toolResult = (
   text: opts.text ?? '',
   images: opts.images ?? [],
   duration_ms: opts.ms ?? 120,
+  ...(opts.changed === undefined ? {} : { changed: opts.changed }),
 });
 
 export const done = (
-  status: 'done' | 'max_turns' | 'cancelled' | 'error',
+  status: 'done' | 'max_turns' | 'cancelled' | 'stalled' | 'error',
   total: Usage = usage(0, 0),
   turns = 1,
 ): AgentEvent => ({ type: 'done', status, turns, session_id: 's1', usage: total });

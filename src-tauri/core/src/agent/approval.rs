@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::secret_places::SecretPlaces;
+use super::stall::{StallAnswer, StallQuestion};
 use crate::tools::ActionPlan;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,6 +109,13 @@ pub trait Approver: Send + Sync {
     /// The gate refused an answer because it named another call (`error` says which), and
     /// asks again; an approver that shows things can say so.
     fn refused(&self, _error: &OtherCall) {}
+
+    /// The agent is stuck (see `agent::stall`): go on, go on with a hint, or stop. Asked in
+    /// every approval mode. The default is for places where no person can answer (an API
+    /// task with no watcher): the run then ends `stalled`.
+    async fn stalled(&self, _question: &StallQuestion) -> StallAnswer {
+        StallAnswer::NoOne
+    }
 }
 
 /// An approver that always answers the same, for scripts and tests.
@@ -211,6 +219,11 @@ impl ApprovalGate {
                 }
             }
         }
+    }
+
+    /// Asks the person what to do about a stall, whatever the mode.
+    pub async fn ask_stall(&self, question: &StallQuestion) -> StallAnswer {
+        self.approver.stalled(question).await
     }
 
     /// Asks the person, and takes only an answer that names this call: one naming another

@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::approval::{ApprovalRequest, DecidedBy, Decision};
+use super::stall::{StallAnswer, StallPattern, StallStep};
+use super::verify::Verification;
 use crate::images::ImageRef;
 use crate::llm::{Message, Usage};
 use crate::memory::NoteRef;
@@ -19,6 +21,8 @@ pub enum RunStatus {
     Error,
     /// A `--max-cost` or `--max-tokens` budget was reached.
     Budget,
+    /// The agent was stuck and nobody could answer, or the person said stop.
+    Stalled,
 }
 
 impl RunStatus {
@@ -30,6 +34,7 @@ impl RunStatus {
             Self::Cancelled => 130,
             Self::Error => 1,
             Self::Budget => 4,
+            Self::Stalled => 5,
         }
     }
 }
@@ -85,6 +90,10 @@ pub enum AgentEvent {
         text: String,
         images: Vec<ImageRef>,
         duration_ms: u64,
+        /// For a computer action: whether the screen changed (false: the action did
+        /// nothing visible). Absent for other tools.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        changed: Option<bool>,
     },
     /// A request failed and will be sent again after `delay_ms`.
     Retrying {
@@ -114,6 +123,30 @@ pub enum AgentEvent {
         changes: Vec<PlanChange>,
         replanned: bool,
     },
+    /// The forecast cost (or tokens) of the run at its turn limit passes the budget; sent
+    /// once per run, before the budget is spent.
+    CostForecast {
+        turns: u32,
+        max_turns: u32,
+        forecast_cost_usd: Option<f64>,
+        max_cost_usd: Option<f64>,
+        forecast_tokens: u64,
+        max_tokens: Option<u64>,
+    },
+    /// The stall breaker saw a loop (`steps`: the tool calls that show it) and took `step`.
+    StallDetected {
+        pattern: StallPattern,
+        steps: Vec<String>,
+        step: StallStep,
+        message: String,
+    },
+    /// What the person answered when a stall paused the run.
+    StallAnswered {
+        #[serde(flatten)]
+        answer: StallAnswer,
+    },
+    /// Whether the run's result was checked: the last event of every run that ends.
+    Verification(Verification),
     Error {
         message: String,
     },

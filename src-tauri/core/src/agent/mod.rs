@@ -3,10 +3,14 @@
 mod approval;
 pub mod context;
 mod event;
+mod forecast;
 pub mod history;
 mod redact;
+pub mod resume;
 mod run;
 mod secret_places;
+pub mod stall;
+pub mod verify;
 
 pub use approval::{
     Answer, ApprovalGate, ApprovalPolicy, ApprovalRequest, Approver, DecidedBy, Decision,

@@ -9,8 +9,11 @@ use tokio_util::sync::CancellationToken;
 use super::approval::{ApprovalGate, ApprovalRequest, DecidedBy, Decision, Precheck};
 use super::context::{ContextPolicy, Summary, estimate_request};
 use super::event::{AgentEvent, RunStatus};
+use super::forecast::over_budget_forecast;
 use super::history;
 use super::redact::{DeltaRedactor, Redactor};
+use super::stall::{StallBreaker, StallPolicy};
+use super::verify::{Check, Checker, Verification};
 use crate::images::ImageRef;
 use crate::llm::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, StopReason, StreamEvent,
@@ -45,6 +48,9 @@ pub struct AgentConfig {
     pub budget: Budget,
     /// The notes `system` holds, named in the `started` event.
     pub notes: Vec<NoteRef>,
+    pub stall: StallPolicy,
+    /// Proof of done: run after the model stops (`agent::verify`).
+    pub check: Option<Check>,
 }
 
 impl Default for AgentConfig {
@@ -58,6 +64,8 @@ impl Default for AgentConfig {
             price: None,
             budget: Budget::default(),
             notes: Vec::new(),
+            stall: StallPolicy::default(),
+            check: None,
         }
     }
 }
@@ -93,6 +101,7 @@ pub struct RunOutcome {
     pub turns: u32,
     pub usage: Usage,
     pub cost_usd: Option<f64>,
+    pub verification: Verification,
 }
 
 impl Agent {
@@ -118,8 +127,12 @@ impl Agent {
             turns: 0,
             usage: Usage::default(),
             cost_usd: self.config.price.map(|_| 0.0),
+            verification: Verification::default(),
         };
+        let mut checker = Checker::new(self.config.check.as_ref());
         let mut summary: Option<Summary> = None;
+        let mut stall = StallBreaker::new(self.config.stall);
+        let mut forecast_sent = false;
         let redactor = Redactor::new(
             self.provider
                 .api_key()
@@ -153,6 +166,13 @@ impl Agent {
                 }
             };
             self.count_usage(&response.usage, &mut outcome, sink);
+            if !forecast_sent
+                && let Some(warning) =
+                    over_budget_forecast(&outcome, self.config.max_turns, self.config.budget)
+            {
+                forecast_sent = true;
+                sink(warning);
+            }
             let over_budget = self.over_budget(&outcome);
             let assistant = Message::assistant(response.content);
             history.push(assistant.clone());
@@ -173,12 +193,20 @@ impl Agent {
                 } else {
                     RunStatus::Done
                 };
+                let turns_left = self.config.max_turns.saturating_sub(outcome.turns);
+                if outcome.status == RunStatus::Done
+                    && let Some(report) = checker.after_model_stopped(turns_left, cancel).await
+                {
+                    self.push_user(history, vec![report], sink);
+                    continue;
+                }
                 break;
             }
 
             let mut results = Vec::new();
             // A toolset whose member failed in this response: its later members do not run.
             let mut failed_toolsets: Vec<&str> = Vec::new();
+            let mut stalled = false;
             for call in assistant.tool_uses() {
                 // A toolset member runs as its tool's action of the same name.
                 let member = call
@@ -190,6 +218,8 @@ impl Agent {
                 };
                 let refusal = if cancel.is_cancelled() {
                     Some(CANCELLED.to_string())
+                } else if stalled {
+                    Some("not run: the run stopped because it was stuck".to_string())
                 } else if let Some(limit) = &over_budget {
                     Some(format!("not run: the run's budget was reached ({limit})"))
                 } else if final_turn {
@@ -219,7 +249,21 @@ impl Agent {
                 let started = Instant::now();
                 let mut output = match refusal {
                     Some(message) => ToolOutput::error(message),
-                    None => self.call_tool(call.id, name, input, sink, cancel).await,
+                    None => {
+                        let mut output = self.call_tool(call.id, name, input, sink, cancel).await;
+                        stalled = stall
+                            .after_step(
+                                call.id,
+                                name,
+                                input,
+                                &mut output,
+                                &self.gate,
+                                sink,
+                                cancel,
+                            )
+                            .await;
+                        output
+                    }
                 };
                 if let Some(toolset) = call.toolset_name.filter(|_| output.is_error) {
                     failed_toolsets.push(toolset);
@@ -234,6 +278,8 @@ impl Agent {
             }
             if cancel.is_cancelled() {
                 outcome.status = RunStatus::Cancelled;
+            } else if stalled {
+                outcome.status = RunStatus::Stalled;
             } else if over_budget.is_some() {
                 outcome.status = RunStatus::Budget;
             } else if final_turn {
@@ -246,6 +292,8 @@ impl Agent {
                 break;
             }
         }
+        outcome.verification = checker.finish(outcome.status, cancel).await;
+        sink(AgentEvent::Verification(outcome.verification.clone()));
         sink(AgentEvent::Done {
             status: outcome.status,
             turns: outcome.turns,
@@ -534,6 +582,7 @@ fn tool_result(
         text: text.join("\n"),
         images,
         duration_ms: started.elapsed().as_millis() as u64,
+        changed: output.screen.map(|s| s.changed),
     });
     ContentBlock::ToolResult {
         tool_use_id: id.into(),

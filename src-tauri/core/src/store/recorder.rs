@@ -301,6 +301,7 @@ impl Recorder {
             text,
             images: Vec::new(),
             duration_ms: 0,
+            changed: None,
         })?;
         Ok(())
     }

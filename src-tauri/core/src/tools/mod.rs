@@ -2,7 +2,7 @@
 //! them to the model and checks each call's input against the tool's JSON Schema.
 
 pub mod bash;
-mod capped;
+pub(crate) mod capped;
 pub mod catalog;
 pub mod computer;
 pub mod editor;
@@ -60,6 +60,8 @@ pub struct ToolContext {
 pub struct ToolOutput {
     pub content: Vec<ToolResultContent>,
     pub is_error: bool,
+    /// What a computer action left on the screen, for the stall breaker and the front ends.
+    pub screen: Option<computer::fingerprint::ScreenState>,
 }
 
 impl ToolOutput {
@@ -67,6 +69,7 @@ impl ToolOutput {
         Self {
             content: vec![ToolResultContent::Text { text: text.into() }],
             is_error: false,
+            screen: None,
         }
     }
 

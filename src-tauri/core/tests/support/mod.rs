@@ -317,6 +317,7 @@ impl Tool for ScreenshotTool {
                 },
             ],
             is_error: false,
+            screen: None,
         }
     }
 }

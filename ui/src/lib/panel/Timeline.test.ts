@@ -15,6 +15,30 @@ function entries(...events: AgentEvent[]) {
 }
 
 describe('Timeline', () => {
+  it('marks a step that changed nothing and the step where the agent looked stuck', () => {
+    render(Timeline, {
+      entries: entries(
+        started(),
+        toolCall('t1'),
+        toolResult('t1', { changed: false }),
+        toolCall('t2'),
+        toolResult('t2', { changed: true }),
+        {
+          type: 'stall_detected',
+          pattern: 'cycle',
+          steps: ['t1', 't2'],
+          step: 'stalled',
+          message: 'the last 2 actions went round in a cycle',
+        },
+      ),
+      onopen: vi.fn(),
+    });
+    expect(screen.getAllByTestId('no-change')).toHaveLength(1);
+    const stall = screen.getByTestId('stall');
+    expect(stall.dataset.step).toBe('stalled');
+    expect(stall).toHaveTextContent('Stuck, run ended: the last 2 actions went round in a cycle');
+  });
+
   it('draws a click marker where the plan says, scaled to the screenshot', async () => {
     const calls = fakeShell();
     render(Timeline, {

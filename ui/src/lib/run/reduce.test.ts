@@ -106,6 +106,7 @@ describe('applyEvent', () => {
       text: '',
       images: [image('aa')],
       durationMs: 340,
+      changed: null,
     });
     expect(state.screen).toEqual(image('aa'));
   });
@@ -250,5 +251,54 @@ describe('applyEvent', () => {
       { kind: 'image', image: image('cc') },
     ]);
     expect(state.screen).toEqual(image('cc'));
+  });
+
+  it('marks a step that changed nothing, the stall on its last step, the forecast and the check', () => {
+    const state = fold([
+      started(),
+      toolCall('t1'),
+      toolResult('t1', { changed: false }),
+      toolCall('t2'),
+      toolResult('t2', { changed: true }),
+      {
+        type: 'stall_detected',
+        pattern: 'no_change',
+        steps: ['t1', 't2'],
+        step: 'note',
+        message: 'the last 2 actions changed nothing on the screen',
+      },
+      {
+        type: 'cost_forecast',
+        turns: 2,
+        max_turns: 50,
+        forecast_cost_usd: 2.5,
+        max_cost_usd: 1,
+        forecast_tokens: 50_000,
+        max_tokens: null,
+      },
+      done('stalled'),
+      {
+        type: 'verification',
+        outcome: 'failed',
+        check: 'test -f x',
+        exit_code: 1,
+        output: '',
+        error: null,
+        retried: true,
+      },
+    ]);
+    expect(state.timeline.map((e) => e.result?.changed)).toEqual([false, true]);
+    expect(state.timeline[0]?.stall).toBeNull();
+    expect(state.timeline[1]?.stall).toEqual({
+      pattern: 'no_change',
+      step: 'note',
+      message: 'the last 2 actions changed nothing on the screen',
+    });
+    expect(state.forecast).toEqual({ costUsd: 2.5, maxCostUsd: 1, tokens: 50_000, maxTokens: null, maxTurns: 50 });
+    expect(state.outcome).toBe('stalled');
+    expect(state.verification?.outcome).toBe('failed');
+    fold([started()], state);
+    expect(state.forecast).toBeNull();
+    expect(state.verification).toBeNull();
   });
 });

@@ -17,6 +17,8 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       state.phase = 'running';
       state.outcome = null;
       state.error = null;
+      state.forecast = null;
+      state.verification = null;
       state.usageBase = { ...state.usage };
       state.costBase = state.cost;
       state.notes = event.notes ?? [];
@@ -39,6 +41,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
         decision: null,
         result: null,
         phase: 'proposed',
+        stall: null,
       });
       return;
     case 'approval_needed': {
@@ -73,6 +76,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
           text: event.text,
           images: event.images,
           durationMs: event.duration_ms,
+          changed: event.changed ?? null,
         };
         entry.phase = resultPhase(entry, event.is_error, event.text);
       }
@@ -97,6 +101,32 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       state.plan = event.steps;
       state.planChanges = event.changes;
       state.replanned = event.replanned;
+      return;
+    case 'cost_forecast':
+      state.forecast = {
+        costUsd: event.forecast_cost_usd,
+        maxCostUsd: event.max_cost_usd,
+        tokens: event.forecast_tokens,
+        maxTokens: event.max_tokens,
+        maxTurns: event.max_turns,
+      };
+      return;
+    case 'stall_detected': {
+      const entry = findEntry(state, event.steps.at(-1) ?? '');
+      if (entry) entry.stall = { pattern: event.pattern, step: event.step, message: event.message };
+      return;
+    }
+    case 'stall_answered':
+      return;
+    case 'verification':
+      state.verification = {
+        outcome: event.outcome,
+        check: event.check,
+        exit_code: event.exit_code,
+        output: event.output,
+        error: event.error,
+        retried: event.retried,
+      };
       return;
     case 'error':
       state.error = errorNotice(event.message);

@@ -10,7 +10,10 @@ import type {
   PlanStep,
   Role,
   RunStatus,
+  StallPattern,
+  StallStep,
   Usage,
+  Verification,
 } from '../types';
 import type { ErrorNotice, ErrorKind } from './errors';
 
@@ -43,6 +46,24 @@ export interface ActionResult {
   text: string;
   images: ImageRef[];
   durationMs: number;
+  /** Computer actions: false when nothing on the screen changed; null for other tools. */
+  changed: boolean | null;
+}
+
+/** What the stall breaker said about a step (the last of the steps that showed it). */
+export interface StallMark {
+  pattern: StallPattern;
+  step: StallStep;
+  message: string;
+}
+
+/** The run's pace would pass its budget at the turn limit. */
+export interface CostForecast {
+  costUsd: number | null;
+  maxCostUsd: number | null;
+  tokens: number;
+  maxTokens: number | null;
+  maxTurns: number;
 }
 
 export interface TimelineEntry {
@@ -54,6 +75,7 @@ export interface TimelineEntry {
   decision: (Decision & { by: DecidedBy }) | null;
   result: ActionResult | null;
   phase: ActionPhase;
+  stall: StallMark | null;
 }
 
 export interface RetryNotice {
@@ -95,6 +117,10 @@ export interface RunState {
   /** What that cost in US dollars; null while no price is known. */
   cost: number | null;
   turns: number;
+  /** The current run's forecast warning, if its pace passes the budget. */
+  forecast: CostForecast | null;
+  /** How the last run was checked; null until its `verification` event. */
+  verification: Verification | null;
   /** Session usage when the current run started; the run's totals add to it. */
   usageBase: Usage;
   costBase: number | null;
@@ -149,6 +175,8 @@ export function initialRunState(): RunState {
     usage: zeroUsage(),
     cost: null,
     turns: 0,
+    forecast: null,
+    verification: null,
     usageBase: zeroUsage(),
     costBase: null,
     historyLength: 0,

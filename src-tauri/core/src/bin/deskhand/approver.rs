@@ -3,6 +3,7 @@
 use std::io::IsTerminal;
 
 use async_trait::async_trait;
+use deskhand::agent::stall::{StallAnswer, StallQuestion};
 use deskhand::agent::{Answer, ApprovalRequest, Approver, Decision};
 use deskhand::visible;
 
@@ -14,6 +15,35 @@ pub struct TerminalApprover;
 impl Approver for TerminalApprover {
     async fn decide(&self, request: &ApprovalRequest) -> Answer {
         request.answer(ask(request).await)
+    }
+
+    /// Asked in every mode. Without a terminal nobody can answer and the run ends `stalled`.
+    async fn stalled(&self, question: &StallQuestion) -> StallAnswer {
+        if !std::io::stdin().is_terminal() {
+            return StallAnswer::NoOne;
+        }
+        let prompt = format!(
+            "\nThe agent seems stuck: {}.\n[c]ontinue / [h]int <text for the agent> / [s]top: ",
+            visible::line(&question.message)
+        );
+        let answer = tokio::task::spawn_blocking(move || {
+            let mut line = String::new();
+            eprint!("{prompt}");
+            std::io::stdin().read_line(&mut line).map(|_| line)
+        })
+        .await;
+        let Ok(Ok(line)) = answer else {
+            return StallAnswer::NoOne;
+        };
+        let line = line.trim();
+        match line.chars().next().map(|c| c.to_ascii_lowercase()) {
+            Some('c') => StallAnswer::Continue,
+            Some('h') => match line.get(1..).map(str::trim).filter(|t| !t.is_empty()) {
+                Some(text) => StallAnswer::Hint { text: text.into() },
+                None => StallAnswer::Continue,
+            },
+            _ => StallAnswer::Stop,
+        }
     }
 }
 

@@ -8,6 +8,8 @@ use anyhow::{Context as _, Result, bail};
 use clap::Args;
 use deskhand::agent::context::ContextPolicy;
 use deskhand::agent::history;
+use deskhand::agent::stall::StallPolicy;
+use deskhand::agent::verify::{Check, DEFAULT_CHECK_TIMEOUT};
 use deskhand::agent::{
     Agent, AgentConfig, ApprovalGate, ApprovalPolicy, Approver, Budget, DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, RunStatus, SecretPlaces,
@@ -88,6 +90,32 @@ pub struct AskArgs {
     /// Leave the notes out of this run's system prompt (the `memory` tool stays).
     #[arg(long)]
     no_memory: bool,
+    /// A shell command run after the model stops, on the same display: exit 0 means the job
+    /// was done (`verified`). A failure goes back to the model once.
+    #[arg(long, value_name = "CMD")]
+    check: Option<String>,
+    /// Seconds the check may run before it is killed (default 60).
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    check_timeout: Option<Duration>,
+    /// Exit non-zero (8) when the run ends without a passed check.
+    #[arg(long)]
+    require_verified: bool,
+    /// Turn the stall breaker off.
+    #[arg(long)]
+    no_stall_check: bool,
+    /// The stall breaker steps in after the same action on the same screen N times
+    /// (default: the stall-repeats setting, else 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    stall_repeats: Option<u32>,
+    /// … after N actions in a row that change nothing on the screen (default 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    stall_no_ops: Option<u32>,
+    /// … after a cycle between two or three screens goes round N times (default 3).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(2..))]
+    stall_cycles: Option<u32>,
+    /// Seconds a stall question waits for an answer before the run ends `stalled`.
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    stall_ask_timeout: Option<Duration>,
     /// What to do; `-` reads it from stdin (for a long prompt).
     prompt: String,
 }
@@ -95,8 +123,17 @@ pub struct AskArgs {
 /// The most a prompt read from stdin may be: the API's whole request is 32 MB at most.
 const MAX_STDIN_PROMPT: u64 = 32 * 1024 * 1024;
 
-pub async fn run(args: AskArgs) -> Result<RunStatus> {
+/// Runs the agent; the exit status says how the run ended and whether it was verified.
+pub async fn run(args: AskArgs) -> Result<i32> {
     let policy: ApprovalPolicy = args.approve.parse().map_err(anyhow::Error::msg)?;
+    let check = args
+        .check
+        .as_deref()
+        .map(|command| {
+            Check::new(command, args.check_timeout.unwrap_or(DEFAULT_CHECK_TIMEOUT))
+                .map_err(|e| anyhow::anyhow!("--check: {e}"))
+        })
+        .transpose()?;
     let prompt = match args.prompt.as_str() {
         "-" => read_stdin_prompt()?,
         _ => args.prompt.clone(),
@@ -107,7 +144,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     }
     // Refused before anything is stored or sent: the API would refuse it, and a stored empty
     // prompt would break the session.
-    let input = history::prompt_content(&prompt, attachments)
+    let mut input = history::prompt_content(&prompt, attachments)
         .map_err(|empty| UsageError(empty.to_string()))?;
     let chosen = config::choose(
         &ProviderSettings {
@@ -151,6 +188,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         max_cost_usd: args.max_cost.or(stored.max_cost_usd),
         max_tokens: args.max_tokens.or(stored.max_tokens),
     };
+    let stall = stall_policy(&args, &store)?;
     let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
     let price = prices.price(&model);
     if budget.max_cost_usd.is_some() && price.is_none() {
@@ -204,6 +242,8 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             price,
             budget,
             notes,
+            stall,
+            check,
         },
     };
 
@@ -218,6 +258,12 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             return Err(e.into());
         }
     };
+    let session_id = recorder.session_id().to_string();
+    if resumed.is_some() {
+        // A crash may have cut off an action that did run: look before going on.
+        let look = deskhand::agent::resume::look_before_resuming(&history, &agent.tools).await;
+        input.splice(0..0, look);
+    }
 
     let cancel = CancellationToken::new();
     watch_ctrl_c(cancel.clone());
@@ -250,7 +296,37 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     if let Some(e) = not_saved {
         return Err(anyhow::Error::new(e).context("the run's history could not be saved"));
     }
-    Ok(outcome.status)
+    Ok(outcome
+        .verification
+        .exit_code(outcome.status, args.require_verified))
+}
+
+/// The stall breaker's thresholds: this run's flags, else the stored settings, else the
+/// defaults.
+fn stall_policy(args: &AskArgs, store: &deskhand::store::Store) -> Result<StallPolicy> {
+    let defaults = StallPolicy::default();
+    let stored = |key: &str, default: u32| -> Result<u32> {
+        Ok(store
+            .setting(key)?
+            .and_then(|v| v.as_u64())
+            .map_or(default, |n| n.clamp(2, u64::from(u32::MAX)) as u32))
+    };
+    Ok(StallPolicy {
+        enabled: !args.no_stall_check,
+        repeats: match args.stall_repeats {
+            Some(n) => n,
+            None => stored(StallPolicy::REPEATS_SETTING, defaults.repeats)?,
+        },
+        no_ops: match args.stall_no_ops {
+            Some(n) => n,
+            None => stored(StallPolicy::NO_OPS_SETTING, defaults.no_ops)?,
+        },
+        cycles: match args.stall_cycles {
+            Some(n) => n,
+            None => stored(StallPolicy::CYCLES_SETTING, defaults.cycles)?,
+        },
+        ask_timeout: args.stall_ask_timeout.unwrap_or(defaults.ask_timeout),
+    })
 }
 
 /// The prompt from stdin, up to [`MAX_STDIN_PROMPT`] bytes of UTF-8.

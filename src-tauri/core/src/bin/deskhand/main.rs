@@ -3,6 +3,7 @@
 
 mod approver;
 mod ask;
+mod eval;
 mod key;
 mod monitors;
 mod notes;
@@ -34,6 +35,9 @@ enum Command {
     Ask(Box<ask::AskArgs>),
     /// The agent's notes: list, search, add, edit, delete.
     Notes(notes::NotesArgs),
+    /// Run a suite of tasks (TOML files in a folder), each checked, and report how many
+    /// were verified.
+    Eval(eval::EvalArgs),
     /// The local history: list, show, search, rename, export, import, delete, prune.
     Sessions(sessions::SessionsArgs),
     /// API keys in the OS keyring: set, status, delete.
@@ -59,17 +63,18 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Ask(args) => ask::run(*args).await,
-            Command::Notes(args) => notes::run(args).map(|()| RunStatus::Done),
-            Command::Sessions(args) => sessions::run(args).map(|()| RunStatus::Done),
-            Command::Key(args) => key::run(args).map(|()| RunStatus::Done),
-            Command::Screenshot(args) => screenshot::run(args).map(|()| RunStatus::Done),
-            Command::Monitors => monitors::run().map(|()| RunStatus::Done),
-            Command::Plugins(args) => plugins::run(args).await.map(|()| RunStatus::Done),
-            Command::Settings(args) => settings::run(args).map(|()| RunStatus::Done),
+            Command::Notes(args) => notes::run(args).map(|()| 0),
+            Command::Eval(args) => eval::run(args).await,
+            Command::Sessions(args) => sessions::run(args).map(|()| 0),
+            Command::Key(args) => key::run(args).map(|()| 0),
+            Command::Screenshot(args) => screenshot::run(args).map(|()| 0),
+            Command::Monitors => monitors::run().map(|()| 0),
+            Command::Plugins(args) => plugins::run(args).await.map(|()| 0),
+            Command::Settings(args) => settings::run(args).map(|()| 0),
         }
     });
     match result {
-        Ok(status) => ExitCode::from(status.exit_code() as u8),
+        Ok(code) => ExitCode::from(code as u8),
         Err(e) => fail(e),
     }
 }

@@ -107,6 +107,42 @@ impl Printer {
                 replanned,
             } => plan_lines(steps, changes, *replanned),
             AgentEvent::Error { message } => format!("error: {message}"),
+            AgentEvent::StallDetected { step, message, .. } => {
+                format!(
+                    "⟳ stuck ({}): {message}",
+                    serde_json::json!(step).as_str().unwrap_or_default()
+                )
+            }
+            AgentEvent::CostForecast {
+                forecast_cost_usd,
+                max_cost_usd,
+                forecast_tokens,
+                max_tokens,
+                max_turns,
+                ..
+            } => match (forecast_cost_usd, max_cost_usd) {
+                (Some(f), Some(max)) if f > max => format!(
+                    "! at this pace the run costs ${f:.2} by turn {max_turns}, over the budget of ${max:.2}"
+                ),
+                _ => format!(
+                    "! at this pace the run uses {forecast_tokens} tokens by turn {max_turns}, over the budget of {}",
+                    max_tokens.unwrap_or_default()
+                ),
+            },
+            AgentEvent::Verification(v) => {
+                let outcome = serde_json::json!(v.outcome);
+                let mut line = format!("[{}]", outcome.as_str().unwrap_or_default());
+                if let Some(check) = &v.check {
+                    line.push_str(&format!(" check `{check}`"));
+                }
+                if let Some(code) = v.exit_code {
+                    line.push_str(&format!(" exited {code}"));
+                }
+                if let Some(error) = &v.error {
+                    line.push_str(&format!(": {error}"));
+                }
+                line
+            }
             AgentEvent::ContextSummarized {
                 upto,
                 tokens_before,

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
+use deskhand::agent::stall::StallPolicy;
 use deskhand::agent::{Budget, SecretPlaces};
 use deskhand::memory;
 use serde_json::Value;
@@ -36,16 +37,25 @@ enum Setting {
     /// More places whose reading always asks (and is refused in read-only mode), beside the
     /// built-in ones (`~/.ssh`, `.env` files, …).
     SecretPaths,
+    /// The stall breaker steps in after the same action on the same screen this many times.
+    StallRepeats,
+    /// … after this many actions in a row that change nothing on the screen.
+    StallNoOps,
+    /// … after a cycle between two or three screens goes round this many times.
+    StallCycles,
     /// `on` (the default) or `off`: whether each run's system prompt holds the notes most
     /// relevant to its prompt (`ask --no-memory` leaves them out of one run).
     Memory,
 }
 
 impl Setting {
-    const ALL: [Setting; 4] = [
+    const ALL: [Setting; 7] = [
         Setting::MaxCost,
         Setting::MaxTokens,
         Setting::SecretPaths,
+        Setting::StallRepeats,
+        Setting::StallNoOps,
+        Setting::StallCycles,
         Setting::Memory,
     ];
 
@@ -55,6 +65,9 @@ impl Setting {
             Self::MaxTokens => Budget::MAX_TOKENS_SETTING,
             Self::SecretPaths => SecretPlaces::SETTING,
             Self::Memory => memory::IN_PROMPT_SETTING,
+            Self::StallRepeats => StallPolicy::REPEATS_SETTING,
+            Self::StallNoOps => StallPolicy::NO_OPS_SETTING,
+            Self::StallCycles => StallPolicy::CYCLES_SETTING,
         }
     }
 
@@ -64,6 +77,9 @@ impl Setting {
             Self::MaxTokens => "max-tokens",
             Self::SecretPaths => "secret-paths",
             Self::Memory => "memory",
+            Self::StallRepeats => "stall-repeats",
+            Self::StallNoOps => "stall-no-ops",
+            Self::StallCycles => "stall-cycles",
         }
     }
 
@@ -94,6 +110,15 @@ impl Setting {
                     );
                 }
                 Value::from(paths)
+            }
+            Self::StallRepeats | Self::StallNoOps | Self::StallCycles => {
+                match text.parse::<u32>() {
+                    Ok(n) if n >= 2 => Value::from(n),
+                    _ => bail!(
+                        "{} is a whole number of 2 or more, not `{text}`",
+                        self.name()
+                    ),
+                }
             }
         })
     }

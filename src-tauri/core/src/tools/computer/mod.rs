@@ -3,6 +3,7 @@
 //! `Input` seam, and each action answers with a fresh screenshot once the screen settles.
 
 pub mod action;
+pub mod fingerprint;
 pub mod input;
 pub mod keys;
 pub mod pipeline;
@@ -22,10 +23,11 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use self::action::{Action, Click, Point, ScrollDirection};
+use self::fingerprint::ScreenState;
 use self::input::{Axis, Button, Direction, EnigoInput, Input, Key};
 use self::pipeline::{Format, Screenshot};
 use self::scaling::{Mapping, Size};
-use self::screen::{Monitor, RealScreen, Screen};
+use self::screen::{Frame, Monitor, RealScreen, Screen};
 use self::settle::SettlePolicy;
 use self::version::ToolVersion;
 use super::catalog::ToolSettings;
@@ -50,6 +52,8 @@ struct Driver {
     mapping: Mapping,
     settle: SettlePolicy,
     format: Format,
+    /// The last frame the model was shown, which the next action's result is compared with.
+    shown: Mutex<Option<Frame>>,
 }
 
 impl ComputerTool {
@@ -74,6 +78,7 @@ impl ComputerTool {
                 mapping,
                 settle,
                 format: Format::Png,
+                shown: Mutex::new(None),
             }),
         })
     }
@@ -232,7 +237,8 @@ impl Tool for ComputerTool {
         let driver = self.driver.clone();
         let cancel = ctx.cancel.clone();
         let label = action_name(input).to_string();
-        match tokio::task::spawn_blocking(move || driver.perform(&action, &cancel)).await {
+        let name = label.clone();
+        match tokio::task::spawn_blocking(move || driver.perform(&action, &name, &cancel)).await {
             Ok(Ok(output)) => output,
             Ok(Err(e)) => ToolOutput::error(format!("{label} failed: {e}")),
             Err(e) => ToolOutput::error(format!("{label} failed: {e}")),
@@ -263,7 +269,13 @@ fn sleep_unless_stopped(duration: Duration, cancel: &CancellationToken) -> bool 
 }
 
 impl Driver {
-    fn perform(&self, action: &Action, cancel: &CancellationToken) -> Result<ToolOutput, String> {
+    /// Performs `action` (called `name` by the model) and answers with the settled screen.
+    fn perform(
+        &self,
+        action: &Action,
+        name: &str,
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, String> {
         match action {
             Action::Screenshot => {
                 // At the mapping's size, which a screenshot-size setting may have bounded.
@@ -274,9 +286,11 @@ impl Driver {
                     .map_err(|e| e.to_string())?;
                 let shot =
                     pipeline::finish(&frame, self.mapping.model, self.format, started.elapsed());
+                *self.shown() = Some(frame);
                 return Ok(ToolOutput {
                     content: vec![image_content(&shot)],
                     is_error: false,
+                    screen: None,
                 });
             }
             Action::CursorPosition => {
@@ -291,6 +305,14 @@ impl Driver {
             Action::Zoom { from, to } => return self.zoom(*from, *to),
             _ => {}
         }
+        // Compared with what the model saw; captured now only when it saw nothing yet.
+        let before = match self.shown().take() {
+            Some(frame) => frame,
+            None => self
+                .screen
+                .capture(&self.monitor)
+                .map_err(|e| e.to_string())?,
+        };
         let stopped = self.act(action, cancel).map_err(|e| e.to_string())?;
         if stopped {
             return Err("stopped by the user".into());
@@ -307,10 +329,26 @@ impl Driver {
             self.format,
             settled.capturing,
         );
+        let state = ScreenState {
+            hash: fingerprint::perceptual_hash(&settled.frame),
+            changed: settled.frame != before,
+        };
+        let mut content = vec![image_content(&shot)];
+        if !state.changed {
+            content.push(ToolResultContent::Text {
+                text: format!("the screen did not change after this {name}"),
+            });
+        }
+        *self.shown() = Some(settled.frame);
         Ok(ToolOutput {
-            content: vec![image_content(&shot)],
+            content,
             is_error: false,
+            screen: Some(state),
         })
+    }
+
+    fn shown(&self) -> std::sync::MutexGuard<'_, Option<Frame>> {
+        self.shown.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn input(&self) -> std::sync::MutexGuard<'_, Box<dyn Input>> {
@@ -338,6 +376,7 @@ impl Driver {
         Ok(ToolOutput {
             content: vec![image_content(&shot)],
             is_error: false,
+            screen: None,
         })
     }
 

@@ -65,6 +65,7 @@ pub fn tool_output(result: &CallToolResult) -> ToolOutput {
     ToolOutput {
         content,
         is_error: result.is_error.unwrap_or(false),
+        screen: None,
     }
 }
 

@@ -457,6 +457,7 @@ fn store_session(store: &Store, id: &str, prompt: &str, answer: &str) {
                     id: format!("toolu_{id}"),
                     name: "bash".into(),
                     input: json!({"command": format!("ls ~/reports/{id}")}),
+                    toolset_name: None,
                 },
             ]),
         })
@@ -469,6 +470,7 @@ fn store_session(store: &Store, id: &str, prompt: &str, answer: &str) {
                     text: format!("{id}.txt"),
                 }],
                 is_error: false,
+                toolset_name: None,
             }]),
         })
         .unwrap();

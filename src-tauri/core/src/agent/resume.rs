@@ -24,6 +24,7 @@ pub async fn look_before_resuming(history: &[Message], tools: &ToolRegistry) -> 
                 tool_use_id,
                 content,
                 is_error: true,
+                ..
             } if content
                 .iter()
                 .any(|c| matches!(c, ToolResultContent::Text { text } if text == INTERRUPTED)) =>

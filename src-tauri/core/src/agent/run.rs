@@ -252,15 +252,7 @@ impl Agent {
                     None => {
                         let mut output = self.call_tool(call.id, name, input, sink, cancel).await;
                         stalled = stall
-                            .after_step(
-                                call.id,
-                                name,
-                                input,
-                                &mut output,
-                                &self.gate,
-                                sink,
-                                cancel,
-                            )
+                            .after_step(call.id, name, input, &mut output, &self.gate, sink, cancel)
                             .await;
                         output
                     }

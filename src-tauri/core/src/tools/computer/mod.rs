@@ -10,6 +10,8 @@ pub mod scaling;
 pub mod screen;
 pub mod settle;
 pub mod version;
+#[cfg(target_os = "linux")]
+pub mod wlroots;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -21,7 +23,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use self::action::{Action, Click, Point, ScrollDirection};
-use self::input::{Axis, Button, Direction, EnigoInput, Input, Key};
+use self::input::{Axis, Button, Direction, Input, Key};
 use self::pipeline::{Format, Screenshot};
 use self::scaling::{Mapping, Size};
 use self::screen::{Monitor, RealScreen, Screen};
@@ -80,10 +82,10 @@ impl ComputerTool {
     /// The real screen and input, or why they cannot work here.
     pub fn open(settings: &ToolSettings) -> Result<Self, String> {
         let screen = RealScreen::open().map_err(|e| e.to_string())?;
-        let input = EnigoInput::open().map_err(|e| e.to_string())?;
+        let input = screen.input().map_err(|e| e.to_string())?;
         Self::new(
             Arc::new(screen),
-            Box::new(input),
+            input,
             settings.monitor,
             settings.screenshot_size,
             ToolVersion::for_model(&settings.model),

@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod rss;
+pub mod sway;
 pub mod x11;
 
 use std::sync::{Arc, Mutex};

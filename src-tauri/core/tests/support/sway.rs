@@ -86,7 +86,11 @@ pub fn start() -> Option<Sway> {
     };
     let deadline = Instant::now() + Duration::from_secs(20);
     while sway.ipc_socket().is_none() || !sway.socket().exists() {
-        assert!(Instant::now() < deadline, "sway did not start: {}", sway.log());
+        assert!(
+            Instant::now() < deadline,
+            "sway did not start: {}",
+            sway.log()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     // Both outputs configured.
@@ -205,7 +209,11 @@ pub fn wait_for_file(path: &Path, what: &str, ready: impl Fn(&str) -> bool) -> S
         if ready(&text) {
             return text;
         }
-        assert!(Instant::now() < deadline, "no {what} in {}: {text}", path.display());
+        assert!(
+            Instant::now() < deadline,
+            "no {what} in {}: {text}",
+            path.display()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }

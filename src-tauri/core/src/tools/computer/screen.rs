@@ -115,9 +115,7 @@ impl RealScreen {
             #[cfg(target_os = "linux")]
             x11: (!wayland).then(x11::X11::open).transpose()?,
             #[cfg(target_os = "linux")]
-            wlroots: wayland
-                .then(super::wlroots::Wlroots::connect)
-                .transpose()?,
+            wlroots: wayland.then(super::wlroots::Wlroots::connect).transpose()?,
         };
         if screen.monitors()?.is_empty() {
             return Err(ScreenError::NoDisplay(

@@ -138,7 +138,10 @@ impl Keymap {
     /// Adds the keysyms that are missing, starting afresh (modifiers kept) when the keymap is
     /// full; true if it changed and must be sent again.
     fn add(&mut self, wanted: &[String]) -> bool {
-        let missing: Vec<&String> = wanted.iter().filter(|k| self.keycode(k).is_none()).collect();
+        let missing: Vec<&String> = wanted
+            .iter()
+            .filter(|k| self.keycode(k).is_none())
+            .collect();
         if missing.is_empty() {
             return !self.uploaded;
         }
@@ -225,6 +228,21 @@ impl Wlroots {
         let conn = Connection::connect_to_env().map_err(|e| {
             ScreenError::NoDisplay(format!("cannot connect to the Wayland compositor: {e}"))
         })?;
+        Self::on(conn)
+    }
+
+    /// Connects to the compositor listening at `socket`.
+    pub fn connect_at(socket: &std::path::Path) -> Result<Self, ScreenError> {
+        let stream = std::os::unix::net::UnixStream::connect(socket).map_err(|e| {
+            ScreenError::NoDisplay(format!("cannot connect to {}: {e}", socket.display()))
+        })?;
+        let conn = Connection::from_socket(stream).map_err(|e| {
+            ScreenError::NoDisplay(format!("cannot connect to the Wayland compositor: {e}"))
+        })?;
+        Self::on(conn)
+    }
+
+    fn on(conn: Connection) -> Result<Self, ScreenError> {
         let (globals, queue) = registry_queue_init::<State>(&conn).map_err(|e| {
             ScreenError::NoDisplay(format!("the Wayland compositor did not answer: {e}"))
         })?;
@@ -323,9 +341,7 @@ impl Session {
     fn dispatch_until(&mut self, done: impl Fn(&State) -> bool) -> Result<(), String> {
         let deadline = Instant::now() + ANSWER_WITHIN;
         loop {
-            self.queue
-                .dispatch_pending(&mut self.state)
-                .map_err(gone)?;
+            self.queue.dispatch_pending(&mut self.state).map_err(gone)?;
             if done(&self.state) {
                 return Ok(());
             }
@@ -438,7 +454,13 @@ impl Session {
                 monitor.index, monitor.name
             )
         };
-        let Some(output) = self.state.outputs.get(&monitor.id) else {
+        // Registry events are read first, so an output removed since is seen as gone.
+        self.roundtrip()?;
+        let present = self
+            .globals
+            .contents()
+            .with_list(|list| list.iter().any(|g| g.name == monitor.id));
+        let Some(output) = self.state.outputs.get(&monitor.id).filter(|_| present) else {
             return Err(unplugged());
         };
         let transform = output.info.transform.unwrap_or(Transform::Normal);
@@ -560,7 +582,9 @@ impl Session {
     }
 
     fn pointer(&self) -> &ZwlrVirtualPointerV1 {
-        self.pointer.as_ref().expect("checked when the input was made")
+        self.pointer
+            .as_ref()
+            .expect("checked when the input was made")
     }
 
     /// Sends what was queued and checks the compositor is still there.
@@ -959,7 +983,9 @@ impl Dispatch<ZwlrScreencopyFrameV1, ()> for State {
                         | wl_shm::Format::Abgr8888
                 );
                 if capture.format.is_none() || readable {
-                    capture.format.get_or_insert((format, width, height, stride));
+                    capture
+                        .format
+                        .get_or_insert((format, width, height, stride));
                 }
             }
             zwlr_screencopy_frame_v1::Event::BufferDone => capture.buffer_done = true,
@@ -1055,7 +1081,10 @@ mod tests {
         assert!(!keymap.add(&["0x1004f60".to_string(), "Shift_L".to_string()]));
         let text = keymap.text();
         assert!(text.contains("key <K18> { [ 0x1004f60 ] };"), "{text}");
-        assert!(text.contains("modifier_map Control { <K11>, <K12> };"), "{text}");
+        assert!(
+            text.contains("modifier_map Control { <K11>, <K12> };"),
+            "{text}"
+        );
         let many: Vec<String> = (0..300).map(|i| format!("0x{:x}", 0x1000100 + i)).collect();
         assert!(keymap.add(&many[..240]));
         assert!(keymap.add(&many[240..]));

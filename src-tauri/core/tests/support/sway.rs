@@ -161,7 +161,17 @@ impl Sway {
             std::fs::create_dir(&data).unwrap();
             chown(&data);
         }
-        let mut command = self.client(env!("CARGO_BIN_EXE_deskhand"));
+        // `nobody` may not reach the build's directory (a checkout under /root): run a copy.
+        let binary = if is_root() {
+            let copy = self.dir.path().join("deskhand");
+            if !copy.exists() {
+                std::fs::copy(env!("CARGO_BIN_EXE_deskhand"), &copy).unwrap();
+            }
+            copy
+        } else {
+            PathBuf::from(env!("CARGO_BIN_EXE_deskhand"))
+        };
+        let mut command = self.client(binary);
         command
             .env("DESKHAND_DATA_DIR", &data)
             .env("DESKHAND_CONFIG_DIR", &data)

@@ -4,24 +4,26 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use clap::Args;
 use deskhand::agent::context::ContextPolicy;
+use deskhand::agent::history;
 use deskhand::agent::{
     Agent, AgentConfig, ApprovalGate, ApprovalPolicy, Approver, Budget, DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, RunStatus, SecretPlaces,
 };
 use deskhand::images::load_attachment;
+use deskhand::llm::RetryPolicy;
 use deskhand::llm::config::{self, ProviderSettings};
 use deskhand::llm::pricing::PriceTable;
-use deskhand::llm::{ContentBlock, RetryPolicy};
 use deskhand::paths;
 use deskhand::secrets::{self, OsKeyring};
-use deskhand::store::{Recorder, Store, StoreError};
+use deskhand::store::{Recorder, StoreError};
 use deskhand::tools::catalog::{self, ToolSettings};
 use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins};
 use tokio_util::sync::CancellationToken;
 
+use crate::UsageError;
 use crate::approver::TerminalApprover;
 use crate::printer::Printer;
 
@@ -80,17 +82,29 @@ pub struct AskArgs {
     data_dir: Option<PathBuf>,
     /// Continue this stored session (its id, or the first characters of it) with its full
     /// history.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     session: Option<String>,
+    /// What to do; `-` reads it from stdin (for a long prompt).
     prompt: String,
 }
 
+/// The most a prompt read from stdin may be: the API's whole request is 32 MB at most.
+const MAX_STDIN_PROMPT: u64 = 32 * 1024 * 1024;
+
 pub async fn run(args: AskArgs) -> Result<RunStatus> {
     let policy: ApprovalPolicy = args.approve.parse().map_err(anyhow::Error::msg)?;
-    let mut input = vec![ContentBlock::text(&args.prompt)];
+    let prompt = match args.prompt.as_str() {
+        "-" => read_stdin_prompt()?,
+        _ => args.prompt.clone(),
+    };
+    let mut attachments = Vec::new();
     for path in &args.attach {
-        input.push(load_attachment(path)?);
+        attachments.push(load_attachment(path)?);
     }
+    // Refused before anything is stored or sent: the API would refuse it, and a stored empty
+    // prompt would break the session.
+    let input = history::prompt_content(&prompt, attachments)
+        .map_err(|empty| UsageError(empty.to_string()))?;
     let chosen = config::choose(
         &ProviderSettings {
             provider: args.provider.clone(),
@@ -112,7 +126,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
     let selection = plugin_config.select(args.tools.as_deref())?;
     let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
-    let store = Store::open_default(args.data_dir.clone())?;
+    let store = crate::open_store(args.data_dir.clone())?;
     let resumed = args
         .session
         .as_deref()
@@ -228,6 +242,20 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         return Err(anyhow::Error::new(e).context("the run's history could not be saved"));
     }
     Ok(outcome.status)
+}
+
+/// The prompt from stdin, up to [`MAX_STDIN_PROMPT`] bytes of UTF-8.
+fn read_stdin_prompt() -> Result<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_STDIN_PROMPT + 1)
+        .read_to_end(&mut bytes)
+        .context("cannot read the prompt from stdin")?;
+    if bytes.len() as u64 > MAX_STDIN_PROMPT {
+        bail!("the prompt on stdin is over {MAX_STDIN_PROMPT} bytes, more than the API takes");
+    }
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("the prompt on stdin is not UTF-8"))
 }
 
 fn parse_seconds(text: &str) -> Result<Duration, String> {

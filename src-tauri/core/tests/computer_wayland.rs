@@ -58,6 +58,45 @@ fn monitors_and_screenshots_report_wlroots_and_each_output_at_its_size() {
     }
 }
 
+#[test]
+fn a_rotated_output_is_captured_upright() {
+    let Some(sway) = sway::start() else {
+        return;
+    };
+    // A background red on the left half, blue on the right, green along the top.
+    let background = sway.path("background.png");
+    let image = image::RgbaImage::from_fn(1920, 1080, |x, y| match (x, y) {
+        (_, 0..100) => image::Rgba([0, 255, 0, 255]),
+        (0..960, _) => image::Rgba([255, 0, 0, 255]),
+        _ => image::Rgba([0, 0, 255, 255]),
+    });
+    image.save(&background).unwrap();
+    let bg = background.to_str().unwrap();
+    sway.msg(&["output", "HEADLESS-1", "bg", bg, "stretch"]);
+    sway.msg(&["output", "HEADLESS-1", "transform", "90"]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (ok, stdout, stderr) = output(sway.deskhand().arg("monitors"));
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.starts_with("0* HEADLESS-1: 1080x1920 at (0, 0)"),
+        "{stdout}"
+    );
+    let png = sway.path("rotated.png");
+    let (ok, _, stderr) = output(
+        sway.deskhand()
+            .args(["screenshot", "--monitor", "0", "-o"])
+            .arg(&png),
+    );
+    assert!(ok, "{stderr}");
+    let shot = image::open(&png).unwrap().to_rgb8();
+    let (w, h) = shot.dimensions();
+    assert!(h > w, "portrait: {w}x{h}");
+    let at = |x: u32, y: u32| shot.get_pixel(x, y).0;
+    assert_eq!(at(w / 4, h / 2), [255, 0, 0], "left");
+    assert_eq!(at(w * 3 / 4, h / 2), [0, 0, 255], "right");
+    assert_eq!(at(w / 4, 10), [0, 255, 0], "top");
+}
+
 /// One pointer's events of a kind as `wev` prints them (`[12:      wl_pointer] motion: ...`).
 /// wev binds the pointer twice and prints each event for both: only the first is read.
 fn wev_events(text: &str, kind: &str) -> Vec<String> {

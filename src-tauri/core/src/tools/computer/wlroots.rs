@@ -827,16 +827,17 @@ fn orient(frame: Frame, transform: Transform) -> Frame {
     let mut out = vec![0; frame.rgba.len()];
     for oy in 0..oh {
         for ox in 0..ow {
-            // The buffer pixel shown at (ox, oy). wl_output's transforms turn the content
-            // counter-clockwise, so undoing them turns it back clockwise.
+            // The buffer pixel shown at (ox, oy). The buffer holds the output's content
+            // turned by its transform; undoing a 90° transform turns it back clockwise (as
+            // seen on sway: tests/computer_wayland.rs, a_rotated_output_is_captured_upright).
             let (sx, sy) = match transform {
-                Transform::_90 => (w - 1 - oy, ox),
+                Transform::_90 => (oy, h - 1 - ox),
                 Transform::_180 => (w - 1 - ox, h - 1 - oy),
-                Transform::_270 => (oy, h - 1 - ox),
+                Transform::_270 => (w - 1 - oy, ox),
                 Transform::Flipped => (w - 1 - ox, oy),
-                Transform::Flipped90 => (oy, ox),
+                Transform::Flipped90 => (w - 1 - oy, h - 1 - ox),
                 Transform::Flipped180 => (ox, h - 1 - oy),
-                Transform::Flipped270 => (w - 1 - oy, h - 1 - ox),
+                Transform::Flipped270 => (oy, ox),
                 _ => (ox, oy),
             };
             let (s, o) = ((sy * w + sx) * 4, (oy * ow + ox) * 4);
@@ -1050,9 +1051,9 @@ mod tests {
         // Buffer 3x2:  0 1 2 / 3 4 5.
         let turned = orient(frame(3, 2), Transform::_90);
         assert_eq!(turned.size, Size::new(2, 3));
-        assert_eq!(reds(&turned), vec![2, 5, 1, 4, 0, 3]);
+        assert_eq!(reds(&turned), vec![3, 0, 4, 1, 5, 2]);
         let back = orient(frame(3, 2), Transform::_270);
-        assert_eq!(reds(&back), vec![3, 0, 4, 1, 5, 2]);
+        assert_eq!(reds(&back), vec![2, 5, 1, 4, 0, 3]);
         assert_eq!(
             reds(&orient(frame(3, 2), Transform::_180)),
             vec![5, 4, 3, 2, 1, 0]

@@ -145,13 +145,14 @@ fn ask_clicks_drags_and_scrolls_where_wev_sees_it() {
         return;
     };
     let log = sway.path("wev.txt");
-    let mut wev = sway
+    let wev = sway
         .client("stdbuf")
         .args(["-oL", "wev"])
         .stdout(std::fs::File::create(&log).unwrap())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("wev starts");
+    let wev = sway::Client(wev);
     wait_for_file(&log, "wev's window", |t| {
         t.contains("wl_pointer] enter") || t.contains("configure")
     });
@@ -196,8 +197,7 @@ fn ask_clicks_drags_and_scrolls_where_wev_sees_it() {
                 "click",
             ]),
     );
-    let _ = wev.kill();
-    let _ = wev.wait();
+    drop(wev);
     assert!(ok, "{stderr}\n{}", sway.log());
     assert!(stdout.contains("Done."), "{stdout}");
     let requests = api.accepted();
@@ -279,7 +279,7 @@ fn ask_types_unicode_into_a_terminal() {
         return;
     };
     let typed = sway.path("typed.txt");
-    let mut foot = sway
+    let foot = sway
         .client("foot")
         .args([
             "sh",
@@ -290,6 +290,7 @@ fn ask_types_unicode_into_a_terminal() {
         .stderr(std::fs::File::create(sway.path("foot.log")).unwrap())
         .spawn()
         .expect("foot starts");
+    let foot = sway::Client(foot);
     std::thread::sleep(std::time::Duration::from_secs(2));
     let text = "héllo ✓ Ж 你好 ASCII ~!@";
     let api = StandIn::spawn([
@@ -314,8 +315,7 @@ fn ask_types_unicode_into_a_terminal() {
     );
     assert!(ok, "{stderr}");
     let got = wait_for_file(&typed, "typed text", |t| !t.is_empty());
-    let _ = foot.kill();
-    let _ = foot.wait();
+    drop(foot);
     assert_eq!(got, text);
 }
 

@@ -211,6 +211,16 @@ impl Drop for Sway {
     }
 }
 
+/// A client process killed when the test ends, also when it fails.
+pub struct Client(pub Child);
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Waits until `ready` holds for the file's text, or panics after 15 s.
 pub fn wait_for_file(path: &Path, what: &str, ready: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(15);

@@ -27,6 +27,7 @@ fn screenshot_writes_the_model_sized_image_and_reports_each_stage() {
     let bytes = std::fs::read(&png).unwrap();
     assert_eq!(&bytes[..4], b"\x89PNG");
     assert_eq!(image_size(&bytes), (1366, 768));
+    assert!(stdout.contains("backend x11"), "{stdout}");
     assert!(stdout.contains("screen  1920x1080"), "{stdout}");
     assert!(stdout.contains("model   1366x768"), "{stdout}");
     for stage in ["capture", "scale", "encode"] {
@@ -61,6 +62,7 @@ fn monitors_lists_the_display() {
     assert!(first.starts_with("0* "), "{stdout}");
     assert!(first.contains("1920x1080 at (0, 0)"), "{stdout}");
     assert!(first.contains("model sees 1366x768"), "{stdout}");
+    assert!(stdout.contains("\nbackend x11"), "{stdout}");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod raw_http;
 pub mod rss;
+pub mod sway;
 pub mod x11;
 
 use std::sync::{Arc, Mutex};

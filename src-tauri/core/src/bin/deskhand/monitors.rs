@@ -5,7 +5,8 @@ use deskhand::tools::computer::scaling::model_size;
 use deskhand::tools::computer::screen::{RealScreen, Screen};
 
 pub fn run() -> Result<()> {
-    let monitors = RealScreen::open()?.monitors()?;
+    let screen = RealScreen::open()?;
+    let monitors = screen.monitors()?;
     let default = monitors.iter().position(|m| m.primary).unwrap_or(0);
     for m in &monitors {
         let g = m.geometry;
@@ -22,5 +23,6 @@ pub fn run() -> Result<()> {
             if m.primary { ", primary" } else { "" },
         );
     }
+    println!("backend {}", screen.backend());
     Ok(())
 }

@@ -32,6 +32,7 @@ pub fn run(args: ScreenshotArgs) -> Result<()> {
         .with_context(|| format!("cannot write {}", args.output.display()))?;
     let t = shot.timings;
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+    println!("backend {}", screen.backend());
     println!("monitor {} ({})", monitor.index, monitor.name);
     println!("screen  {}", shot.screen);
     println!("model   {}", shot.model);

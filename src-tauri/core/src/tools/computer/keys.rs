@@ -171,6 +171,23 @@ pub fn key(name: &str) -> Option<Key> {
     }
 }
 
+/// The keysym a key sends, as xkb's keymap text spells it: the table's X name, else the
+/// number (characters outside Latin-1 as Unicode keysyms), for the Wayland keymap.
+pub fn xkb_keysym(key: Key) -> Option<String> {
+    if let Some((name, _, _)) = TABLE.iter().find(|(_, _, k)| *k == key) {
+        return Some((*name).to_string());
+    }
+    match key {
+        Key::Unicode(c) => {
+            let c = u32::from(c);
+            let latin1 = (0x20..=0x7e).contains(&c) || (0xa0..=0xff).contains(&c);
+            Some(format!("0x{:x}", if latin1 { c } else { 0x0100_0000 | c }))
+        }
+        Key::Other(keysym) => Some(format!("0x{keysym:x}")),
+        _ => None,
+    }
+}
+
 /// Keys pressed together, in order (released in reverse).
 pub type Combo = Vec<Key>;
 

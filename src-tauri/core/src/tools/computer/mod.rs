@@ -12,6 +12,8 @@ pub mod screen;
 pub mod settle;
 pub mod toolset;
 pub mod version;
+#[cfg(target_os = "linux")]
+pub mod wlroots;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::action::{Action, Click, Point, ScrollDirection};
 use self::fingerprint::ScreenState;
-use self::input::{Axis, Button, Direction, EnigoInput, Input, Key};
+use self::input::{Axis, Button, Direction, Input, Key};
 use self::pipeline::{Format, Screenshot};
 use self::scaling::{Mapping, Size};
 use self::screen::{Frame, Monitor, RealScreen, Screen};
@@ -86,10 +88,10 @@ impl ComputerTool {
     /// The real screen and input, or why they cannot work here.
     pub fn open(settings: &ToolSettings) -> Result<Self, String> {
         let screen = RealScreen::open().map_err(|e| e.to_string())?;
-        let input = EnigoInput::open().map_err(|e| e.to_string())?;
+        let input = screen.input().map_err(|e| e.to_string())?;
         Self::new(
             Arc::new(screen),
-            Box::new(input),
+            input,
             settings.monitor,
             settings.screenshot_size,
             ToolVersion::for_model(&settings.model),

@@ -66,11 +66,38 @@ pub fn choose(monitors: Vec<Monitor>, index: Option<usize>) -> Result<Monitor, S
     }
 }
 
-/// The real screen. On X11 it talks to the server itself (see `x11`); on macOS, Windows and
-/// Wayland it goes through xcap.
+/// Which way the real screen is reached, chosen at run time and reported by `deskhand
+/// monitors` and `deskhand screenshot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// An X server, spoken to directly; input through XTEST.
+    X11,
+    /// A wlroots Wayland compositor: wlr-screencopy, xdg-output, the virtual pointer and
+    /// keyboard.
+    Wlroots,
+    /// xcap and enigo (macOS, Windows).
+    Xcap,
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::X11 => "x11 (RandR, MIT-SHM, XTEST)",
+            Self::Wlroots => {
+                "wayland-wlroots (wlr-screencopy, xdg-output, wlr-virtual-pointer, zwp-virtual-keyboard)"
+            }
+            Self::Xcap => "xcap",
+        })
+    }
+}
+
+/// The real screen. On X11 it talks to the server itself (see `x11`), on wlroots compositors
+/// through their protocols (see `wlroots`); on macOS and Windows it goes through xcap.
 pub struct RealScreen {
     #[cfg(target_os = "linux")]
     x11: Option<x11::X11>,
+    #[cfg(target_os = "linux")]
+    wlroots: Option<super::wlroots::Wlroots>,
 }
 
 impl RealScreen {
@@ -82,9 +109,13 @@ impl RealScreen {
                 "neither DISPLAY nor WAYLAND_DISPLAY is set".into(),
             ));
         }
+        #[cfg(target_os = "linux")]
+        let wayland = Self::on_wayland();
         let screen = Self {
             #[cfg(target_os = "linux")]
-            x11: Self::on_x11().then(x11::X11::open).transpose()?,
+            x11: (!wayland).then(x11::X11::open).transpose()?,
+            #[cfg(target_os = "linux")]
+            wlroots: wayland.then(super::wlroots::Wlroots::connect).transpose()?,
         };
         if screen.monitors()?.is_empty() {
             return Err(ScreenError::NoDisplay(
@@ -147,13 +178,37 @@ impl RealScreen {
         Ok(out)
     }
 
+    /// A Wayland session, unless the session says it is X11: XWayland's `DISPLAY` shows only
+    /// the X programs, so it is not used on Wayland.
     #[cfg(target_os = "linux")]
-    fn on_x11() -> bool {
-        std::env::var("XDG_SESSION_TYPE").as_deref() != Ok("wayland")
-            && !std::env::var("WAYLAND_DISPLAY")
-                .unwrap_or_default()
-                .to_lowercase()
-                .contains("wayland")
+    fn on_wayland() -> bool {
+        match std::env::var("XDG_SESSION_TYPE").as_deref() {
+            Ok("wayland") => true,
+            Ok("x11") => false,
+            _ => std::env::var_os("WAYLAND_DISPLAY").is_some_and(|d| !d.is_empty()),
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        #[cfg(target_os = "linux")]
+        {
+            if self.wlroots.is_some() {
+                return Backend::Wlroots;
+            }
+            if self.x11.is_some() {
+                return Backend::X11;
+            }
+        }
+        Backend::Xcap
+    }
+
+    /// The mouse and keyboard that go with this screen.
+    pub fn input(&self) -> Result<Box<dyn super::input::Input>, super::input::InputError> {
+        #[cfg(target_os = "linux")]
+        if let Some(wlroots) = &self.wlroots {
+            return Ok(Box::new(wlroots.input()?));
+        }
+        Ok(Box::new(super::input::EnigoInput::open()?))
     }
 
     /// A frame through xcap: the monitor itself, or, for a monitor without an output of its
@@ -204,10 +259,18 @@ impl Screen for RealScreen {
         if let Some(x11) = &self.x11 {
             return x11.monitors();
         }
+        #[cfg(target_os = "linux")]
+        if let Some(wlroots) = &self.wlroots {
+            return wlroots.monitors();
+        }
         Self::monitors_from_xcap()
     }
 
     fn capture(&self, monitor: &Monitor) -> Result<Frame, ScreenError> {
+        #[cfg(target_os = "linux")]
+        if let Some(wlroots) = &self.wlroots {
+            return wlroots.capture(monitor);
+        }
         #[cfg(target_os = "linux")]
         if let Some(frame) = self
             .x11

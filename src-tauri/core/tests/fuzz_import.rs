@@ -19,17 +19,6 @@ use deskhand::store::{ExportFormat, Recorder, Store};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-fn cases(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    }
-}
-
 /// A real export: a prompt with an attachment, a tool call answered with a screenshot.
 fn seed_export() -> Value {
     let dir = tempfile::tempdir().unwrap();
@@ -219,7 +208,7 @@ fn import_checked(text: &str) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(cases(64))]
+    #![proptest_config(support::proptest_cases(64))]
 
     #[test]
     fn mutated_exports_are_imported_valid_or_refused(

@@ -12,17 +12,6 @@ use deskhand::store::{ExportFormat, INTERRUPTED, Recorder, Store};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-fn cases(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    }
-}
-
 /// The history as the next run would send it: the repaired one and a new prompt.
 fn check_resumable(history: &[Message]) -> Result<(), String> {
     let mut next = history.to_vec();
@@ -102,7 +91,7 @@ fn build(messages: &[(bool, Vec<Block>)]) -> Vec<Message> {
 }
 
 proptest! {
-    #![proptest_config(cases(512))]
+    #![proptest_config(support::proptest_cases(512))]
 
     #[test]
     fn any_history_is_valid_for_the_api_after_repair(
@@ -156,7 +145,7 @@ fn record(recorder: &mut Recorder, history: &mut Vec<Message>, message: Message)
 }
 
 proptest! {
-    #![proptest_config(cases(48))]
+    #![proptest_config(support::proptest_cases(48))]
 
     #[test]
     fn edits_kills_and_imports_always_leave_a_resumable_session(

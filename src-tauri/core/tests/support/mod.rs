@@ -344,3 +344,17 @@ pub async fn wait_until_gone(pid: &str) -> bool {
     }
     false
 }
+
+/// A property test's config with `default` cases, unless `PROPTEST_CASES` says how many (as
+/// `scripts/test.sh`'s fuzz pass does): proptest's own default is 256, too many for the
+/// slower properties.
+pub fn proptest_cases(default: u32) -> proptest::prelude::ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default);
+    proptest::prelude::ProptestConfig {
+        cases,
+        ..proptest::prelude::ProptestConfig::default()
+    }
+}

@@ -9,6 +9,7 @@ pub mod llm;
 pub mod paths;
 pub mod secrets;
 pub mod store;
+pub mod tasks;
 pub mod tools;
 pub mod visible;
 

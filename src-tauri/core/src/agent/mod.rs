@@ -9,7 +9,7 @@ mod secret_places;
 
 pub use approval::{
     Answer, ApprovalGate, ApprovalPolicy, ApprovalRequest, Approver, DecidedBy, Decision,
-    FixedApprover, OtherCall, Precheck,
+    FixedApprover, OtherCall, Precheck, SessionRules,
 };
 pub use event::{AgentEvent, RunStatus};
 pub use run::{

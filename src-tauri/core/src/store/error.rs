@@ -49,6 +49,18 @@ pub enum StoreError {
     Ambiguous { prefix: String, matches: String },
     #[error("a session with id `{0}` already exists; delete it first to import this file again")]
     AlreadyExists(String),
+    /// Another writer stored messages in this session since this one last read it: writing
+    /// would overwrite or interleave with its rows, so nothing is written.
+    #[error(
+        "session `{session}` was changed by another writer (it has {found} messages where this \
+         run expected {expected}); nothing was overwritten. Only one run may write a session at \
+         a time"
+    )]
+    Conflict {
+        session: String,
+        expected: i64,
+        found: i64,
+    },
     #[error("not a Deskhand session export: {0}")]
     BadExport(String),
     #[error("screenshot file {path}: {source}")]

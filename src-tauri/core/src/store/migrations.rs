@@ -11,7 +11,12 @@ use super::StoreError;
 pub const APPLICATION_ID: i32 = 0x446b_4864;
 
 /// Step `n` (from 0) takes the schema from version `n` to `n + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_HISTORY, V2_ACTIONS_AND_SEARCH, V3_SETTINGS];
+pub const MIGRATIONS: &[&str] = &[
+    V1_HISTORY,
+    V2_ACTIONS_AND_SEARCH,
+    V3_SETTINGS,
+    V4_TASKS,
+];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
@@ -112,6 +117,26 @@ CREATE TABLE settings (
     key TEXT PRIMARY KEY NOT NULL,
     value TEXT NOT NULL
 );
+";
+
+/// Runs as tasks (`deskhand::tasks`): one row per task, and each event marked with the task
+/// that made it, so a watcher can replay a task's events from the store.
+const V4_TASKS: &str = "
+CREATE TABLE tasks (
+    id TEXT PRIMARY KEY NOT NULL,
+    session_id TEXT NOT NULL,                 -- no foreign key: a new session is made later
+    state TEXT NOT NULL,                      -- queued | running | waiting_for_approval | done | ...
+    origin TEXT NOT NULL,                     -- cli | api | window
+    prompt TEXT NOT NULL,
+    pid INTEGER NOT NULL,                     -- the process that runs it
+    waiting_for TEXT,                         -- JSON ApprovalRequest while waiting
+    error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX tasks_by_session ON tasks (session_id, created_at);
+ALTER TABLE events ADD COLUMN task_id TEXT;
+CREATE INDEX events_by_task ON events (task_id, id);
 ";
 
 /// Applies the steps a database at `user_version` has not had yet.

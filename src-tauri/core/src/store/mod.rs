@@ -22,6 +22,7 @@ mod recorder;
 mod search;
 mod sessions;
 mod settings;
+mod tasks;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -35,6 +36,7 @@ pub use images::SCREENSHOTS_DIR;
 pub use open::DB_FILE;
 pub use recorder::{INTERRUPTED, Recorder};
 pub use sessions::{LoadedSession, SessionHit, SessionSummary};
+pub(crate) use sessions::title_from;
 
 /// The history in one data directory. Cheap to clone; every clone shares one connection, so
 /// a `Store` can be handed to the window's commands and to a running `Recorder` at once.

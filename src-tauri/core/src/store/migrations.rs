@@ -120,7 +120,10 @@ CREATE TABLE settings (
 ";
 
 /// Runs as tasks (`deskhand::tasks`): one row per task, and each event marked with the task
-/// that made it, so a watcher can replay a task's events from the store.
+/// that made it, so a watcher can replay a task's events from the store. Event ids become
+/// AUTOINCREMENT: they are the sequence numbers watchers resume from (`Last-Event-ID`), and
+/// a plain rowid would hand out again the ids of streamed text pieces dropped once their
+/// message is stored.
 const V4_TASKS: &str = "
 CREATE TABLE tasks (
     id TEXT PRIMARY KEY NOT NULL,
@@ -135,7 +138,18 @@ CREATE TABLE tasks (
     updated_at INTEGER NOT NULL
 );
 CREATE INDEX tasks_by_session ON tasks (session_id, created_at);
-ALTER TABLE events ADD COLUMN task_id TEXT;
+CREATE TABLE events_v4 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    task_id TEXT
+);
+INSERT INTO events_v4 (id, session_id, type, body, at) SELECT id, session_id, type, body, at FROM events;
+DROP TABLE events;
+ALTER TABLE events_v4 RENAME TO events;
+CREATE INDEX events_by_session ON events (session_id, id);
 CREATE INDEX events_by_task ON events (task_id, id);
 ";
 

@@ -1,24 +1,14 @@
-//! The CLI's approver: asks on the terminal.
+//! The CLI's approvals: asked on the terminal, for `ask` and `tasks watch` alike.
 
 use std::io::IsTerminal;
 
-use async_trait::async_trait;
-use deskhand::agent::{Answer, ApprovalRequest, Approver, Decision};
+use deskhand::agent::{ApprovalRequest, Decision};
 use deskhand::visible;
 
-/// Asks on the terminal: y = yes, n = no (optionally "n reason"), a = always for this kind.
-/// With no terminal it refuses, and says why.
-pub struct TerminalApprover;
-
-#[async_trait]
-impl Approver for TerminalApprover {
-    async fn decide(&self, request: &ApprovalRequest) -> Answer {
-        request.answer(ask(request).await)
-    }
-}
-
-/// The answer typed on the terminal to the question about `request`.
-async fn ask(request: &ApprovalRequest) -> Decision {
+/// The answer typed on the terminal to the question about `request`: y = yes, n = no
+/// (optionally "n reason"), a = always for this kind. With no terminal it refuses, and says
+/// why.
+pub async fn ask(request: &ApprovalRequest) -> Decision {
     let summary = visible::text(&request.plan.summary);
     if !std::io::stdin().is_terminal() {
         let reason = "no terminal to ask for approval (stdin is not a TTY); run with --approve auto to allow actions";

@@ -1,28 +1,22 @@
 //! `deskhand ask`: one agent run on a prompt.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
 use clap::Args;
-use deskhand::agent::context::ContextPolicy;
-use deskhand::agent::{
-    Agent, AgentConfig, ApprovalGate, ApprovalPolicy, Approver, Budget, DEFAULT_MAX_TOKENS,
-    DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, RunStatus, SecretPlaces,
-};
+use deskhand::agent::{AgentEvent, ApprovalPolicy, DEFAULT_MAX_TURNS, Decision, RunStatus};
 use deskhand::images::load_attachment;
-use deskhand::llm::config::{self, ProviderSettings};
-use deskhand::llm::pricing::PriceTable;
-use deskhand::llm::{ContentBlock, RetryPolicy};
-use deskhand::paths;
-use deskhand::secrets::{self, OsKeyring};
-use deskhand::store::{Recorder, Store, StoreError};
-use deskhand::tools::catalog::{self, ToolSettings};
-use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins};
+use deskhand::llm::ContentBlock;
+use deskhand::llm::config::ProviderSettings;
+use deskhand::store::Store;
+use deskhand::tasks::{
+    DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, Engine, Origin, RunSettings, TaskInfo,
+    TaskSpec, TaskState, TaskUpdate, Watch, parse_seconds,
+};
 use tokio_util::sync::CancellationToken;
 
-use crate::approver::TerminalApprover;
+use crate::approver;
 use crate::printer::Printer;
 
 #[derive(Args)]
@@ -66,11 +60,11 @@ pub struct AskArgs {
     #[arg(long, value_name = "SECS", env = "DESKHAND_BASH_TIMEOUT", value_parser = parse_seconds)]
     bash_timeout: Option<Duration>,
     /// Screenshots sent to the model at most; older ones are replaced by a placeholder.
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    #[arg(long, default_value_t = DEFAULT_KEEP_SCREENSHOTS, value_name = "N")]
     keep_screenshots: usize,
     /// Summarize the older turns once a request would fill this share of the model's context
     /// window.
-    #[arg(long, default_value_t = 80, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(10..=95))]
+    #[arg(long, default_value_t = DEFAULT_SUMMARIZE_AT, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(10..=95))]
     summarize_at: u8,
     /// The monitor the computer tool uses (see `deskhand monitors`; default: the primary one).
     #[arg(long, value_name = "N", env = "DESKHAND_MONITOR")]
@@ -85,165 +79,133 @@ pub struct AskArgs {
     prompt: String,
 }
 
-pub async fn run(args: AskArgs) -> Result<RunStatus> {
-    let policy: ApprovalPolicy = args.approve.parse().map_err(anyhow::Error::msg)?;
-    let mut input = vec![ContentBlock::text(&args.prompt)];
-    for path in &args.attach {
-        input.push(load_attachment(path)?);
-    }
-    let chosen = config::choose(
-        &ProviderSettings {
-            provider: args.provider.clone(),
-            model: args.model.clone(),
-            base_url: args.base_url.clone(),
-        },
-        &config::process_env,
-        &|id| secrets::stored_key(&OsKeyring::default(), id),
-        RetryPolicy::default(),
-    )?;
-    let model = chosen.model.clone();
-    let defaults = ToolSettings::default();
-    let settings = ToolSettings {
-        model: model.clone(),
-        monitor: args.monitor,
-        bash_timeout: args.bash_timeout.unwrap_or(defaults.bash_timeout),
-        ..defaults
-    };
-    let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
-    let selection = plugin_config.select(args.tools.as_deref())?;
-    let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
-    let store = Store::open_default(args.data_dir.clone())?;
-    let resumed = args
-        .session
-        .as_deref()
-        .map(|id| store.resolve_id(id))
-        .transpose()?;
-    // This run's limits, else the stored ones.
-    let stored = store.budget()?;
-    let budget = Budget {
-        max_cost_usd: args.max_cost.or(stored.max_cost_usd),
-        max_tokens: args.max_tokens.or(stored.max_tokens),
-    };
-    let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
-    let price = prices.price(&model);
-    if budget.max_cost_usd.is_some() && price.is_none() {
-        let limit = match args.max_cost {
-            Some(_) => "--max-cost",
-            None => "the max-cost setting",
-        };
-        bail!(
-            "{limit} needs the price of `{}`: add it to {}",
-            model,
-            paths::config_dir().join("prices.json").display()
-        );
-    }
-    // Plugin servers start once every check that can end the run early has passed.
-    let plugins = Plugins::start(
-        &plugin_config,
-        &selection.servers,
-        PluginTimeouts::default(),
-    )
-    .await;
-    let problems = plugins.add_tools(&mut tools).await;
-    if selection.explicit && !problems.is_empty() {
-        plugins.shutdown().await;
-        bail!("{}", problems.join("; "));
-    }
-    for problem in problems {
-        eprintln!(
-            "deskhand: {}; going on without it",
-            deskhand::visible::line(&problem)
-        );
-    }
-    let approver: Box<dyn Approver> = Box::new(TerminalApprover);
-    let agent = Agent {
-        provider: chosen.provider,
-        tools: Arc::new(tools),
-        gate: Arc::new(
-            ApprovalGate::new(policy, approver)
-                .with_secret_places(SecretPlaces::for_store(&store)?),
-        ),
-        config: AgentConfig {
-            model: model.clone(),
-            system: args
-                .system
-                .clone()
-                .unwrap_or_else(|| DEFAULT_SYSTEM.to_string()),
-            max_turns: args.max_turns,
-            max_tokens: DEFAULT_MAX_TOKENS,
-            context: ContextPolicy {
-                keep_screenshots: Some(args.keep_screenshots),
-                context_window: config::context_window(&model),
-                summarize_at: f64::from(args.summarize_at) / 100.0,
-                ..ContextPolicy::default()
+impl AskArgs {
+    /// The run these flags ask for, as the engine takes it.
+    fn spec(&self) -> Result<TaskSpec> {
+        let approval: ApprovalPolicy = self.approve.parse().map_err(anyhow::Error::msg)?;
+        let mut input = vec![ContentBlock::text(&self.prompt)];
+        for path in &self.attach {
+            input.push(load_attachment(path)?);
+        }
+        Ok(TaskSpec {
+            session: self.session.clone(),
+            input,
+            settings: RunSettings {
+                provider: ProviderSettings {
+                    provider: self.provider.clone(),
+                    model: self.model.clone(),
+                    base_url: self.base_url.clone(),
+                },
+                api_key: None,
+                tools: self.tools.clone(),
+                approval,
+                max_turns: self.max_turns,
+                max_cost_usd: self.max_cost,
+                max_tokens: self.max_tokens,
+                bash_timeout: self.bash_timeout,
+                keep_screenshots: self.keep_screenshots,
+                summarize_at: self.summarize_at,
+                monitor: self.monitor,
+                screenshot_size: None,
+                system: self.system.clone(),
             },
-            price,
-            budget,
-        },
-    };
+            origin: Origin::Cli,
+            wrap_tools: None,
+        })
+    }
+}
 
-    let opened = match &resumed {
-        Some(id) => Recorder::resume(&store, id),
-        None => {
-            Recorder::create(&store, &uuid::Uuid::new_v4().to_string()).map(|r| (r, Vec::new()))
-        }
-    };
-    let (mut recorder, mut history) = match opened {
-        Ok(opened) => opened,
-        Err(e) => {
-            plugins.shutdown().await;
-            return Err(e.into());
-        }
-    };
-    let session_id = recorder.session_id().to_string();
-
+/// Runs the task in this process and follows it on the terminal.
+pub async fn run(args: AskArgs) -> Result<RunStatus> {
+    let spec = args.spec()?;
+    let store = Store::open_default(args.data_dir.clone())?;
+    let engine = Engine::new(store);
     let cancel = CancellationToken::new();
     watch_ctrl_c(cancel.clone());
+    let task = engine.submit(spec).await?;
+    tokio::spawn({
+        let engine = engine.clone();
+        let id = task.id.clone();
+        async move {
+            cancel.cancelled().await;
+            let _ = engine.cancel(&id);
+        }
+    });
+    let answer = |call: String, decision| {
+        // The task may have ended meanwhile (a stop): nothing waits then.
+        let _ = engine.answer(&task.id, Some(&call), decision);
+    };
+    follow(engine.watch(&task.id, 0)?, args.json, answer).await?;
+    outcome(&engine.task(&task.id)?)
+}
+
+/// Prints a task's updates and asks on the terminal for each approval it waits for,
+/// handing the answer to `answer`; returns once the task ended.
+pub async fn follow(
+    mut watch: impl TaskUpdates,
+    json: bool,
+    answer: impl Fn(String, Decision),
+) -> Result<()> {
     let mut printer = Printer {
-        json: args.json,
+        json,
         in_text: false,
     };
-    let mut not_saved: Option<StoreError> = None;
-    let outcome = agent
-        .run(
-            &session_id,
-            &mut history,
-            input,
-            // Stored before shown: whatever was printed survives a crash.
-            &mut |event| {
-                if not_saved.is_none()
-                    && let Err(e) = recorder.record(&event)
-                {
-                    eprintln!("deskhand: stopping the run: {e}");
-                    not_saved = Some(e);
-                    cancel.cancel();
-                }
-                printer.print(&event);
-            },
-            &cancel,
-        )
-        .await;
-    plugins.shutdown().await;
-    if let Some(e) = not_saved {
-        return Err(anyhow::Error::new(e).context("the run's history could not be saved"));
+    while let Some(update) = watch.next_update().await? {
+        if let TaskUpdate::Notice(notice) = &update {
+            eprintln!("deskhand: {}", deskhand::visible::line(notice));
+            continue;
+        }
+        let Some(event) = update.event() else {
+            continue;
+        };
+        printer.print(&event);
+        if let AgentEvent::ApprovalNeeded { request } = &event {
+            let decision = approver::ask(request).await;
+            answer(request.tool_use_id.clone(), decision);
+        }
     }
-    Ok(outcome.status)
+    Ok(())
 }
 
-fn parse_seconds(text: &str) -> Result<Duration, String> {
-    match text.parse::<f64>() {
-        Ok(seconds) if seconds > 0.0 && seconds.is_finite() => Ok(Duration::from_secs_f64(seconds)),
-        _ => Err(format!("`{text}` is not a positive number of seconds")),
+/// What a front end reads updates from: the engine in this process, or `deskhand serve`.
+pub trait TaskUpdates {
+    async fn next_update(&mut self) -> Result<Option<TaskUpdate>>;
+}
+
+impl TaskUpdates for Watch {
+    async fn next_update(&mut self) -> Result<Option<TaskUpdate>> {
+        Ok(self.next().await)
     }
 }
 
-/// The first Ctrl-C stops the run cleanly; a second one exits at once.
+/// The exit status of a finished task; a task that never ran is the error that stopped it.
+pub fn outcome(task: &TaskInfo) -> Result<RunStatus> {
+    if let Some(error) = &task.error
+        && task.state == TaskState::Error
+    {
+        bail!("{error}");
+    }
+    Ok(match task.state {
+        TaskState::Done => RunStatus::Done,
+        TaskState::MaxTurns => RunStatus::MaxTurns,
+        TaskState::Budget => RunStatus::Budget,
+        TaskState::Cancelled => RunStatus::Cancelled,
+        _ => RunStatus::Error,
+    })
+}
+
+/// The first Ctrl-C stops the run cleanly; a second one exits at once. The handler is in
+/// place when this returns, so a Ctrl-C right after never kills the process unhandled.
 pub fn watch_ctrl_c(cancel: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut interrupts) = signal(SignalKind::interrupt()) else {
+        return;
+    };
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
+        if interrupts.recv().await.is_some() {
             eprintln!("\ndeskhand: stopping (Ctrl-C again to quit at once)");
             cancel.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
+            if interrupts.recv().await.is_some() {
                 std::process::exit(RunStatus::Cancelled.exit_code());
             }
         }

@@ -5,21 +5,61 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use async_trait::async_trait;
+use deskhand_app::desktop::{Confirmation, Desktop};
 use deskhand_app::{AppState, configure, context};
 use deskhand_standin::{Reply, Script, StandIn, Turn};
 use serde_json::{Value, json};
 use tauri::ipc::{CallbackFn, InvokeBody, InvokeResponseBody};
 use tauri::test::{INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder};
 use tauri::webview::InvokeRequest;
-use tauri::{App, WebviewWindow, WebviewWindowBuilder};
+use tauri::{App, Url, WebviewWindow, WebviewWindowBuilder};
 
 const KEY: &str = "sk-ant-test-key-wxyz";
 
 /// Tests change process-wide environment variables (the key, the model server): one at a time.
 static ENVIRONMENT: Mutex<()> = Mutex::new(());
 
+/// The desktop outside the page, as the person: answers native confirmations as told (yes
+/// unless `refuse` was called) and records every question and every link opened.
+#[derive(Default)]
+struct Person {
+    refuses: std::sync::atomic::AtomicBool,
+    asked: Mutex<Vec<Confirmation>>,
+    opened: Mutex<Vec<Url>>,
+}
+
+impl Person {
+    fn refuse(&self, refuses: bool) {
+        self.refuses
+            .store(refuses, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn asked(&self) -> Vec<Confirmation> {
+        self.asked.lock().unwrap().clone()
+    }
+
+    fn opened(&self) -> Vec<Url> {
+        self.opened.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl Desktop for Person {
+    async fn confirm(&self, question: Confirmation) -> bool {
+        self.asked.lock().unwrap().push(question);
+        !self.refuses.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn open_url(&self, url: &Url) -> Result<(), String> {
+        self.opened.lock().unwrap().push(url.clone());
+        Ok(())
+    }
+}
+
 struct Window {
     _app: App<MockRuntime>,
+    person: Arc<Person>,
     window: WebviewWindow<MockRuntime>,
     events: Arc<Mutex<Vec<Value>>>,
     _config: tempfile::TempDir,
@@ -59,7 +99,9 @@ fn window_in(server: Option<&StandIn>, data: tempfile::TempDir) -> Window {
     }
     let events = Arc::new(Mutex::new(Vec::new()));
     let caught = events.clone();
-    let app = configure(mock_builder(), AppState::new(config.path(), data.path()))
+    let person = Arc::new(Person::default());
+    let state = AppState::new(config.path(), data.path()).with_desktop(person.clone());
+    let app = configure(mock_builder(), state)
         .channel_interceptor(move |_, _, _, body| {
             if let InvokeResponseBody::Json(json) = body {
                 caught
@@ -76,6 +118,7 @@ fn window_in(server: Option<&StandIn>, data: tempfile::TempDir) -> Window {
         .unwrap();
     Window {
         _app: app,
+        person,
         window,
         events,
         _config: config,
@@ -89,6 +132,7 @@ impl Window {
     fn reopen(self, server: Option<&StandIn>) -> Window {
         let Window {
             _app,
+            person: _,
             window,
             events,
             _config,
@@ -1058,4 +1102,215 @@ fn the_settings_monitor_and_screenshot_size_reach_the_computer_tool() {
         expected,
         "the screenshot the model got"
     );
+}
+
+/// Waits until `n` approvals have been asked for, and returns their requests.
+fn approvals_asked(app: &Window, n: usize) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let asked: Vec<Value> = app
+            .events()
+            .into_iter()
+            .filter(|e| e["type"] == "approval_needed")
+            .map(|e| e["request"].clone())
+            .collect();
+        if asked.len() >= n {
+            return asked;
+        }
+        assert!(Instant::now() < deadline, "{:#?}", app.events());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn a_decision_names_its_call_and_one_for_another_call_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let touch = |name: &str| json!({"command": format!("touch {}/{name}", dir.path().display())});
+    // Two calls in one response: the harmless one first.
+    let server = StandIn::spawn([
+        Turn::tool_uses([("bash", touch("listed")), ("bash", touch("piped-to-sh"))]),
+        Turn::text("Done."),
+    ]);
+    let app = window(Some(&server));
+    app.send(None, "tidy up").unwrap();
+    let first = approvals_asked(&app, 1)[0]["tool_use_id"].clone();
+    let second_id = {
+        let calls: Vec<Value> = app
+            .events()
+            .into_iter()
+            .filter(|e| e["type"] == "tool_call")
+            .map(|e| e["id"].clone())
+            .collect();
+        calls.into_iter().find(|id| *id != first)
+    };
+    // A decision for the second call while the first is the one shown: refused, whether
+    // the id is known from the response (when the core announced it) or made up.
+    for id in second_id.into_iter().chain([json!("toolu_made_up")]) {
+        let refused = app
+            .call(
+                "approve",
+                json!({"toolUseId": id, "decision": {"decision": "approve"}}),
+            )
+            .unwrap_err();
+        assert_eq!(kind(&refused), "not_found", "{refused}");
+    }
+    app.call(
+        "approve",
+        json!({"toolUseId": first, "decision": {"decision": "approve"}}),
+    )
+    .unwrap();
+    let second = approvals_asked(&app, 2)[1]["tool_use_id"].clone();
+    assert_ne!(second, first);
+    app.call(
+        "approve",
+        json!({"toolUseId": second, "decision": {"decision": "deny", "reason": null}}),
+    )
+    .unwrap();
+    assert_eq!(app.wait_for("done")["status"], "done");
+    assert!(dir.path().join("listed").exists());
+    assert!(!dir.path().join("piped-to-sh").exists());
+}
+
+#[test]
+fn always_allowing_bash_needs_a_native_confirmation() {
+    let server = StandIn::spawn([
+        Turn::tool_use("bash", json!({"command": "true"})),
+        Turn::text("Done."),
+    ]);
+    let app = window(Some(&server));
+    app.send(None, "run it").unwrap();
+    let id = approvals_asked(&app, 1)[0]["tool_use_id"].clone();
+    app.person.refuse(true);
+    let refused = app
+        .call(
+            "approve",
+            json!({"toolUseId": id, "decision": {"decision": "approve_kind"}}),
+        )
+        .unwrap_err();
+    assert_eq!(kind(&refused), "declined");
+    let asked = app.person.asked();
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0].message.contains("any bash command"), "{asked:?}");
+    // The call still waits, and a plain approval needs no confirmation.
+    app.call(
+        "approve",
+        json!({"toolUseId": id, "decision": {"decision": "approve"}}),
+    )
+    .unwrap();
+    assert_eq!(app.wait_for("done")["status"], "done");
+    assert_eq!(app.person.asked().len(), 1);
+}
+
+#[test]
+fn switching_to_auto_needs_a_native_confirmation() {
+    let app = window(None);
+    app.person.refuse(true);
+    let refused = app
+        .call("set_approval_mode", json!({"mode": "auto"}))
+        .unwrap_err();
+    assert_eq!(kind(&refused), "declined");
+    let mut settings = app.call("get_settings", json!({})).unwrap();
+    settings["approval_mode"] = json!("auto");
+    let refused = app
+        .call("set_settings", json!({"settings": settings}))
+        .unwrap_err();
+    assert_eq!(kind(&refused), "declined");
+    assert_eq!(
+        app.call("get_settings", json!({})).unwrap()["approval_mode"],
+        "ask"
+    );
+    assert_eq!(app.person.asked().len(), 2);
+    assert!(app.person.asked()[0].title.contains("Auto"));
+    // Other modes need no question; a yes switches.
+    app.call("set_approval_mode", json!({"mode": "deny"}))
+        .unwrap();
+    assert_eq!(app.person.asked().len(), 2);
+    app.person.refuse(false);
+    app.call("set_settings", json!({"settings": settings}))
+        .unwrap();
+    assert_eq!(
+        app.call("get_settings", json!({})).unwrap()["approval_mode"],
+        "auto"
+    );
+}
+
+#[test]
+fn a_new_base_url_for_a_provider_with_a_key_needs_a_native_confirmation() {
+    let server = StandIn::spawn([Turn::text("unused")]);
+    // The key comes from ANTHROPIC_API_KEY here.
+    let app = window(Some(&server));
+    let mut settings = app.call("get_settings", json!({})).unwrap();
+    settings["base_url"] = json!("https://collector.evil.example/v1");
+    app.person.refuse(true);
+    let refused = app
+        .call("set_settings", json!({"settings": settings}))
+        .unwrap_err();
+    assert_eq!(kind(&refused), "declined");
+    assert_eq!(
+        app.call("get_settings", json!({})).unwrap()["base_url"],
+        Value::Null
+    );
+    let asked = app.person.asked();
+    assert_eq!(asked.len(), 1);
+    assert!(
+        asked[0]
+            .message
+            .contains("Anthropic API key will be sent to\n\nhttps://collector.evil.example/v1"),
+        "{asked:?}"
+    );
+    app.person.refuse(false);
+    app.call("set_settings", json!({"settings": settings}))
+        .unwrap();
+    // The same URL again, or a provider without a key, asks nothing.
+    app.call("set_settings", json!({"settings": settings}))
+        .unwrap();
+    settings["provider"] = json!("vllm");
+    settings["base_url"] = json!("http://127.0.0.1:9/v1");
+    app.call("set_settings", json!({"settings": settings}))
+        .unwrap();
+    assert_eq!(app.person.asked().len(), 2);
+}
+
+#[test]
+fn a_link_opens_in_the_browser_only_after_a_confirmation_showing_its_full_address() {
+    let app = window(None);
+    let link = "https://example.com/a/very/long/path?with=query&and=more#fragment";
+    app.person.refuse(true);
+    let refused = app.call("open_link", json!({"url": link})).unwrap_err();
+    assert_eq!(kind(&refused), "declined");
+    assert!(app.person.opened().is_empty());
+    assert!(app.person.asked()[0].message.contains(link));
+    app.person.refuse(false);
+    app.call("open_link", json!({"url": link})).unwrap();
+    assert_eq!(app.person.opened(), [Url::parse(link).unwrap()]);
+    // What is not a web or mail link is refused before anything is asked.
+    for bad in [
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "/relative",
+        "tauri://localhost/",
+        &format!("https://example.com/{}", "a".repeat(5000)),
+    ] {
+        let error = app.call("open_link", json!({"url": bad})).unwrap_err();
+        assert_eq!(kind(&error), "invalid", "{bad}: {error}");
+    }
+    assert_eq!(app.person.asked().len(), 2);
+    assert_eq!(app.person.opened().len(), 1);
+}
+
+#[test]
+fn the_csp_allows_no_form_target_base_object_or_frame() {
+    let config: Value = serde_json::from_str(include_str!("../tauri.conf.json")).unwrap();
+    let csp = config["app"]["security"]["csp"].as_str().unwrap();
+    for directive in [
+        "form-action 'none'",
+        "base-uri 'none'",
+        "object-src 'none'",
+        "frame-src 'none'",
+    ] {
+        assert!(csp.split(';').any(|d| d.trim() == directive), "{csp}");
+    }
+    assert_eq!(config["build"]["devUrl"], "http://127.0.0.1:1420");
+    let vite = include_str!("../ui/vite.config.ts");
+    assert!(vite.contains("host: '127.0.0.1', port: 1420, strictPort: true"));
 }

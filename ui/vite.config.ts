@@ -3,11 +3,13 @@ import { defineConfig } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
 import { svelteTesting } from '@testing-library/svelte/vite';
 
-// Tauri loads `ui/dist` in release and this dev server (fixed port) in `tauri dev`.
+// Tauri embeds `ui/dist` in the built app; a development build loads this dev server, at
+// exactly http://127.0.0.1:1420 (tauri.conf.json's devUrl): if the port is taken Vite stops
+// instead of moving, so the window never loads whatever else answers there.
 export default defineConfig({
   plugins: [svelte(), svelteTesting()],
   clearScreen: false,
-  server: { port: 1420, strictPort: true },
+  server: { host: '127.0.0.1', port: 1420, strictPort: true },
   build: { outDir: 'dist', emptyOutDir: true },
   test: {
     environment: 'jsdom',

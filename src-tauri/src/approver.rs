@@ -13,6 +13,8 @@ use crate::error::{IpcError, IpcResult};
 /// One question to the window. It is opened when the `approval_needed` event goes out, before
 /// the gate waits on it, so an answer can never arrive before its question exists.
 struct Question {
+    /// The action's kind (`bash`, `computer.left_click`, ...), for what "always allow" means.
+    kind: String,
     answer: Option<oneshot::Sender<Answer>>,
     waiting: Option<oneshot::Receiver<Answer>>,
 }
@@ -26,15 +28,24 @@ impl PendingApprovals {
         self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub fn open(&self, id: &str) {
+    pub fn open(&self, id: &str, kind: &str) {
         let (answer, waiting) = oneshot::channel();
         self.questions().insert(
             id.to_string(),
             Question {
+                kind: kind.to_string(),
                 answer: Some(answer),
                 waiting: Some(waiting),
             },
         );
+    }
+
+    /// The kind of the action `id`, while it waits for an answer.
+    pub fn kind(&self, id: &str) -> Option<String> {
+        self.questions()
+            .get(id)
+            .filter(|q| q.answer.is_some())
+            .map(|q| q.kind.clone())
     }
 
     /// The window's answer. `not_found` if nothing with that id waits for one.
@@ -60,14 +71,15 @@ impl PendingApprovals {
         self.questions().clear();
     }
 
-    fn wait(&self, id: &str) -> oneshot::Receiver<Answer> {
+    fn wait(&self, request: &ApprovalRequest) -> oneshot::Receiver<Answer> {
+        let id = &request.tool_use_id;
         let mut questions = self.questions();
         if let Some(waiting) = questions.get_mut(id).and_then(|q| q.waiting.take()) {
             return waiting;
         }
         drop(questions);
-        self.open(id);
-        self.wait(id)
+        self.open(id, &request.plan.kind);
+        self.wait(request)
     }
 
     fn close(&self, id: &str) {
@@ -91,7 +103,7 @@ impl Drop for CloseOnDrop<'_> {
 #[async_trait]
 impl Approver for WindowApprover {
     async fn decide(&self, request: &ApprovalRequest) -> Answer {
-        let waiting = self.pending.wait(&request.tool_use_id);
+        let waiting = self.pending.wait(request);
         let _close = CloseOnDrop(&self.pending, &request.tool_use_id);
         waiting.await.unwrap_or_else(|_| {
             request.answer(Decision::Deny {
@@ -128,7 +140,8 @@ mod tests {
         let approver = WindowApprover {
             pending: pending.clone(),
         };
-        pending.open("t1");
+        pending.open("t1", "bash");
+        assert_eq!(pending.kind("t1").as_deref(), Some("bash"));
         pending.answer("t1", Decision::ApproveKind).unwrap();
         assert_eq!(
             approver.decide(&request("t1")).await.decision,

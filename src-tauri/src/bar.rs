@@ -5,7 +5,9 @@
 //! monitor other than the captured one when there is one, otherwise at the top right corner
 //! of the captured one. For the instant of each computer action the bar is hidden, so the
 //! action can never land on Deskhand and its screenshot never shows it. The full window comes
-//! back, focused, for each approval and at the end of the run.
+//! back for each approval and at the end of the run, without taking the focus: a key the
+//! person meant for another program must not land on an approval card (the run asks for
+//! attention instead).
 //!
 //! Why: a bar keeps Stop one click away and shows progress without covering what the agent
 //! works on. Minimising the window would lose the visible Stop; a second overlay window would
@@ -97,7 +99,7 @@ impl Bar {
         Ok(())
     }
 
-    /// Brings the full window back where it was, focused.
+    /// Brings the full window back where it was. It does not take the focus.
     pub fn restore<R: Runtime>(&self, window: &WebviewWindow<R>) -> tauri::Result<()> {
         let Some(geometry) = self.saved().take() else {
             return Ok(());
@@ -110,8 +112,7 @@ impl Bar {
         if geometry.maximized {
             window.maximize()?;
         }
-        window.show()?;
-        window.set_focus()
+        window.show()
     }
 
     /// Hides the bar while one computer action runs; it shows again when the guard drops.

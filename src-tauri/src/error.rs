@@ -13,6 +13,8 @@ pub enum ErrorKind {
     NotFound,
     Invalid,
     CaptureFailed,
+    /// The person said no in the shell's native confirmation.
+    Declined,
     Internal,
 }
 

@@ -6,9 +6,11 @@ mod approver;
 mod bar;
 pub mod commands;
 mod config;
+pub mod desktop;
 pub mod error;
 mod images;
 mod keys;
+pub mod navigation;
 mod state;
 pub mod tray;
 #[cfg(target_os = "linux")]
@@ -26,7 +28,7 @@ pub const STOP_SHORTCUT: &str = "ctrl+shift+Escape";
 /// The app's state and exactly the commands of `commands::COMMANDS`. Shared by the app and
 /// the command tests, which build it on Tauri's mock runtime.
 pub fn configure<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<R> {
-    use commands::{capture, run, sessions, settings};
+    use commands::{capture, link, run, sessions, settings};
     builder
         .manage(state)
         .invoke_handler(tauri::generate_handler![
@@ -50,6 +52,7 @@ pub fn configure<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<R>
             settings::list_monitors,
             settings::set_api_key,
             settings::key_status,
+            link::open_link,
         ])
 }
 
@@ -64,6 +67,7 @@ pub fn run() -> tauri::Result<()> {
     configure(tauri::Builder::default(), state)
         .plugin(tauri_plugin_global_shortcut::Builder::new().build())
         .setup(|app| {
+            navigation::main_window(app)?;
             let handle = app.handle();
             if let Err(e) = tray::build(handle) {
                 eprintln!("deskhand-app: no tray icon ({e}); Stop stays in the window");

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::approver::PendingApprovals;
 use crate::bar::Bar;
 use crate::config::{Settings, SettingsFile};
+use crate::desktop::{Desktop, NativeDesktop};
 use crate::error::{IpcError, IpcResult};
 use crate::images::{Attachments, ImageCache};
 
@@ -38,6 +39,8 @@ pub struct AppState {
     /// Where API keys are: the OS keyring, as for the CLI.
     pub keyring: OsKeyring,
     pub bar: Bar,
+    /// Native confirmations and the system browser.
+    pub desktop: Arc<dyn Desktop>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -69,7 +72,13 @@ impl AppState {
             store,
             keyring: OsKeyring::default(),
             bar: Bar::default(),
+            desktop: Arc::new(NativeDesktop),
         }
+    }
+
+    /// The same state over another desktop (the command tests answer confirmations).
+    pub fn with_desktop(self, desktop: Arc<dyn Desktop>) -> Self {
+        Self { desktop, ..self }
     }
 
     pub fn settings(&self) -> Settings {

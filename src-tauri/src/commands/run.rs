@@ -16,11 +16,12 @@ use deskhand::tools::Tool;
 use deskhand::tools::catalog::{self, ToolSettings};
 use serde_json::Value;
 use tauri::ipc::Channel;
-use tauri::{AppHandle, Manager, Runtime, State};
+use tauri::{AppHandle, Manager, Runtime, State, UserAttentionType};
 use tokio_util::sync::CancellationToken;
 
 use crate::approver::WindowApprover;
 use crate::bar::main_window;
+use crate::commands::confirm::{self, confirmed};
 use crate::config::Settings;
 use crate::error::{IpcError, IpcResult};
 use crate::images::{self, AttachmentRef};
@@ -149,9 +150,14 @@ pub async fn send_message<R: Runtime>(
         let mut sink = |event: AgentEvent| {
             match &event {
                 AgentEvent::ApprovalNeeded { request } => {
-                    state.approvals.open(&request.tool_use_id);
+                    state
+                        .approvals
+                        .open(&request.tool_use_id, &request.plan.kind);
                     if let Some(window) = main_window(&app) {
                         let _ = state.bar.restore(&window);
+                        // Asks for attention; taking the focus would let a key meant for
+                        // another program land on the card.
+                        let _ = window.request_user_attention(Some(UserAttentionType::Critical));
                     }
                 }
                 AgentEvent::Done { .. } => {
@@ -217,13 +223,20 @@ async fn provider(settings: &Settings, state: &AppState) -> IpcResult<Chosen> {
     .map_err(|e| IpcError::invalid(format!("{e}; change it in Settings")))
 }
 
-/// Answers the pending approval of `tool_use_id`.
+/// Answers the pending approval of `tool_use_id`, and only that one: `not_found` for any id
+/// that is not waiting. "Always allow" for bash needs the person's native confirmation.
 #[tauri::command]
 pub async fn approve(
     state: State<'_, AppState>,
     tool_use_id: String,
     decision: Decision,
 ) -> IpcResult<()> {
+    let kind = state.approvals.kind(&tool_use_id).ok_or_else(|| {
+        IpcError::not_found(format!("no action `{tool_use_id}` is waiting for approval"))
+    })?;
+    if decision == Decision::ApproveKind && kind == "bash" {
+        confirmed(&state, confirm::allow_all_commands()).await?;
+    }
     state.approvals.answer(&tool_use_id, decision)
 }
 
@@ -234,8 +247,12 @@ pub async fn stop(state: State<'_, AppState>) -> IpcResult<()> {
     Ok(())
 }
 
+/// Switches the mode; Auto needs the person's native confirmation.
 #[tauri::command]
 pub async fn set_approval_mode(state: State<'_, AppState>, mode: ApprovalPolicy) -> IpcResult<()> {
+    if mode == ApprovalPolicy::Auto && state.mode() != ApprovalPolicy::Auto {
+        confirmed(&state, confirm::auto_mode()).await?;
+    }
     state.set_mode(mode);
     Ok(())
 }

@@ -1,10 +1,13 @@
 //! Settings, providers, monitors and the API key.
 
+use deskhand::agent::ApprovalPolicy;
+use deskhand::llm::config::ProviderKind;
 use deskhand::tools::computer::scaling::model_size_within;
 use deskhand::tools::computer::screen::{RealScreen, Screen};
 use serde::Serialize;
 use tauri::State;
 
+use crate::commands::confirm::{self, confirmed};
 use crate::config::{ProviderInfo, WindowSettings, providers};
 use crate::error::{ErrorKind, IpcError, IpcResult};
 use crate::keys::{self, KeyInfo};
@@ -22,7 +25,9 @@ pub async fn get_settings(state: State<'_, AppState>) -> IpcResult<WindowSetting
 }
 
 /// Validates and stores the settings (the budget in the store, where `deskhand settings`
-/// keeps it); the approval mode becomes the window's mode too.
+/// keeps it); the approval mode becomes the window's mode too. Two changes need the person's
+/// native confirmation first (`declined` otherwise): a new base URL for a provider that has
+/// a key (the key goes wherever the base URL points), and Auto as the mode.
 #[tauri::command]
 pub async fn set_settings(
     state: State<'_, AppState>,
@@ -31,6 +36,21 @@ pub async fn set_settings(
     let budget = settings.budget()?;
     settings.settings.validate()?;
     let store = state.store()?;
+    let (old, new) = (state.settings(), &settings.settings);
+    if let Some(url) = &new.base_url
+        && (new.base_url != old.base_url || new.provider != old.provider)
+        && key_status(state.clone(), Some(new.provider.clone()))
+            .await?
+            .status
+            .set
+    {
+        let provider =
+            ProviderKind::parse(&new.provider).map_or(new.provider.as_str(), |k| k.name());
+        confirmed(&state, confirm::key_destination(provider, url)).await?;
+    }
+    if new.approval_mode == ApprovalPolicy::Auto && old.approval_mode != ApprovalPolicy::Auto {
+        confirmed(&state, confirm::auto_mode()).await?;
+    }
     let saved = state.save_settings(settings.settings)?;
     store.set_budget(&budget)?;
     Ok(WindowSettings {

@@ -106,6 +106,8 @@ export type IpcErrorKind =
   | 'not_found'
   | 'invalid'
   | 'capture_failed'
+  /** The person said no in the shell's own (native) confirmation. */
+  | 'declined'
   | 'internal';
 
 export interface IpcError {
@@ -134,6 +136,14 @@ export function sendMessage(
 
 export function approve(toolUseId: string, decision: Decision): Promise<void> {
   return invoke('approve', { toolUseId, decision });
+}
+
+/**
+ * Opens a link from a reply in the system browser, after the shell's native confirmation
+ * showing the full URL; rejects with `declined` when the person says no.
+ */
+export function openLink(url: string): Promise<void> {
+  return invoke('open_link', { url });
 }
 
 export function stop(): Promise<void> {

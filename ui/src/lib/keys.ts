@@ -7,6 +7,15 @@ export function isTyping(target: EventTarget | null): boolean {
   );
 }
 
+/** The app's own dialogs. Only these count: an open `<dialog>` from anywhere else (a reply) must not turn off Esc. */
+const appDialogs = new Set<HTMLDialogElement>();
+
+/** `use:appDialog` on each of the app's own `<dialog>`s. */
+export function appDialog(node: HTMLDialogElement) {
+  appDialogs.add(node);
+  return { destroy: () => void appDialogs.delete(node) };
+}
+
 export function modalOpen(): boolean {
-  return document.querySelector('dialog[open]') !== null;
+  return [...appDialogs].some((dialog) => dialog.open);
 }

@@ -48,15 +48,21 @@ export class RunStore {
     }
   }
 
-  async decide(decision: Decision): Promise<void> {
+  /**
+   * Answers the call `toolUseId`, the one the person was shown; nothing if another call is
+   * pending by now (the shell refuses an id that is not pending, too).
+   */
+  async decide(toolUseId: string, decision: Decision): Promise<void> {
     const pending = this.state.pending;
-    if (!pending || this.deciding) return;
+    if (!pending || pending.tool_use_id !== toolUseId || this.deciding) return;
     this.deciding = true;
     try {
       await ipc.approve(pending.tool_use_id, decision);
     } catch (error) {
       this.deciding = false;
-      this.state.error = errorNotice(ipc.toIpcError(error).message);
+      // Declined in the shell's own dialog ("always allow" for bash): the card stays.
+      const { kind, message } = ipc.toIpcError(error);
+      if (kind !== 'declined') this.state.error = errorNotice(message);
     }
   }
 
@@ -73,7 +79,9 @@ export class RunStore {
       await ipc.setApprovalMode(mode);
     } catch (error) {
       this.mode = previous;
-      this.state.error = errorNotice(ipc.toIpcError(error).message);
+      // Auto declined in the shell's own dialog: the switch simply goes back.
+      const { kind, message } = ipc.toIpcError(error);
+      if (kind !== 'declined') this.state.error = errorNotice(message);
     }
   }
 

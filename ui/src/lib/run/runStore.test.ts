@@ -66,8 +66,8 @@ describe('RunStore', () => {
     await store.send('go', []);
     shell.emit(started(), toolCall('t1'), { type: 'approval_needed', request: approvalRequest('t1') });
     await Promise.all([
-      store.decide({ decision: 'deny', reason: 'no' }),
-      store.decide({ decision: 'approve' }),
+      store.decide('t1', { decision: 'deny', reason: 'no' }),
+      store.decide('t1', { decision: 'approve' }),
     ]);
     const approvals = shell.calls.filter((c) => c.cmd === 'approve');
     expect(approvals).toEqual([
@@ -76,6 +76,34 @@ describe('RunStore', () => {
     shell.emit({ type: 'approval_decided', id: 't1', decision: 'deny', reason: 'no', by: 'user' });
     expect(store.deciding).toBe(false);
     expect(store.state.pending).toBeNull();
+  });
+
+  it('drops a decision for a call other than the pending one', async () => {
+    const shell = fakeShell();
+    const store = new RunStore();
+    await store.send('go', []);
+    shell.emit(started(), toolCall('t1'), { type: 'approval_needed', request: approvalRequest('t1') });
+    shell.emit({ type: 'approval_decided', id: 't1', decision: 'approve', by: 'user' }, toolCall('t2'));
+    shell.emit({ type: 'approval_needed', request: approvalRequest('t2') });
+    // A decision made on the card of t1, landing after t2 became the pending call.
+    await store.decide('t1', { decision: 'approve' });
+    expect(shell.calls.filter((c) => c.cmd === 'approve')).toEqual([]);
+  });
+
+  it('takes a no in the native confirmation of the shell as "not done", not as an error', async () => {
+    const declined = () => {
+      throw { kind: 'declined', message: 'not done: it was not confirmed in the dialog' };
+    };
+    const shell = fakeShell((cmd) => (cmd === 'set_approval_mode' || cmd === 'approve' ? declined() : null));
+    const store = new RunStore();
+    await store.setMode('auto');
+    expect(store.mode).toBe('ask');
+    await store.send('go', []);
+    shell.emit(started(), toolCall('t1'), { type: 'approval_needed', request: approvalRequest('t1') });
+    await store.decide('t1', { decision: 'approve_kind' });
+    expect(store.deciding).toBe(false);
+    expect(store.state.pending?.tool_use_id).toBe('t1');
+    expect(store.state.error).toBeNull();
   });
 
   it('stops a run and switches the approval mode mid-run', async () => {

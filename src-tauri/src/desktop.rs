@@ -1,0 +1,109 @@
+//! What the shell asks of the desktop outside the page: a confirmation in a native dialog, and
+//! opening a link in the system browser.
+//!
+//! Why native: a reply the model wrote is drawn in the page, and whatever the page shows or
+//! answers, a hostile reply might imitate. A dialog of the shell's own (GTK, drawn by this
+//! process, not by the webview) is one no page content can draw over or click, so the
+//! decisions that widen what the agent may do, or where the API key goes, are asked there.
+//! No webview permission is involved: the page only calls the app's commands.
+
+use async_trait::async_trait;
+use tauri::Url;
+
+/// A question for the person, with the words of its "yes" button. Anything but a click on
+/// that button (Cancel, Esc, closing the dialog) is a no.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Confirmation {
+    pub title: String,
+    pub message: String,
+    pub accept: String,
+}
+
+#[async_trait]
+pub trait Desktop: Send + Sync {
+    /// Asks in a dialog of the shell's own; true only for an explicit yes.
+    async fn confirm(&self, question: Confirmation) -> bool;
+
+    /// Opens `url` in the system's browser.
+    fn open_url(&self, url: &Url) -> Result<(), String>;
+}
+
+/// The real desktop: GTK dialogs over the app's window, `xdg-open` for links.
+pub struct NativeDesktop;
+
+#[async_trait]
+impl Desktop for NativeDesktop {
+    async fn confirm(&self, question: Confirmation) -> bool {
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        // GTK runs on the main thread, whose loop is the default main context.
+        #[cfg(target_os = "linux")]
+        gtk::glib::MainContext::default().invoke(move || native::ask(question, answer));
+        // No native dialog of ours elsewhere: the answer is no.
+        #[cfg(not(target_os = "linux"))]
+        drop((question, answer));
+        answered.await.unwrap_or(false)
+    }
+
+    fn open_url(&self, url: &Url) -> Result<(), String> {
+        let mut command = std::process::Command::new("xdg-open");
+        command
+            .arg(url.as_str())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        // The browser gets the environment the person started Deskhand with: no API keys,
+        // none of the window's own WebKit settings.
+        for (name, _) in std::env::vars_os() {
+            if deskhand::tools::is_withheld_variable(&name) {
+                command.env_remove(name);
+            }
+        }
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("cannot start xdg-open: {e}"))?;
+        // xdg-open hands over to the browser and exits; reap it.
+        std::thread::spawn(move || child.wait());
+        Ok(())
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod native {
+    use gtk::prelude::*;
+    use gtk::{ButtonsType, DialogFlags, MessageDialog, MessageType, ResponseType};
+    use std::cell::RefCell;
+    use tokio::sync::oneshot;
+
+    use super::Confirmation;
+
+    /// Shows the dialog over the app's window (the visible toplevel), with Cancel as the
+    /// default, so that Enter held down from the page does not answer it.
+    pub fn ask(question: Confirmation, answer: oneshot::Sender<bool>) {
+        let parent = gtk::Window::list_toplevels()
+            .into_iter()
+            .filter_map(|w| w.downcast::<gtk::ApplicationWindow>().ok())
+            .find(|w| w.is_visible());
+        let dialog = MessageDialog::new(
+            parent.as_ref(),
+            DialogFlags::MODAL | DialogFlags::DESTROY_WITH_PARENT,
+            MessageType::Warning,
+            ButtonsType::None,
+            &question.message,
+        );
+        dialog.set_title(&question.title);
+        dialog.add_button("Cancel", ResponseType::Cancel);
+        dialog.add_button(&question.accept, ResponseType::Accept);
+        dialog.set_default_response(ResponseType::Cancel);
+        dialog.set_keep_above(true);
+        let answer = RefCell::new(Some(answer));
+        // The first response answers and closes; closing emits one more (`DeleteEvent`),
+        // which finds the answer gone.
+        dialog.connect_response(move |dialog, response| {
+            if let Some(answer) = answer.borrow_mut().take() {
+                let _ = answer.send(response == ResponseType::Accept);
+                dialog.close();
+            }
+        });
+        dialog.show_all();
+    }
+}

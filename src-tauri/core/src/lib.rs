@@ -3,6 +3,7 @@
 //! drive this same crate.
 
 pub mod agent;
+pub mod api;
 pub mod files;
 pub mod images;
 pub mod llm;

@@ -163,7 +163,7 @@ impl Engine {
             .or_default()
             .clone();
         let ready = match slot.turn.clone().try_lock_owned() {
-            Ok(turn) => Some((turn, SessionLock::try_acquire(store.dir(), &session_id)?)),
+            Ok(turn) => Some((SessionLock::try_acquire(store.dir(), &session_id)?, turn)),
             Err(_) => None,
         };
         let prompt = spec
@@ -231,9 +231,15 @@ impl Engine {
             return Ok(live.clone());
         }
         let task = self.task(id)?;
-        Err(TaskError::Finished {
+        if task.state.is_final() {
+            return Err(TaskError::Finished {
+                id: id.into(),
+                state: task.state.name(),
+            });
+        }
+        Err(TaskError::Elsewhere {
             id: id.into(),
-            state: task.state.name(),
+            pid: task.pid,
         })
     }
 
@@ -326,8 +332,12 @@ fn process_alive(pid: u32) -> bool {
     result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+/// How often a watcher looks in the store for events of a task another process runs.
+const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// A watcher's view of a task: replayed events, then live ones; `None` once the task ended
-/// and everything was delivered.
+/// and everything was delivered. A task another process runs (a `deskhand ask` beside the
+/// window) is followed through the store.
 pub struct Watch {
     engine: Engine,
     task: String,
@@ -346,7 +356,20 @@ impl Watch {
             if let Some(update) = self.replay.next() {
                 return Some(self.seen(update));
             }
-            let receiver = self.receiver.as_mut()?;
+            let Some(receiver) = self.receiver.as_mut() else {
+                // Not this engine's task: follow the store until the task has ended.
+                let ended = self.engine.task(&self.task).ok()?.state.is_final();
+                let more = self.engine.watch(&self.task, self.last_id).ok()?;
+                let got_more = more.replay.len() > 0 || more.receiver.is_some();
+                *self = more;
+                if !got_more {
+                    if ended {
+                        return None;
+                    }
+                    tokio::time::sleep(POLL_INTERVAL).await;
+                }
+                continue;
+            };
             match receiver.recv().await {
                 Some(update) => {
                     if let TaskUpdate::Event { id: Some(id), .. } = *update
@@ -385,7 +408,8 @@ struct Run {
     wrap: Option<ToolWrapper>,
 }
 
-type Turn = (tokio::sync::OwnedMutexGuard<()>, SessionLock);
+/// The file lock first: it is dropped (released) before the queue lets the next task in.
+type Turn = (SessionLock, tokio::sync::OwnedMutexGuard<()>);
 
 impl Run {
     fn store(&self) -> &Store {
@@ -452,7 +476,7 @@ impl Run {
                 match SessionLock::try_acquire(self.store().dir(), &self.session_id) {
                     Ok(file) => {
                         self.set_state(TaskState::Running, None);
-                        (turn, file)
+                        (file, turn)
                     }
                     Err(e) => return self.finish(TaskState::Error, Some(e.to_string())),
                 }

@@ -33,6 +33,9 @@ pub enum TaskError {
     NothingPending(String),
     #[error("task `{id}` has already ended ({state})")]
     Finished { id: String, state: &'static str },
+    /// Another process (a `deskhand ask`, the window) runs the task and answers for it.
+    #[error("task `{id}` is run by another Deskhand process (pid {pid}); answer or stop it there")]
+    Elsewhere { id: String, pid: u32 },
     #[error(transparent)]
     Lock(#[from] LockError),
     #[error(transparent)]

@@ -16,8 +16,12 @@ use deskhand::tasks::{
 };
 use tokio_util::sync::CancellationToken;
 
+use reqwest::Method;
+use serde_json::json;
+
 use crate::approver;
 use crate::printer::Printer;
+use crate::service::{Service, ServiceArgs};
 
 #[derive(Args)]
 pub struct AskArgs {
@@ -76,6 +80,13 @@ pub struct AskArgs {
     /// history.
     #[arg(long, value_name = "ID")]
     session: Option<String>,
+    /// Hand the task to the running `deskhand serve`, print its id and return (follow it
+    /// with `deskhand tasks watch ID`).
+    #[arg(long)]
+    background: bool,
+    /// The service's socket, for --background (default: $XDG_RUNTIME_DIR/deskhand/api.sock).
+    #[arg(long, env = "DESKHAND_SOCKET")]
+    socket: Option<PathBuf>,
     prompt: String,
 }
 
@@ -115,8 +126,12 @@ impl AskArgs {
     }
 }
 
-/// Runs the task in this process and follows it on the terminal.
+/// Runs the task in this process and follows it on the terminal, or hands it to the
+/// service with --background.
 pub async fn run(args: AskArgs) -> Result<RunStatus> {
+    if args.background {
+        return background(&args).await;
+    }
     let spec = args.spec()?;
     let store = Store::open_default(args.data_dir.clone())?;
     let engine = Engine::new(store);
@@ -131,7 +146,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
             let _ = engine.cancel(&id);
         }
     });
-    let answer = |call: String, decision| {
+    let answer = async |call: String, decision| {
         // The task may have ended meanwhile (a stop): nothing waits then.
         let _ = engine.answer(&task.id, Some(&call), decision);
     };
@@ -139,12 +154,48 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
     outcome(&engine.task(&task.id)?)
 }
 
+/// Submits the task to `deskhand serve` and prints its id.
+async fn background(args: &AskArgs) -> Result<RunStatus> {
+    if !args.attach.is_empty() {
+        bail!("--attach cannot be used with --background yet: the API takes text prompts");
+    }
+    let service = Service::new(&ServiceArgs {
+        socket: args.socket.clone(),
+        data_dir: args.data_dir.clone(),
+    })?;
+    let body = json!({
+        "prompt": args.prompt,
+        "session_id": args.session,
+        "approve": args.approve,
+        "max_turns": args.max_turns,
+        "tools": args.tools,
+        "provider": args.provider,
+        "model": args.model,
+        "base_url": args.base_url,
+        "system": args.system,
+        "max_cost_usd": args.max_cost,
+        "max_tokens": args.max_tokens,
+        "bash_timeout_secs": args.bash_timeout.map(|d| d.as_secs_f64()),
+        "keep_screenshots": args.keep_screenshots,
+        "summarize_at": args.summarize_at,
+        "monitor": args.monitor,
+    });
+    let task: TaskInfo =
+        serde_json::from_value(service.call(Method::POST, "/v1/tasks", Some(&body)).await?)?;
+    if args.json {
+        println!("{}", deskhand::visible::json(&serde_json::to_string(&task)?));
+    } else {
+        println!("{}", task.id);
+    }
+    Ok(RunStatus::Done)
+}
+
 /// Prints a task's updates and asks on the terminal for each approval it waits for,
 /// handing the answer to `answer`; returns once the task ended.
 pub async fn follow(
     mut watch: impl TaskUpdates,
     json: bool,
-    answer: impl Fn(String, Decision),
+    answer: impl AsyncFn(String, Decision),
 ) -> Result<()> {
     let mut printer = Printer {
         json,
@@ -161,7 +212,7 @@ pub async fn follow(
         printer.print(&event);
         if let AgentEvent::ApprovalNeeded { request } = &event {
             let decision = approver::ask(request).await;
-            answer(request.tool_use_id.clone(), decision);
+            answer(request.tool_use_id.clone(), decision).await;
         }
     }
     Ok(())

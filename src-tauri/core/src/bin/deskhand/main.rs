@@ -8,8 +8,11 @@ mod monitors;
 mod plugins;
 mod printer;
 mod screenshot;
+mod serve;
+mod service;
 mod sessions;
 mod settings;
+mod tasks;
 
 use std::process::ExitCode;
 
@@ -43,6 +46,10 @@ enum Command {
     Plugins(plugins::PluginsArgs),
     /// Settings every run reads: the budget (max-cost, max-tokens).
     Settings(settings::SettingsArgs),
+    /// Serve the task engine as a local API (a Unix socket; TCP with --listen).
+    Serve(serve::ServeArgs),
+    /// The tasks of a running `deskhand serve`: list, show, watch, approve, deny, cancel.
+    Tasks(tasks::TasksArgs),
 }
 
 fn main() -> ExitCode {
@@ -60,6 +67,8 @@ fn main() -> ExitCode {
             Command::Monitors => monitors::run().map(|()| RunStatus::Done),
             Command::Plugins(args) => plugins::run(args).await.map(|()| RunStatus::Done),
             Command::Settings(args) => settings::run(args).map(|()| RunStatus::Done),
+            Command::Serve(args) => serve::run(args).await.map(|()| RunStatus::Done),
+            Command::Tasks(args) => tasks::run(args).await,
         }
     });
     match result {

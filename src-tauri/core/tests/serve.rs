@@ -409,3 +409,43 @@ fn a_third_party_sse_client_follows_approves_and_resumes() {
     assert!(report["resumed_from"].as_i64().unwrap() > 0);
     assert_eq!(report["duplicates"], 0);
 }
+
+/// docs/openapi.json lists exactly the server's routes: each one the file names is served
+/// (an answer of the API's own, never the router's bare 404 or 405), and every other method
+/// on those paths is refused with 405.
+#[test]
+fn the_openapi_file_matches_the_servers_real_routes() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/openapi.json");
+    let spec: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let mut documented: Vec<(String, String)> = Vec::new();
+    for (path, item) in spec["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            documented.push((method.to_uppercase(), path.clone()));
+        }
+    }
+    documented.sort();
+    let mut served: Vec<(String, String)> = deskhand::api::ROUTES
+        .iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
+    served.sort();
+    assert_eq!(documented, served);
+
+    let api = StandIn::spawn([]);
+    let dir = tempfile::tempdir().unwrap();
+    let serve = Serve::start(&api, dir.path());
+    for (method, path) in &documented {
+        let path = path.replace("{id}", "no-such-id");
+        let body = (method == "POST").then_some("{}");
+        let (status, answer) = serve.curl(method, &path, body);
+        assert!(
+            answer.get("error").is_some() || answer.get("tasks").is_some() || answer.get("sessions").is_some(),
+            "{method} {path}: {status} {answer}"
+        );
+        for other in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
+            if !documented.iter().any(|(m, p)| m == other && p.replace("{id}", "no-such-id") == path) {
+                assert_eq!(serve.curl(other, &path, None).0, 405, "{other} {path}");
+            }
+        }
+    }
+}

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
+use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -110,6 +111,19 @@ impl From<StoreError> for ApiError {
     }
 }
 
+/// The path's task or session id, refused in our error shape when it cannot be read.
+fn path_id(id: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    id.map(|Path(id)| id)
+        .map_err(|e| ApiError::invalid(format!("the path: {}", e.body_text())))
+}
+
+/// The query string, refused in our error shape when it cannot be read.
+fn query<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    query
+        .map(|Query(query)| query)
+        .map_err(|e| ApiError::invalid(format!("the query: {}", e.body_text())))
+}
+
 /// A JSON body, refused with our error shape (not the framework's) when it does not parse.
 fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
     let bytes: &[u8] = if bytes.is_empty() { b"{}" } else { bytes };
@@ -177,9 +191,9 @@ struct ListQuery {
 
 async fn list_tasks(
     State(api): State<Api>,
-    Query(query): Query<ListQuery>,
+    query_string: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let limit = query.limit.unwrap_or(50).min(1000);
+    let limit = query(query_string)?.limit.unwrap_or(50).min(1000);
     Ok(Json(json!({"tasks": api.engine.tasks(limit)?})))
 }
 
@@ -307,8 +321,9 @@ async fn submit(State(api): State<Api>, bytes: Bytes) -> Result<Response, ApiErr
 
 async fn show_task(
     State(api): State<Api>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
+    let id = path_id(id)?;
     Ok(Json(serde_json::to_value(api.engine.task(&id)?).unwrap_or_default()))
 }
 
@@ -322,10 +337,12 @@ struct EventsQuery {
 /// and the stream ends when the task does.
 async fn events(
     State(api): State<Api>,
-    Path(id): Path<String>,
-    Query(query): Query<EventsQuery>,
+    id: Result<Path<String>, PathRejection>,
+    query_string: Result<Query<EventsQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
+    let id = path_id(id)?;
+    let query = query(query_string)?;
     let after = match headers.get("last-event-id") {
         Some(value) => value
             .to_str()
@@ -379,9 +396,10 @@ struct DenyBody {
 
 async fn approve(
     State(api): State<Api>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
+    let id = path_id(id)?;
     let request: ApproveBody = body(&bytes)?;
     let decision = if request.always {
         Decision::ApproveKind
@@ -396,9 +414,10 @@ async fn approve(
 
 async fn deny(
     State(api): State<Api>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
+    let id = path_id(id)?;
     let request: DenyBody = body(&bytes)?;
     if request.reason.as_ref().is_some_and(|r| r.len() > MAX_TEXT) {
         return Err(ApiError::invalid("`reason` is too long"));
@@ -414,8 +433,9 @@ async fn deny(
 
 async fn cancel(
     State(api): State<Api>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
+    let id = path_id(id)?;
     api.engine.cancel(&id)?;
     Ok((StatusCode::ACCEPTED, Json(api.engine.task(&id)?)).into_response())
 }
@@ -426,8 +446,9 @@ async fn list_sessions(State(api): State<Api>) -> Result<Json<Value>, ApiError> 
 
 async fn show_session(
     State(api): State<Api>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
+    let id = path_id(id)?;
     let store = api.engine.store();
     let id = store.resolve_id(&id)?;
     Ok(Json(

@@ -19,7 +19,10 @@ env -u OPENAI_API_KEY -u LLM_PROVIDER ANTHROPIC_API_KEY=fuzz ANTHROPIC_BASE_URL=
   DESKHAND_API_TOKEN="$token" "$deskhand" serve --listen "127.0.0.1:$port" 2>"$work/serve.log" &
 serve_pid=$!
 for _ in $(seq 100); do [ -S "$work/api.sock" ] && break; sleep 0.05; done
-"$bin/schemathesis" run docs/openapi.json --url "http://127.0.0.1:$port" \
+schema="$PWD/docs/openapi.json"
+# schemathesis keeps a cache in the working directory: the scratch one, not the repository.
+cd "$work"
+"$bin/schemathesis" run "$schema" --url "http://127.0.0.1:$port" \
   -H "Authorization: Bearer $token" --max-time "$seconds" --workers 2 --max-response-time 5 \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
   --warnings off

@@ -2,7 +2,6 @@
 //! turns IPC commands into core calls, streams each run's events over one `Channel`, waits
 //! for the window's approvals, and keeps the window out of the agent's way. No agent logic.
 
-mod approver;
 mod bar;
 pub mod commands;
 mod config;

@@ -298,6 +298,14 @@ impl Engine {
         Ok(call)
     }
 
+    /// The action a task this engine runs waits for, if any.
+    pub fn waiting_for(
+        &self,
+        id: &str,
+    ) -> Result<Option<crate::agent::ApprovalRequest>, TaskError> {
+        Ok(lock(&self.live(id)?.info).waiting_for.clone())
+    }
+
     /// Cancels a task: a queued one ends before it starts, a running one as a stop does
     /// (open calls answered "cancelled by the user", the session left valid).
     pub fn cancel(&self, id: &str) -> Result<(), TaskError> {

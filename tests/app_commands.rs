@@ -1187,7 +1187,7 @@ fn always_allowing_bash_needs_a_native_confirmation() {
             json!({"toolUseId": id, "decision": {"decision": "approve_kind"}}),
         )
         .unwrap_err();
-    assert_eq!(kind(&refused), "declined");
+    assert_eq!(kind(&refused), "declined", "{refused:?}");
     let asked = app.person.asked();
     assert_eq!(asked.len(), 1);
     assert!(asked[0].message.contains("any bash command"), "{asked:?}");
@@ -1208,13 +1208,13 @@ fn switching_to_auto_needs_a_native_confirmation() {
     let refused = app
         .call("set_approval_mode", json!({"mode": "auto"}))
         .unwrap_err();
-    assert_eq!(kind(&refused), "declined");
+    assert_eq!(kind(&refused), "declined", "{refused:?}");
     let mut settings = app.call("get_settings", json!({})).unwrap();
     settings["approval_mode"] = json!("auto");
     let refused = app
         .call("set_settings", json!({"settings": settings}))
         .unwrap_err();
-    assert_eq!(kind(&refused), "declined");
+    assert_eq!(kind(&refused), "declined", "{refused:?}");
     assert_eq!(
         app.call("get_settings", json!({})).unwrap()["approval_mode"],
         "ask"
@@ -1240,12 +1240,12 @@ fn a_new_base_url_for_a_provider_with_a_key_needs_a_native_confirmation() {
     // The key comes from ANTHROPIC_API_KEY here.
     let app = window(Some(&server));
     let mut settings = app.call("get_settings", json!({})).unwrap();
-    settings["base_url"] = json!("https://collector.evil.example/v1");
+    settings["base_url"] = json!("https://collector.evil.example");
     app.person.refuse(true);
     let refused = app
         .call("set_settings", json!({"settings": settings}))
         .unwrap_err();
-    assert_eq!(kind(&refused), "declined");
+    assert_eq!(kind(&refused), "declined", "{refused:?}");
     assert_eq!(
         app.call("get_settings", json!({})).unwrap()["base_url"],
         Value::Null
@@ -1255,7 +1255,7 @@ fn a_new_base_url_for_a_provider_with_a_key_needs_a_native_confirmation() {
     assert!(
         asked[0]
             .message
-            .contains("Anthropic API key will be sent to\n\nhttps://collector.evil.example/v1"),
+            .contains("Anthropic API key will be sent to\n\nhttps://collector.evil.example"),
         "{asked:?}"
     );
     app.person.refuse(false);
@@ -1277,7 +1277,7 @@ fn a_link_opens_in_the_browser_only_after_a_confirmation_showing_its_full_addres
     let link = "https://example.com/a/very/long/path?with=query&and=more#fragment";
     app.person.refuse(true);
     let refused = app.call("open_link", json!({"url": link})).unwrap_err();
-    assert_eq!(kind(&refused), "declined");
+    assert_eq!(kind(&refused), "declined", "{refused:?}");
     assert!(app.person.opened().is_empty());
     assert!(app.person.asked()[0].message.contains(link));
     app.person.refuse(false);

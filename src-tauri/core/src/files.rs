@@ -19,7 +19,11 @@ pub enum ReadError {
     #[error("{path} is {kind}, not a regular file")]
     NotRegular { path: String, kind: FileKind },
     #[error("{path} is {bytes} bytes; the limit is {limit} bytes")]
-    TooLarge { path: String, bytes: u64, limit: u64 },
+    TooLarge {
+        path: String,
+        bytes: u64,
+        limit: u64,
+    },
     #[error("cannot read {path}: {reason}")]
     Io { path: String, reason: String },
 }
@@ -152,7 +156,11 @@ mod tests {
         assert_eq!(read_regular(&path, 5).unwrap(), b"hello");
         assert!(matches!(
             read_regular(&path, 4),
-            Err(ReadError::TooLarge { bytes: 5, limit: 4, .. })
+            Err(ReadError::TooLarge {
+                bytes: 5,
+                limit: 4,
+                ..
+            })
         ));
     }
 
@@ -161,7 +169,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert!(matches!(
             read_regular(Path::new("/dev/zero"), 1 << 20),
-            Err(ReadError::NotRegular { kind: FileKind::CharDevice, .. })
+            Err(ReadError::NotRegular {
+                kind: FileKind::CharDevice,
+                ..
+            })
         ));
         assert!(matches!(
             read_regular(dir.path(), 1 << 20),
@@ -171,7 +182,10 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("missing"), &dangling).unwrap();
         let err = read_regular(&dangling, 1 << 20).unwrap_err();
         assert!(matches!(err, ReadError::NotFound { .. }), "{err}");
-        assert_eq!(err.to_string(), format!("{} does not exist", dangling.display()));
+        assert_eq!(
+            err.to_string(),
+            format!("{} does not exist", dangling.display())
+        );
     }
 
     #[test]
@@ -183,8 +197,20 @@ mod tests {
         let started = Instant::now();
         let err = read_regular(&fifo, 1 << 20).unwrap_err();
         assert!(started.elapsed() < Duration::from_secs(1));
-        assert!(matches!(err, ReadError::NotRegular { kind: FileKind::Fifo, .. }), "{err}");
-        assert!(err.to_string().ends_with("is a named pipe (FIFO), not a regular file"));
+        assert!(
+            matches!(
+                err,
+                ReadError::NotRegular {
+                    kind: FileKind::Fifo,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(
+            err.to_string()
+                .ends_with("is a named pipe (FIFO), not a regular file")
+        );
     }
 
     #[test]

@@ -120,6 +120,50 @@ fn moves_clicks_and_drags_land_exactly_where_the_model_aimed() {
     assert!(moves >= 3, "{moves} motion events during the drag");
 }
 
+/// `left_click_drag` with `text: "shift"` holds Shift from before the press until after
+/// the release, as xev sees it.
+#[test]
+fn a_drag_holds_its_modifier_through_the_drag() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let tool = computer("claude-sonnet-4-5", None);
+    let xev = Xev::open("deskhand-shift-drag", 200, 150, 800, 600);
+    let (wx, wy, _, _) = x11::window_geometry(&xev.id);
+    let start = model_point(&tool, wx + 40, wy + 30);
+    let end = model_point(&tool, wx + 600, wy + 450);
+    // A click first, so that the window has the keyboard focus when Shift goes down.
+    act(&tool, json!({"action": "left_click", "coordinate": start}));
+    act(
+        &tool,
+        json!({"action": "left_click_drag", "start_coordinate": start, "coordinate": end, "text": "shift"}),
+    );
+    let events = xev.wait_for("the shift-drag", |e| {
+        e.iter()
+            .any(|e| e.kind == "KeyRelease" && e.keysym.as_deref() == Some("Shift_L"))
+    });
+    let seen: Vec<String> = events
+        .iter()
+        .filter(|e| e.kind.starts_with("Key") || e.kind.starts_with("Button"))
+        .map(|e| match (&e.keysym, e.button) {
+            (Some(sym), _) => format!("{} {sym}", e.kind),
+            (None, Some(button)) => format!("{} {button}", e.kind),
+            _ => e.kind.clone(),
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            "ButtonPress 1",
+            "ButtonRelease 1",
+            "KeyPress Shift_L",
+            "ButtonPress 1",
+            "ButtonRelease 1",
+            "KeyRelease Shift_L"
+        ]
+    );
+}
+
 #[test]
 fn scrolling_sends_wheel_clicks_in_each_direction() {
     let Some(_display) = x11::display() else {

@@ -110,7 +110,7 @@ fn the_reference_time_server_is_listed_called_and_answers_the_model() {
     );
     assert!(
         stdout.contains(&format!(
-            "time ({time} --local-timezone UTC): running, 2 tool(s)"
+            "time ({time} --local-timezone UTC): running, 2 tool(s), about "
         )),
         "{stdout}"
     );
@@ -470,24 +470,6 @@ fn plugins_list_shows_each_server_its_state_and_tools() {
             .output()
             .unwrap()
     };
-    let output = run(&["plugins", "list"]);
-    assert_eq!(output.status.code(), Some(0));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let fixture = fixture();
-    assert_eq!(
-        stdout,
-        format!(
-            "broken (/nonexistent/mcp-server --x): failed: could not start `/nonexistent/mcp-server --x`: No such file or directory (os error 2)\n\
-             fx (python3 {fixture}): running, 5 tool(s)\n\
-             \x20 fx__echo [read-only]  Echoes `text`.\n\
-             \x20 fx__picture  Returns a red picture.\n\
-             \x20 fx__fail  Always fails.\n\
-             \x20 fx__crash  Crashes the server.\n\
-             \x20 fx__hang  Never answers.\n\
-             off (python3 {fixture}): disabled\n"
-        )
-    );
-
     let output = run(&["plugins", "list", "--json"]);
     let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
         .lines()
@@ -498,7 +480,30 @@ fn plugins_list_shows_each_server_its_state_and_tools() {
     assert_eq!(lines[1]["status"], json!({"state": "running"}));
     assert_eq!(lines[1]["tools"][0]["name"], "fx__echo");
     assert_eq!(lines[1]["tools"][0]["read_only"], true);
+    assert_eq!(lines[1]["notes"], json!([]));
     assert_eq!(lines[0]["status"]["state"], "failed");
+    assert_eq!(lines[0]["definition_tokens"], 0);
+    // Five small tools: their names, descriptions and schemas, at four bytes a token.
+    let tokens = lines[1]["definition_tokens"].as_u64().unwrap();
+    assert!((50..500).contains(&tokens), "{tokens}");
+
+    let output = run(&["plugins", "list"]);
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let fixture = fixture();
+    assert_eq!(
+        stdout,
+        format!(
+            "broken (/nonexistent/mcp-server --x): failed: could not start `/nonexistent/mcp-server --x`: No such file or directory (os error 2)\n\
+             fx (python3 {fixture}): running, 5 tool(s), about {tokens} tokens of definitions in every request\n\
+             \x20 fx__echo [read-only]  Echoes `text`.\n\
+             \x20 fx__picture  Returns a red picture.\n\
+             \x20 fx__fail  Always fails.\n\
+             \x20 fx__crash  Crashes the server.\n\
+             \x20 fx__hang  Never answers.\n\
+             off (python3 {fixture}): disabled\n"
+        )
+    );
 
     std::fs::write(home.path().join("mcp.json"), "{\"mcpServers\": [}").unwrap();
     let output = run(&["plugins", "list"]);

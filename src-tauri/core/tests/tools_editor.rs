@@ -139,6 +139,11 @@ async fn max_characters_cuts_a_view_and_says_so() {
         note.contains("more characters not shown (max_characters is 300)"),
         "{note}"
     );
+    // One line longer than the cap: no `view_range` helps, and the note says so.
+    assert!(
+        note.ends_with("; the file has 1 lines, and line 1 alone is longer than that: read it in parts with bash (`cut -c`, `head -c`)]"),
+        "{note}"
+    );
 }
 
 #[tokio::test]
@@ -459,4 +464,428 @@ async fn a_symbolic_link_is_followed_not_replaced() {
             .is_symlink()
     );
     assert_eq!(std::fs::read_to_string(&target).unwrap(), "new\n");
+}
+
+/// What the model sent with `text_editor_20250728` (`insert_text`) and before (`new_str`).
+#[tokio::test]
+async fn insert_takes_insert_text_and_new_str() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path_in(&dir, "list.txt");
+    std::fs::write(&file, "a\nc\n").unwrap();
+    let tool = EditorTool::new(None);
+    ok(
+        &tool,
+        json!({"command": "insert", "path": file, "insert_line": 1, "insert_text": "b"}),
+    )
+    .await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "a\nb\nc\n");
+    ok(
+        &tool,
+        json!({"command": "insert", "path": file, "insert_line": 3, "new_str": "d"}),
+    )
+    .await;
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "a\nb\nc\nd\n");
+    let missing = fails(
+        &tool,
+        json!({"command": "insert", "path": file, "insert_line": 0}),
+    )
+    .await;
+    assert!(
+        missing.contains("`insert` needs `insert_text`"),
+        "{missing}"
+    );
+    let schema = tool.definition().input_schema;
+    assert_eq!(schema["properties"]["insert_text"]["type"], "string");
+}
+
+#[tokio::test]
+async fn str_replace_says_where_each_match_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path_in(&dir, "same_line.txt");
+    std::fs::write(&file, "x = 1; y = 1\nz = 1\n").unwrap();
+    let tool = EditorTool::new(None);
+    let many = fails(
+        &tool,
+        json!({"command": "str_replace", "path": file, "old_str": "= 1", "new_str": "= 2"}),
+    )
+    .await;
+    assert!(
+        many.contains("occurs 3 times")
+            && many.contains("(at line 1 column 3, line 1 column 10, line 2 column 3)"),
+        "{many}"
+    );
+}
+
+/// A view with no `max_characters` is still cut, and the note says how long the file is
+/// and which `view_range` shows more.
+#[tokio::test]
+async fn a_view_is_cut_by_default_with_the_line_count_and_a_view_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path_in(&dir, "long.txt");
+    let text: String = (1..=5_000).map(|i| format!("line number {i}\n")).collect();
+    std::fs::write(&file, &text).unwrap();
+    let tool = EditorTool::new(None);
+    let shown = ok(&tool, json!({"command": "view", "path": file})).await;
+    let (kept, note) = shown.split_once("\n[... ").unwrap();
+    assert_eq!(
+        kept.chars().count(),
+        deskhand::tools::editor::DEFAULT_VIEW_CHARACTERS
+    );
+    assert!(
+        note.contains("more characters not shown (a view shows at most 20000 characters)"),
+        "{note}"
+    );
+    // The last whole line kept, then the range that follows it.
+    let last_whole = kept.lines().rev().nth(1).unwrap();
+    let last: usize = last_whole
+        .split('\t')
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        note.contains(&format!(
+            "the file has 5000 lines: view a smaller `view_range`, such as [{}, ",
+            last + 1
+        )),
+        "{note}"
+    );
+    let part = ok(
+        &tool,
+        json!({"command": "view", "path": file, "view_range": [4990, -1]}),
+    )
+    .await;
+    assert!(part.ends_with("  5000\tline number 5000\n"), "{part}");
+}
+
+/// `create` replaces regular files only: a device node, a symbolic link whose target is
+/// missing and a link loop are left as they are, with a message naming what they are.
+#[tokio::test]
+async fn create_never_replaces_a_device_a_broken_link_or_a_link_loop() {
+    use std::os::unix::fs::FileTypeExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let tool = EditorTool::new(None);
+    let dangling = dir.path().join("dangling");
+    std::os::unix::fs::symlink(dir.path().join("missing.txt"), &dangling).unwrap();
+    let a = dir.path().join("loop_a");
+    let b = dir.path().join("loop_b");
+    std::os::unix::fs::symlink(&b, &a).unwrap();
+    std::os::unix::fs::symlink(&a, &b).unwrap();
+    for (link, expected) in [
+        (&dangling, "which does not exist"),
+        (&a, "is a symbolic link that cannot be followed"),
+    ] {
+        let error = fails(
+            &tool,
+            json!({"command": "create", "path": link.display().to_string(), "file_text": "x"}),
+        )
+        .await;
+        assert!(error.contains(expected), "{error}");
+        assert!(
+            std::fs::symlink_metadata(link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+    assert!(!dir.path().join("missing.txt").exists());
+
+    // A device node (root can make one; /dev/null's numbers, in the temp directory).
+    let device = dir.path().join("null");
+    let c = std::ffi::CString::new(device.to_str().unwrap()).unwrap();
+    if unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) } == 0 {
+        let error = fails(
+            &tool,
+            json!({"command": "create", "path": device.display().to_string(), "file_text": "x"}),
+        )
+        .await;
+        assert!(
+            error.ends_with("is a character device, not a regular file"),
+            "{error}"
+        );
+        assert!(
+            std::fs::symlink_metadata(&device)
+                .unwrap()
+                .file_type()
+                .is_char_device()
+        );
+    } else {
+        eprintln!("the device case needs root: skipped");
+    }
+}
+
+#[tokio::test]
+async fn create_through_dot_dot_makes_no_directory_on_the_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = EditorTool::new(None);
+    let path = format!("{}/new/../b.txt", dir.path().display());
+    let error = fails(
+        &tool,
+        json!({"command": "create", "path": path, "file_text": "x"}),
+    )
+    .await;
+    assert!(error.contains("goes through `..`"), "{error}");
+    assert!(!dir.path().join("new").exists());
+    assert!(!dir.path().join("b.txt").exists());
+}
+
+/// A stop that comes before the write means nothing is written, and the answer says why.
+#[tokio::test]
+async fn a_stop_before_the_write_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path_in(&dir, "never.txt");
+    let tool = EditorTool::new(None);
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let output = tool
+        .run(
+            &json!({"command": "create", "path": file, "file_text": "x"}),
+            &ToolContext { cancel },
+        )
+        .await;
+    assert!(output.is_error);
+    assert_eq!(output_text(&output), "cancelled by the user");
+    assert!(!Path::new(&file).exists());
+}
+
+/// Each error names its cause once (no "Is a directory (os error 21): Is a directory").
+#[tokio::test]
+async fn each_error_says_its_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path_in(&dir, "plain.txt");
+    std::fs::write(&file, "x\n").unwrap();
+    let tool = EditorTool::new(None);
+    for input in [
+        json!({"command": "create", "path": format!("{file}/below.txt"), "file_text": "x"}),
+        json!({"command": "view", "path": format!("{file}/below.txt")}),
+        json!({"command": "create", "path": dir.path().display().to_string(), "file_text": "x"}),
+    ] {
+        let error = fails(&tool, input.clone()).await;
+        let parts: Vec<&str> = error.split([':', ';', '(']).map(str::trim).collect();
+        for (i, part) in parts.iter().enumerate() {
+            assert!(
+                part.len() < 8 || !parts[i + 1..].contains(part),
+                "{input}: `{part}` is said twice in `{error}`"
+            );
+        }
+    }
+}
+
+// Hostile files, each in a child process with its peak memory and time measured (see
+// support::rss): a device that never ends, a FIFO with no writer, a 2 GB sparse file, a
+// 50 MB file, and an edit of /dev/zero planned before any approval.
+
+const HOSTILE_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
+const HOSTILE_RSS_MB: f64 = 300.0;
+
+fn hostile(name: &str) {
+    support::rss::assert_bounded(name, HOSTILE_LIMIT, HOSTILE_RSS_MB);
+}
+
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+#[test]
+fn view_of_dev_zero_is_refused_in_bounded_memory() {
+    hostile("child_view_dev_zero");
+}
+
+#[test]
+#[ignore = "run by view_of_dev_zero_is_refused_in_bounded_memory in a child process"]
+fn child_view_dev_zero() {
+    let Some(_peak) = support::rss::child() else {
+        return;
+    };
+    let tool = EditorTool::new(None);
+    let error = block_on(fails(
+        &tool,
+        json!({"command": "view", "path": "/dev/zero"}),
+    ));
+    assert_eq!(error, "/dev/zero is a character device, not a regular file");
+}
+
+#[test]
+fn an_edit_of_dev_zero_is_refused_while_planning_in_bounded_memory() {
+    hostile("child_plan_dev_zero");
+}
+
+#[test]
+#[ignore = "run by an_edit_of_dev_zero_is_refused_while_planning_in_bounded_memory in a child process"]
+fn child_plan_dev_zero() {
+    let Some(_peak) = support::rss::child() else {
+        return;
+    };
+    let tool = EditorTool::new(None);
+    for input in [
+        json!({"command": "str_replace", "path": "/dev/zero", "old_str": "a", "new_str": "b"}),
+        json!({"command": "insert", "path": "/dev/zero", "insert_line": 0, "insert_text": "b"}),
+        json!({"command": "create", "path": "/dev/zero", "file_text": "b"}),
+    ] {
+        let error = tool.plan(&input).unwrap_err();
+        assert!(
+            error.ends_with("is a character device, not a regular file"),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn view_of_a_fifo_is_refused_without_waiting() {
+    hostile("child_view_fifo");
+}
+
+#[test]
+#[ignore = "run by view_of_a_fifo_is_refused_without_waiting in a child process"]
+fn child_view_fifo() {
+    let Some(_peak) = support::rss::child() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let tool = EditorTool::new(None);
+    let path = fifo.display().to_string();
+    let started = std::time::Instant::now();
+    for input in [
+        json!({"command": "view", "path": path}),
+        json!({"command": "create", "path": path, "file_text": "x"}),
+    ] {
+        let error = block_on(fails(&tool, input));
+        assert!(
+            error.ends_with("is a named pipe (FIFO), not a regular file"),
+            "{error}"
+        );
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+}
+
+#[test]
+fn view_of_a_2_gb_sparse_file_is_refused_before_reading() {
+    hostile("child_view_sparse");
+}
+
+#[test]
+#[ignore = "run by view_of_a_2_gb_sparse_file_is_refused_before_reading in a child process"]
+fn child_view_sparse() {
+    let Some(_peak) = support::rss::child() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sparse.bin");
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let tool = EditorTool::new(None);
+    let started = std::time::Instant::now();
+    let error = block_on(fails(
+        &tool,
+        json!({"command": "view", "path": path.display().to_string()}),
+    ));
+    assert!(
+        error.contains("is 2147483648 bytes; the limit is"),
+        "{error}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+}
+
+#[test]
+fn view_of_a_50_mb_file_is_cut_in_bounded_memory() {
+    hostile("child_view_50_mb");
+}
+
+#[test]
+#[ignore = "run by view_of_a_50_mb_file_is_cut_in_bounded_memory in a child process"]
+fn child_view_50_mb() {
+    let Some(_peak) = support::rss::child() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big.txt");
+    let line = "x".repeat(99) + "\n";
+    std::fs::write(&path, line.repeat(500_000)).unwrap();
+    let tool = EditorTool::new(None);
+    let shown = block_on(ok(
+        &tool,
+        json!({"command": "view", "path": path.display().to_string()}),
+    ));
+    assert!(shown.len() < 25_000, "{} bytes", shown.len());
+    assert!(
+        shown.contains("the file has 500000 lines"),
+        "{}",
+        &shown[shown.len() - 300..]
+    );
+}
+
+/// Planning runs before the approval, on the agent's loop: a write that replaces every line
+/// of a big file must not cost a line diff's quadratic time (it took minutes).
+#[test]
+fn planning_a_rewrite_of_a_big_file_takes_bounded_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path_in(&dir, "big.txt");
+    let lines = 60_000;
+    let old: String = (0..lines).map(|i| format!("alpha line {i}\n")).collect();
+    let new: String = (0..lines).map(|i| format!("beta line {i}\n")).collect();
+    std::fs::write(&file, &old).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let input = json!({"command": "create", "path": file, "file_text": new});
+    std::thread::spawn(move || {
+        let _ = tx.send(EditorTool::new(None).plan(&input));
+    });
+    let plan = rx
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("the plan within 5 s")
+        .unwrap();
+    assert_eq!(
+        plan.summary,
+        format!("create {file} (+{lines} -{lines} lines)")
+    );
+    let diff = plan.detail["diff"].as_str().unwrap();
+    assert!(
+        diff.starts_with(&format!(
+            "--- {file}\n+++ {file}\n@@ -1,{lines} +1,{lines} @@\n-alpha line 0\n-alpha line 1\n"
+        )),
+        "{}",
+        &diff[..200]
+    );
+    assert!(diff.ends_with("+beta line 59998\n+beta line 59999\n"));
+}
+
+/// A change in the middle of a file is shown with three lines of context, equal lines
+/// inside the change as context too, and line numbers that count from the file's top.
+#[test]
+fn a_planned_diff_shows_context_and_line_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path_in(&dir, "mid.txt");
+    let old: String = (1..=20).map(|i| format!("{i}\n")).collect();
+    std::fs::write(&file, &old).unwrap();
+    let plan = EditorTool::new(None)
+        .plan(&json!({"command": "str_replace", "path": file, "old_str": "10\n11\n12\n", "new_str": "ten\n11\ntwelve\nmore\n"}))
+        .unwrap();
+    assert_eq!(
+        plan.detail["diff"],
+        format!(
+            "--- {file}\n+++ {file}\n@@ -7,9 +7,10 @@\n 7\n 8\n 9\n-10\n+ten\n 11\n-12\n+twelve\n+more\n 13\n 14\n 15\n"
+        )
+    );
+    assert_eq!(plan.summary, format!("str_replace {file} (+3 -2 lines)"));
+    // No newline at the end, said as diff(1) says it.
+    let bare = path_in(&dir, "bare.txt");
+    std::fs::write(&bare, "a\nb").unwrap();
+    let plan = EditorTool::new(None)
+        .plan(&json!({"command": "str_replace", "path": bare, "old_str": "b", "new_str": "c"}))
+        .unwrap();
+    assert_eq!(
+        plan.detail["diff"],
+        format!(
+            "--- {bare}\n+++ {bare}\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"
+        )
+    );
 }

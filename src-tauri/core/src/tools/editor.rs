@@ -7,13 +7,14 @@
 
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use async_trait::async_trait;
 use serde_json::{Value, json};
-use similar::{ChangeTag, TextDiff};
+use similar::{Algorithm, ChangeTag};
 
 use super::{ActionPlan, Tool, ToolContext, ToolOutput};
+use crate::files::{self, ReadError};
 use crate::llm::{AnthropicNativeTool, ToolDefinition};
 
 pub const NAME: &str = "str_replace_based_edit_tool";
@@ -21,13 +22,20 @@ pub const NAME: &str = "str_replace_based_edit_tool";
 const MAX_LISTED: usize = 1000;
 /// Lines of context around an edit in the snippet the model gets back.
 const SNIPPET_CONTEXT: usize = 4;
+/// The largest file `view` reads: bigger ones are refused before a byte is read.
+const MAX_VIEW_BYTES: u64 = 64 << 20;
+/// The largest file an edit reads (it is held twice, and diffed, before the approval).
+const MAX_EDIT_BYTES: u64 = 10 << 20;
+/// What a `view` returns at most when `max_characters` is not set, like bash's cap on
+/// each stream: a whole big file would fill the context and the history.
+pub const DEFAULT_VIEW_CHARACTERS: usize = 20_000;
 
 const DESCRIPTION: &str = "View, create and edit text files. Paths must be absolute. \
 Commands: `view` shows a file with line numbers (optional `view_range: [start, end]`, end -1 \
 for the end of the file) or lists a directory two levels deep; `create` writes `file_text` to \
 `path`, replacing any file there; `str_replace` replaces `old_str`, which must occur exactly \
 once in the file (include enough context to make it unique), with `new_str`; `insert` puts \
-`new_str` after line `insert_line` (0 for the top of the file).";
+`insert_text` after line `insert_line` (0 for the top of the file).";
 
 pub struct EditorTool {
     /// The most characters a `view` returns; the rest is cut with a note.
@@ -37,6 +45,20 @@ pub struct EditorTool {
 impl EditorTool {
     pub fn new(max_characters: Option<usize>) -> Self {
         Self { max_characters }
+    }
+
+    /// The cap on what a `view` returns: the configured `max_characters`, else the default.
+    fn view_cap(&self) -> ViewCap {
+        match self.max_characters {
+            Some(max) => ViewCap {
+                max,
+                why: format!("max_characters is {max}"),
+            },
+            None => ViewCap {
+                max: DEFAULT_VIEW_CHARACTERS,
+                why: format!("a view shows at most {DEFAULT_VIEW_CHARACTERS} characters"),
+            },
+        }
     }
 }
 
@@ -61,7 +83,8 @@ impl Tool for EditorTool {
                     },
                     "file_text": {"type": "string", "description": "create: the file's content."},
                     "old_str": {"type": "string", "description": "str_replace: text that occurs exactly once."},
-                    "new_str": {"type": "string", "description": "str_replace: the replacement; insert: the text to insert."},
+                    "new_str": {"type": "string", "description": "str_replace: the replacement."},
+                    "insert_text": {"type": "string", "description": "insert: the text to insert (older models send it as `new_str`)."},
                     "insert_line": {"type": "integer", "minimum": 0, "description": "insert: the line to insert after; 0 for the top."}
                 },
                 "required": ["command", "path"]
@@ -85,26 +108,18 @@ impl Tool for EditorTool {
             });
         }
         let edit = Edit::compute(command, &path, input)?;
-        let diff = TextDiff::from_lines(edit.old.as_deref().unwrap_or(""), &edit.new);
-        let (mut added, mut removed) = (0, 0);
-        for change in diff.iter_all_changes() {
-            match change.tag() {
-                ChangeTag::Insert => added += 1,
-                ChangeTag::Delete => removed += 1,
-                ChangeTag::Equal => {}
-            }
-        }
         let shown = path.display().to_string();
         let old_name = if edit.old.is_some() {
             shown.as_str()
         } else {
             "/dev/null"
         };
-        let unified = diff
-            .unified_diff()
-            .context_radius(3)
-            .header(old_name, &shown)
-            .to_string();
+        let (unified, added, removed) = unified_diff(
+            edit.old.as_deref().unwrap_or(""),
+            &edit.new,
+            old_name,
+            &shown,
+        );
         Ok(ActionPlan {
             kind: format!("editor.{command}"),
             read_only: false,
@@ -113,21 +128,30 @@ impl Tool for EditorTool {
         })
     }
 
-    async fn run(&self, input: &Value, _ctx: &ToolContext) -> ToolOutput {
+    /// The file work runs on a blocking thread, never on the async loop; a stop answers at
+    /// once, and a stop that comes before the write means nothing is written.
+    async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
         let command = input["command"].as_str().unwrap_or_default().to_string();
         let input = input.clone();
-        let max_characters = self.max_characters;
-        let done = tokio::task::spawn_blocking(move || {
+        let cap = self.view_cap();
+        let cancel = ctx.cancel.clone();
+        let work = tokio::task::spawn_blocking(move || {
             let path = absolute(&input)?;
             if command == "view" {
-                return view(&path, &input, max_characters);
+                return view(&path, &input, &cap);
             }
             let edit = Edit::compute(&command, &path, &input)?;
+            if cancel.is_cancelled() {
+                return Err(crate::agent::CANCELLED.to_string());
+            }
             write_atomic(&edit.target, &edit.new)
                 .map_err(|e| format!("could not write {}: {e}", path.display()))?;
             Ok(edit.report)
-        })
-        .await;
+        });
+        let done = tokio::select! {
+            done = work => done,
+            () = ctx.cancel.cancelled() => return ToolOutput::error(crate::agent::CANCELLED),
+        };
         match done {
             Ok(Ok(text)) => ToolOutput::text(text),
             Ok(Err(message)) => ToolOutput::error(message),
@@ -153,22 +177,17 @@ fn absolute(input: &Value) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// A text file's content, or a clear reason why it cannot be edited as text.
-fn read_text(path: &Path) -> Result<String, String> {
+/// A text file's content, at most `limit` bytes, or a clear reason why it cannot be
+/// edited as text. Only regular files are read (symbolic links followed), never blocking.
+fn read_text(path: &Path, limit: u64) -> Result<String, String> {
     let shown = path.display();
-    let meta = match std::fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("{shown} does not exist"));
+    let bytes = files::read_regular(path, limit).map_err(|e| match e {
+        ReadError::Directory { .. } => format!("{e} (`view` lists a directory)"),
+        ReadError::TooLarge { .. } => {
+            format!("{e}; the editor reads files up to that size, use bash (head, sed -n, grep -n) for bigger ones")
         }
-        Err(e) => return Err(format!("cannot read {shown}: {e}")),
-    };
-    if meta.is_dir() {
-        return Err(format!(
-            "{shown} is a directory, not a file (`view` lists a directory)"
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        _ => e.to_string(),
+    })?;
     if bytes.contains(&0) {
         return Err(format!(
             "{shown} is a binary file; the editor works on text files only"
@@ -182,7 +201,7 @@ fn read_text(path: &Path) -> Result<String, String> {
     })
 }
 
-fn view(path: &Path, input: &Value, max_characters: Option<usize>) -> Result<String, String> {
+fn view(path: &Path, input: &Value, cap: &ViewCap) -> Result<String, String> {
     if path.is_dir() {
         if !input["view_range"].is_null() {
             return Err(format!(
@@ -190,9 +209,9 @@ fn view(path: &Path, input: &Value, max_characters: Option<usize>) -> Result<Str
                 path.display()
             ));
         }
-        return Ok(truncate(list_directory(path)?, max_characters));
+        return Ok(cap.cut(list_directory(path)?, 0, None));
     }
-    let text = read_text(path)?;
+    let text = read_text(path, MAX_VIEW_BYTES)?;
     let lines: Vec<&str> = text.lines().collect();
     let count = lines.len();
     let (first, last) = match input["view_range"].as_array() {
@@ -225,11 +244,23 @@ fn view(path: &Path, input: &Value, max_characters: Option<usize>) -> Result<Str
         "Here's the result of running `cat -n` on {}:\n",
         path.display()
     );
-    out.push_str(&numbered(&lines[first - 1..last], first));
+    // Lines past the cap are counted, not formatted: a big file costs no second copy.
+    let mut built = out.chars().count();
+    let mut unbuilt = 0;
+    for (i, line) in lines[first - 1..last].iter().enumerate() {
+        let numbered = format!("{:6}\t{line}\n", first + i);
+        let chars = numbered.chars().count();
+        if built > cap.max {
+            unbuilt += chars;
+        } else {
+            built += chars;
+            out.push_str(&numbered);
+        }
+    }
     if last < count {
         out.push_str(&format!("[lines {}-{count} not shown]\n", last + 1));
     }
-    Ok(truncate(out, max_characters))
+    Ok(cap.cut(out, unbuilt, Some((first, count))))
 }
 
 /// Lines as `cat -n` shows them, numbered from `first`.
@@ -241,19 +272,44 @@ fn numbered(lines: &[&str], first: usize) -> String {
     out
 }
 
-fn truncate(text: String, max_characters: Option<usize>) -> String {
-    let Some(max) = max_characters else {
-        return text;
-    };
-    match text.char_indices().nth(max) {
-        None => text,
-        Some((cut, _)) => {
-            let rest = text[cut..].chars().count();
-            format!(
-                "{}\n[... {rest} more characters not shown (max_characters is {max}); view a smaller `view_range`]",
-                &text[..cut]
-            )
-        }
+/// The most characters a `view` returns, and why, for the note on a cut view.
+struct ViewCap {
+    max: usize,
+    why: String,
+}
+
+impl ViewCap {
+    /// `text` cut to the cap, with a note saying how much was cut (with `unbuilt` more
+    /// characters that were never put into `text`) and, for a view of a file from line
+    /// `first` of its `count` lines, which `view_range` shows what follows.
+    fn cut(&self, text: String, unbuilt: usize, lines: Option<(usize, usize)>) -> String {
+        let Some((cut, _)) = text.char_indices().nth(self.max) else {
+            return text;
+        };
+        let kept = &text[..cut];
+        let rest = text[cut..].chars().count() + unbuilt;
+        let hint = match lines {
+            Some((first, count)) => {
+                // Whole lines kept: the newlines after the header line's own.
+                let whole = kept.matches('\n').count().saturating_sub(1);
+                let next = first + whole;
+                if whole == 0 {
+                    format!(
+                        "; the file has {count} lines, and line {first} alone is longer than that: read it in parts with bash (`cut -c`, `head -c`)"
+                    )
+                } else {
+                    format!(
+                        "; the file has {count} lines: view a smaller `view_range`, such as [{next}, {}]",
+                        (next + whole - 1).min(count)
+                    )
+                }
+            }
+            None => String::new(),
+        };
+        format!(
+            "{kept}\n[... {rest} more characters not shown ({}){hint}]",
+            self.why
+        )
     }
 }
 
@@ -325,17 +381,25 @@ impl Edit {
         match command {
             "create" => {
                 let text = field("file_text")?;
-                let old = if path.exists() {
-                    Some(read_text(path)?)
-                } else {
-                    None
+                let (target, old) = match std::fs::symlink_metadata(path) {
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                        refuse_steps_through_new_directories(path)?;
+                        (path.to_path_buf(), None)
+                    }
+                    Err(e) => return Err(format!("cannot create {shown}: {e}")),
+                    // Only a regular file (or a link to one) is replaced: the rename that
+                    // lands the write would replace a device, a FIFO or a broken link too.
+                    Ok(_) => {
+                        let target = followed(path)?;
+                        (target, Some(read_text(path, MAX_EDIT_BYTES)?))
+                    }
                 };
                 let report = match old {
                     Some(_) => format!("File overwritten: {shown}"),
                     None => format!("File created: {shown}"),
                 };
                 Ok(Edit {
-                    target: resolve(path),
+                    target,
                     old,
                     new: text.to_string(),
                     report,
@@ -349,7 +413,7 @@ impl Edit {
                         "`old_str` is empty; give text that occurs exactly once in the file".into(),
                     );
                 }
-                let text = read_text(path)?;
+                let text = read_text(path, MAX_EDIT_BYTES)?;
                 let starts: Vec<usize> = text.match_indices(old_str).map(|(at, _)| at).collect();
                 let at = match starts.as_slice() {
                     [at] => *at,
@@ -359,14 +423,10 @@ impl Edit {
                         ));
                     }
                     many => {
-                        let lines: Vec<String> = many
-                            .iter()
-                            .map(|&at| line_of(&text, at).to_string())
-                            .collect();
                         return Err(format!(
-                            "no replacement was made: `old_str` occurs {} times in {shown} (lines {}); include more surrounding text so it occurs exactly once",
+                            "no replacement was made: `old_str` occurs {} times in {shown} ({}); include more surrounding text so it occurs exactly once",
                             many.len(),
-                            lines.join(", ")
+                            places(&text, many)
                         ));
                     }
                 };
@@ -378,18 +438,27 @@ impl Edit {
                     snippet(&new, first, last)
                 );
                 Ok(Edit {
-                    target: resolve(path),
+                    target: followed(path)?,
                     old: Some(text),
                     new,
                     report,
                 })
             }
             "insert" => {
-                let new_str = field("new_str")?;
+                // `text_editor_20250728` models send `insert_text`; older ones `new_str`.
+                let new_str = match (input["insert_text"].as_str(), input["new_str"].as_str()) {
+                    (Some(text), _) | (None, Some(text)) => text,
+                    (None, None) => {
+                        return Err(
+                            "`insert` needs `insert_text` (the text to insert after `insert_line`)"
+                                .into(),
+                        );
+                    }
+                };
                 let Some(after) = input["insert_line"].as_u64() else {
                     return Err("`insert` needs `insert_line` (0 for the top of the file)".into());
                 };
-                let text = read_text(path)?;
+                let text = read_text(path, MAX_EDIT_BYTES)?;
                 let lines: Vec<&str> = text.split_inclusive('\n').collect();
                 let count = lines.len();
                 let after = after as usize;
@@ -414,7 +483,7 @@ impl Edit {
                     snippet(&new, after + 1, after + inserted)
                 );
                 Ok(Edit {
-                    target: resolve(path),
+                    target: followed(path)?,
                     old: Some(text),
                     new,
                     report,
@@ -427,9 +496,114 @@ impl Edit {
     }
 }
 
+/// Lines of context around the change in an approval's diff.
+const DIFF_CONTEXT: usize = 3;
+/// The most changed lines (both sides) compared line by line. A line diff's time grows with
+/// the product of the sides, and it runs while planning, on the agent's loop: a bigger
+/// change is shown as its old lines removed and its new lines added.
+const MAX_DIFFED_LINES: usize = 2_000;
+
+/// The unified diff of a write (one hunk: the changed lines between the unchanged start and
+/// end of the file, with context), and the lines it adds and removes, in time linear in the
+/// file's size.
+fn unified_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> (String, usize, usize) {
+    let a: Vec<&str> = old.split_inclusive('\n').collect();
+    let b: Vec<&str> = new.split_inclusive('\n').collect();
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let suffix = a[prefix..]
+        .iter()
+        .rev()
+        .zip(b[prefix..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let (a_mid, b_mid) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+    if a_mid.is_empty() && b_mid.is_empty() {
+        return (String::new(), 0, 0);
+    }
+    let first = prefix.saturating_sub(DIFF_CONTEXT);
+    let mut body: Vec<(char, &str)> = a[first..prefix].iter().map(|l| (' ', *l)).collect();
+    if a_mid.len() + b_mid.len() <= MAX_DIFFED_LINES {
+        for op in similar::capture_diff_slices(Algorithm::Myers, a_mid, b_mid) {
+            for change in op.iter_changes(a_mid, b_mid) {
+                let mark = match change.tag() {
+                    ChangeTag::Equal => ' ',
+                    ChangeTag::Delete => '-',
+                    ChangeTag::Insert => '+',
+                };
+                body.push((mark, change.value()));
+            }
+        }
+    } else {
+        body.extend(a_mid.iter().map(|l| ('-', *l)));
+        body.extend(b_mid.iter().map(|l| ('+', *l)));
+    }
+    let end = a.len() - suffix;
+    body.extend(
+        a[end..(end + DIFF_CONTEXT).min(a.len())]
+            .iter()
+            .map(|l| (' ', *l)),
+    );
+
+    let count = |marks: &[char]| body.iter().filter(|(m, _)| marks.contains(m)).count();
+    let (old_len, new_len) = (count(&[' ', '-']), count(&[' ', '+']));
+    // diff(1)'s ranges: `start,length`, the length left out when it is 1, and an empty
+    // range starting at the line before it.
+    let range = |len: usize| match len {
+        0 => format!("{first},0"),
+        1 => format!("{}", first + 1),
+        _ => format!("{},{len}", first + 1),
+    };
+    let mut out = format!(
+        "--- {old_name}\n+++ {new_name}\n@@ -{} +{} @@\n",
+        range(old_len),
+        range(new_len)
+    );
+    for (mark, line) in &body {
+        out.push(*mark);
+        out.push_str(line);
+        if !line.ends_with('\n') {
+            out.push_str("\n\\ No newline at end of file\n");
+        }
+    }
+    (out, count(&['+']), count(&['-']))
+}
+
 /// The 1-based line that byte `at` is on.
 fn line_of(text: &str, at: usize) -> usize {
     text[..at].matches('\n').count() + 1
+}
+
+/// Where matches start, for the model to tell them apart: "lines 2, 4", or with the column
+/// (1-based, in characters) of each when two share a line. The first 20 are named.
+fn places(text: &str, starts: &[usize]) -> String {
+    const NAMED: usize = 20;
+    let at: Vec<(usize, usize)> = starts
+        .iter()
+        .take(NAMED)
+        .map(|&start| {
+            let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+            (
+                line_of(text, start),
+                text[line_start..start].chars().count() + 1,
+            )
+        })
+        .collect();
+    let shared = at.windows(2).any(|w| w[0].0 == w[1].0);
+    let named: Vec<String> = at
+        .iter()
+        .map(|(line, column)| match shared {
+            true => format!("line {line} column {column}"),
+            false => line.to_string(),
+        })
+        .collect();
+    let more = match starts.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    match shared {
+        true => format!("at {}{more}", named.join(", ")),
+        false => format!("lines {}{more}", named.join(", ")),
+    }
 }
 
 /// Lines `first..=last` of `text` with some context around them, numbered.
@@ -443,9 +617,34 @@ fn snippet(text: &str, first: usize, last: usize) -> String {
     numbered(&lines[from - 1..to], from)
 }
 
-/// Follows a symbolic link so that writing replaces the file it points to, not the link.
-fn resolve(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+/// The file an existing `path` names, symbolic links followed, so that a write replaces
+/// the file a link points to, not the link. A link whose target is missing, or a loop,
+/// is refused rather than replaced by a regular file.
+fn followed(path: &Path) -> Result<PathBuf, String> {
+    std::fs::canonicalize(path).map_err(|e| {
+        let shown = path.display();
+        match std::fs::read_link(path) {
+            Ok(to) if e.kind() == std::io::ErrorKind::NotFound => format!(
+                "{shown} is a symbolic link to {}, which does not exist; give the path of the file to create, or remove the link",
+                to.display()
+            ),
+            Ok(_) => format!("{shown} is a symbolic link that cannot be followed: {e}"),
+            Err(_) => format!("cannot resolve {shown}: {e}"),
+        }
+    })
+}
+
+/// `create_dir_all("a/new/..")` would make `a/new` only to step back out of it, so a path
+/// that needs new directories may not go through `..`.
+fn refuse_steps_through_new_directories(path: &Path) -> Result<(), String> {
+    let parent_exists = path.parent().is_none_or(Path::is_dir);
+    if parent_exists || !path.components().any(|c| c == Component::ParentDir) {
+        return Ok(());
+    }
+    Err(format!(
+        "{} goes through `..` in directories that do not exist yet; give the path without `..`",
+        path.display()
+    ))
 }
 
 /// Writes `text` to `path` so that readers see the old file or the new one, never a part:

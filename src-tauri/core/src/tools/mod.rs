@@ -91,6 +91,24 @@ pub fn withhold_from_programs(names: Vec<OsString>) {
     let _ = OWN_VARIABLES.set(names);
 }
 
+/// One schema violation in words. A value outside an `enum` lists every allowed value (the
+/// validator's own text names three and "N other candidates"): the model needs the list
+/// to correct itself.
+fn schema_problem(error: &jsonschema::ValidationError) -> String {
+    match error.kind() {
+        jsonschema::error::ValidationErrorKind::Enum { options } => {
+            let allowed: Vec<String> = options
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(Value::to_string)
+                .collect();
+            format!("{} is not one of {}", error.instance(), allowed.join(", "))
+        }
+        _ => error.to_string(),
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
     #[error("two tools are named `{0}`")]
@@ -169,9 +187,9 @@ impl ToolRegistry {
             .map(|e| {
                 let path = e.instance_path().to_string();
                 if path.is_empty() {
-                    e.to_string()
+                    schema_problem(&e)
                 } else {
-                    format!("at `{path}`: {e}")
+                    format!("at `{path}`: {}", schema_problem(&e))
                 }
             })
             .collect();

@@ -35,19 +35,26 @@ pub async fn run(args: PluginsArgs) -> Result<()> {
     for server in plugins.servers() {
         let state = server.state().await;
         let tools = server.tools().await;
+        let tokens = Plugins::definition_tokens(server).await;
+        let notes = server.notes().await;
         if json {
             let line = json!({
                 "server": server.name(),
                 "command": server.config().command_line(),
                 "status": state,
                 "tools": tools,
+                "definition_tokens": tokens,
+                "notes": notes,
             });
             println!("{}", visible::json(&line.to_string()));
             continue;
         }
         let shown = match &state {
             ServerState::Disabled => "disabled".to_string(),
-            ServerState::Running => format!("running, {} tool(s)", tools.len()),
+            ServerState::Running => format!(
+                "running, {} tool(s), about {tokens} tokens of definitions in every request",
+                tools.len()
+            ),
             ServerState::Failed { error } => format!("failed: {error}"),
         };
         // The failure quotes the server's stderr and the descriptions are its own words.
@@ -57,6 +64,9 @@ pub async fn run(args: PluginsArgs) -> Result<()> {
             server.config().command_line()
         );
         println!("{}", visible::line(&line));
+        for note in notes {
+            println!("  note: {}", visible::line(&note));
+        }
         for tool in tools {
             let read_only = if tool.read_only { " [read-only]" } else { "" };
             let description = tool.description.lines().next().unwrap_or_default();

@@ -47,6 +47,7 @@ pub enum Action {
     Drag {
         from: Option<Point>,
         to: Point,
+        modifiers: Combo,
     },
     MouseDown {
         at: Option<Point>,
@@ -123,10 +124,36 @@ impl Action {
             | Self::MouseUp { at }
             | Self::Scroll { at, .. } => at.iter().copied().collect(),
             Self::MouseMove { to } => vec![*to],
-            Self::Drag { from, to } => from.iter().copied().chain([*to]).collect(),
+            Self::Drag { from, to, .. } => from.iter().copied().chain([*to]).collect(),
             Self::Zoom { from, to } => vec![*from, *to],
             _ => Vec::new(),
         }
+    }
+}
+
+/// The parameters each action takes besides `action`. Any other one is refused rather
+/// than ignored: `type` with a `coordinate` would type wherever the focus is while the
+/// model believes the text landed where it pointed.
+fn parameters(action: &str) -> &'static [&'static str] {
+    match action {
+        "left_click" | "right_click" | "middle_click" | "double_click" | "triple_click" => {
+            &["coordinate", "text", "key"]
+        }
+        "mouse_move" => &["coordinate"],
+        "left_click_drag" => &["start_coordinate", "coordinate", "text", "key"],
+        "left_mouse_down" | "left_mouse_up" => &["coordinate"],
+        "scroll" => &[
+            "coordinate",
+            "scroll_direction",
+            "scroll_amount",
+            "text",
+            "key",
+        ],
+        "type" | "key" => &["text"],
+        "hold_key" => &["text", "duration"],
+        "wait" => &["duration"],
+        ZOOM => &["region"],
+        _ => &[],
     }
 }
 
@@ -138,6 +165,9 @@ pub fn parse(input: &Value, model: Size, version: ToolVersion) -> Result<Action,
         .as_str()
         .ok_or("`action` must be a string")?;
     let fields = Fields { input, model };
+    if ACTIONS.contains(&name) || (name == ZOOM && version.has_zoom()) {
+        fields.only(name, parameters(name))?;
+    }
     let click = |click| -> Result<Action, String> {
         Ok(Action::Click {
             click,
@@ -158,6 +188,7 @@ pub fn parse(input: &Value, model: Size, version: ToolVersion) -> Result<Action,
         "left_click_drag" => Action::Drag {
             from: fields.point_opt("start_coordinate")?,
             to: fields.point("coordinate")?,
+            modifiers: fields.modifiers()?,
         },
         "left_mouse_down" => Action::MouseDown {
             at: fields.point_opt("coordinate")?,
@@ -179,7 +210,7 @@ pub fn parse(input: &Value, model: Size, version: ToolVersion) -> Result<Action,
                 }
             },
             amount: fields.scroll_amount()?,
-            modifiers: fields.modifiers_from("text")?,
+            modifiers: fields.modifiers()?,
         },
         "type" => Action::Type {
             text: fields.string("text")?,
@@ -233,6 +264,41 @@ impl Fields<'_> {
         self.input.get(field).filter(|v| !v.is_null())
     }
 
+    /// Refuses a parameter `action` does not take (`null` counts as absent).
+    fn only(&self, action: &str, takes: &[&str]) -> Result<(), String> {
+        let Some(fields) = self.input.as_object() else {
+            return Ok(());
+        };
+        let Some(extra) = fields
+            .iter()
+            .find(|(name, value)| {
+                *name != "action" && !value.is_null() && !takes.contains(&name.as_str())
+            })
+            .map(|(name, _)| name)
+        else {
+            return Ok(());
+        };
+        let takes = match takes {
+            [] => "no other parameter".to_string(),
+            some => format!(
+                "only {}",
+                some.iter()
+                    .map(|t| format!("`{t}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let hint = match (action, extra.as_str()) {
+            ("type" | "key", "coordinate") => {
+                " (it acts at the keyboard focus: click the place first with `left_click`, then send it)"
+            }
+            _ => "",
+        };
+        Err(format!(
+            "`{action}` does not take `{extra}`; it takes {takes}{hint}. Nothing was done."
+        ))
+    }
+
     fn string(&self, field: &str) -> Result<String, String> {
         let value = self
             .present(field)
@@ -264,12 +330,12 @@ impl Fields<'_> {
                 "`{field}` must be [x, y], two non-negative integers, not {value}"
             ));
         };
+        // The far edge counts, as in the reference implementation: x = width is the last
+        // pixel's right edge and maps onto the last pixel.
         let Size { width, height } = self.model;
-        if x >= u64::from(width) || y >= u64::from(height) {
+        if x > u64::from(width) || y > u64::from(height) {
             return Err(format!(
-                "`{field}` [{x}, {y}] is outside the screen ({width}x{height}): x must be 0 to {}, y 0 to {}",
-                width - 1,
-                height - 1
+                "`{field}` [{x}, {y}] is outside the screen ({width}x{height}): x must be 0 to {width}, y 0 to {height}"
             ));
         }
         Ok(Some(Point {
@@ -281,6 +347,9 @@ impl Fields<'_> {
     /// The reference reads a click's modifier from `key`; the documentation puts it in `text`.
     fn modifiers(&self) -> Result<Combo, String> {
         match (self.present("text"), self.present("key")) {
+            (Some(text), Some(key)) if text != key => {
+                Err("give the modifier in `text` or in `key`, not both".into())
+            }
             (Some(_), _) => self.modifiers_from("text"),
             (None, Some(_)) => self.modifiers_from("key"),
             (None, None) => Ok(Vec::new()),
@@ -423,14 +492,16 @@ mod tests {
             ),
             Action::Drag {
                 from: Some(Point { x: 1, y: 2 }),
-                to: Point { x: 3, y: 4 }
+                to: Point { x: 3, y: 4 },
+                modifiers: vec![]
             }
         );
         assert_eq!(
             ok(json!({"action": "left_click_drag", "coordinate": [3, 4]})),
             Action::Drag {
                 from: None,
-                to: Point { x: 3, y: 4 }
+                to: Point { x: 3, y: 4 },
+                modifiers: vec![]
             }
         );
         assert_eq!(
@@ -503,8 +574,12 @@ mod tests {
             ),
             (json!({"action": "mouse_move"}), "missing `coordinate`"),
             (
-                json!({"action": "mouse_move", "coordinate": [1366, 0]}),
-                "`coordinate` [1366, 0] is outside the screen (1366x768): x must be 0 to 1365, y 0 to 767",
+                json!({"action": "mouse_move", "coordinate": [1367, 0]}),
+                "`coordinate` [1367, 0] is outside the screen (1366x768): x must be 0 to 1366, y 0 to 768",
+            ),
+            (
+                json!({"action": "mouse_move", "coordinate": [0, 769]}),
+                "`coordinate` [0, 769] is outside the screen",
             ),
             (
                 json!({"action": "left_click", "coordinate": [-1, 0]}),
@@ -577,6 +652,103 @@ mod tests {
                 "{input}: got `{e}`, expected `{expected}`"
             );
         }
+    }
+
+    /// The API's coordinates run from 0 to the declared size inclusive, as the reference
+    /// implementation checks them (`x > width` is out of bounds); both edges are accepted.
+    #[test]
+    fn both_edges_of_the_screen_are_accepted() {
+        for point in [[0, 0], [1366, 768], [1366, 0], [0, 768]] {
+            assert_eq!(
+                ok(json!({"action": "mouse_move", "coordinate": point})),
+                Action::MouseMove {
+                    to: Point {
+                        x: point[0],
+                        y: point[1]
+                    }
+                }
+            );
+        }
+    }
+
+    /// A parameter an action does not take is refused, named, never silently dropped.
+    #[test]
+    fn parameters_that_do_not_belong_to_the_action_are_refused() {
+        for (input, expected) in [
+            (
+                json!({"action": "type", "text": "hi", "coordinate": [5, 5]}),
+                "`type` does not take `coordinate`; it takes only `text` (it acts at the keyboard focus: click the place first",
+            ),
+            (
+                json!({"action": "key", "text": "Return", "coordinate": [5, 5]}),
+                "`key` does not take `coordinate`",
+            ),
+            (
+                json!({"action": "mouse_move", "coordinate": [5, 5], "text": "shift"}),
+                "`mouse_move` does not take `text`; it takes only `coordinate`. Nothing was done.",
+            ),
+            (
+                json!({"action": "screenshot", "coordinate": [5, 5]}),
+                "`screenshot` does not take `coordinate`; it takes no other parameter",
+            ),
+            (
+                json!({"action": "wait", "duration": 1, "text": "x"}),
+                "`wait` does not take `text`",
+            ),
+            (
+                json!({"action": "left_click", "coordinate": [1, 1], "scroll_amount": 3}),
+                "`left_click` does not take `scroll_amount`",
+            ),
+            (
+                json!({"action": "zoom", "region": [0, 0, 5, 5], "coordinate": [1, 1]}),
+                "`zoom` does not take `coordinate`",
+            ),
+            (
+                json!({"action": "type", "text": "hi", "colour": "red"}),
+                "`type` does not take `colour`",
+            ),
+            (
+                json!({"action": "left_click", "text": "shift", "key": "ctrl"}),
+                "give the modifier in `text` or in `key`, not both",
+            ),
+        ] {
+            let e = err(input.clone());
+            assert!(
+                e.contains(expected),
+                "{input}: got `{e}`, expected `{expected}`"
+            );
+        }
+        // Null is how some models leave a parameter out.
+        assert_eq!(
+            ok(json!({"action": "type", "text": "hi", "coordinate": null})),
+            Action::Type { text: "hi".into() }
+        );
+    }
+
+    /// A drag holds its modifier (in `text`, or in `key` as the reference sends it).
+    #[test]
+    fn a_drag_takes_a_modifier() {
+        for field in ["text", "key"] {
+            assert_eq!(
+                ok(json!({"action": "left_click_drag", "coordinate": [3, 4], field: "shift"})),
+                Action::Drag {
+                    from: None,
+                    to: Point { x: 3, y: 4 },
+                    modifiers: vec![Key::Shift]
+                }
+            );
+        }
+        assert_eq!(
+            ok(
+                json!({"action": "scroll", "scroll_direction": "up", "scroll_amount": 1, "key": "ctrl"})
+            ),
+            Action::Scroll {
+                at: None,
+                direction: ScrollDirection::Up,
+                amount: 1,
+                modifiers: vec![Key::Control]
+            }
+        );
     }
 
     #[test]

@@ -145,12 +145,13 @@ fn description(mapping: &Mapping, version: ToolVersion) -> String {
          `screenshot`; `left_click`, `right_click`, `middle_click`, `double_click`, \
          `triple_click` (optional `coordinate`, optional modifier such as \"shift\" in `text`); \
          `mouse_move` (`coordinate`); `left_click_drag` (`coordinate`, optional \
-         `start_coordinate`); `left_mouse_down`, `left_mouse_up`; `scroll` (optional \
+         `start_coordinate` and modifier); `left_mouse_down`, `left_mouse_up` (optional \
+         `coordinate`); `scroll` (optional \
          `coordinate`, `scroll_direction` up/down/left/right, `scroll_amount` in wheel clicks); \
          `type` (`text`); `key` (`text` in xdotool syntax, e.g. \"ctrl+s\", \"Return\", \
          \"alt+Tab\"); `hold_key` (`text`, `duration` in seconds); `wait` (`duration`); \
-         `cursor_position`.{zoom} Every action except `cursor_position` returns a new \
-         screenshot. Take a screenshot first, and check each step's result."
+         `cursor_position`.{zoom} A parameter an action does not take is refused. Every \
+         action except `cursor_position` returns a new screenshot. Take a screenshot first, and check each step's result."
     )
 }
 
@@ -356,25 +357,32 @@ impl Driver {
                 })?;
             }
             Action::MouseMove { to } => self.move_to(&mut input, *to)?,
-            Action::Drag { from, to } => {
+            Action::Drag {
+                from,
+                to,
+                modifiers,
+            } => {
                 if let Some(p) = from {
                     self.move_to(&mut input, *p)?;
                 }
                 let (x0, y0) = input.location()?;
                 let (x1, y1) = self.mapping.to_screen(to.x, to.y);
-                input.button(Button::Left, Direction::Press)?;
-                let glide = (|| {
-                    for step in 1..=DRAG_STEPS {
-                        std::thread::sleep(Duration::from_millis(10));
-                        input.move_to(
-                            x0 + (x1 - x0) * step / DRAG_STEPS,
-                            y0 + (y1 - y0) * step / DRAG_STEPS,
-                        )?;
-                    }
-                    Ok(())
-                })();
-                let released = input.button(Button::Left, Direction::Release);
-                glide.and(released)?;
+                // The modifiers are held from before the press until after the release.
+                with_keys_held(&mut input, modifiers, |input| {
+                    input.button(Button::Left, Direction::Press)?;
+                    let glide = (|| {
+                        for step in 1..=DRAG_STEPS {
+                            std::thread::sleep(Duration::from_millis(10));
+                            input.move_to(
+                                x0 + (x1 - x0) * step / DRAG_STEPS,
+                                y0 + (y1 - y0) * step / DRAG_STEPS,
+                            )?;
+                        }
+                        Ok(())
+                    })();
+                    let released = input.button(Button::Left, Direction::Release);
+                    glide.and(released)
+                })?;
             }
             Action::MouseDown { at } | Action::MouseUp { at } => {
                 if let Some(p) = at {

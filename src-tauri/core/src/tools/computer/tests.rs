@@ -234,8 +234,12 @@ async fn bad_input_performs_nothing_and_names_the_problem() {
     let (tool, input) = tool();
     for (action, expected) in [
         (
-            json!({"action": "left_click", "coordinate": [1366, 0]}),
+            json!({"action": "left_click", "coordinate": [1367, 0]}),
             "outside the screen",
+        ),
+        (
+            json!({"action": "type", "text": "hi", "coordinate": [5, 5]}),
+            "`type` does not take `coordinate`",
         ),
         (json!({"action": "mouse_move"}), "missing `coordinate`"),
         (
@@ -364,4 +368,65 @@ async fn a_stop_ends_a_long_wait() {
     assert!(started.elapsed() < Duration::from_secs(5));
     assert!(out.is_error);
     assert!(text(&out).contains("stopped by the user"));
+}
+
+#[tokio::test]
+async fn a_drag_with_a_modifier_holds_it_from_press_to_release() {
+    let (tool, input) = tool();
+    let out = run(
+        &tool,
+        json!({"action": "left_click_drag", "start_coordinate": [0, 0], "coordinate": [683, 384], "text": "shift"}),
+    )
+    .await;
+    assert!(!out.is_error, "{}", text(&out));
+    let events = input.events();
+    assert_eq!(events[0], InputEvent::MoveTo(0, 0));
+    assert_eq!(events[1], InputEvent::Key(Key::Shift, Direction::Press));
+    assert_eq!(
+        events[2],
+        InputEvent::Button(Button::Left, Direction::Press)
+    );
+    let n = events.len();
+    assert_eq!(events[n - 3], InputEvent::MoveTo(960, 540));
+    assert_eq!(
+        events[n - 2],
+        InputEvent::Button(Button::Left, Direction::Release)
+    );
+    assert_eq!(
+        events[n - 1],
+        InputEvent::Key(Key::Shift, Direction::Release)
+    );
+}
+
+/// The far edge the API allows ([width, height] of the declared size) lands on the
+/// screen's last pixel; the near edge on its first.
+#[tokio::test]
+async fn both_edges_land_on_the_screen() {
+    let (tool, input) = tool();
+    for point in [[1366, 768], [0, 0]] {
+        let out = run(&tool, json!({"action": "mouse_move", "coordinate": point})).await;
+        assert!(!out.is_error, "{point:?}: {}", text(&out));
+    }
+    assert_eq!(
+        input.events(),
+        vec![InputEvent::MoveTo(1919, 1079), InputEvent::MoveTo(0, 0)]
+    );
+}
+
+/// The schema check's error for an unknown action lists every valid one.
+#[test]
+fn an_unknown_action_is_answered_with_every_valid_one() {
+    let (tool, _) = tool();
+    let mut registry = crate::tools::ToolRegistry::default();
+    registry.register(Arc::new(tool)).unwrap();
+    let Err(error) = registry.resolve("computer", &json!({"action": "fly"})) else {
+        panic!("`fly` passed the schema");
+    };
+    for action in super::action::ACTIONS.iter().chain([&super::action::ZOOM]) {
+        assert!(
+            error.contains(&format!("\"{action}\"")),
+            "{action} missing: {error}"
+        );
+    }
+    assert!(!error.contains("other candidates"), "{error}");
 }

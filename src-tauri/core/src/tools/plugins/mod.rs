@@ -6,6 +6,7 @@
 
 mod config;
 mod content;
+mod limits;
 mod server;
 mod tool;
 
@@ -16,7 +17,7 @@ pub use config::{CONFIG_FILE, PluginConfig, Selection, ServerConfig};
 pub use server::{PluginServer, PluginTimeouts, PluginToolInfo, ServerState, namespaced};
 pub use tool::PluginTool;
 
-use super::ToolRegistry;
+use super::{Tool as _, ToolRegistry};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PluginError {
@@ -71,6 +72,9 @@ impl Plugins {
                     server.name()
                 ));
             }
+            for note in server.notes().await {
+                problems.push(format!("the plugin server `{}`: {note}", server.name()));
+            }
             for info in server.tools().await {
                 let name = info.name.clone();
                 if let Err(e) = registry.register(Arc::new(PluginTool::new(server.clone(), info))) {
@@ -82,6 +86,18 @@ impl Plugins {
             }
         }
         problems
+    }
+
+    /// About how many input tokens the tool definitions of `server` add to every request
+    /// (the estimate the context budget uses).
+    pub async fn definition_tokens(server: &Arc<PluginServer>) -> u64 {
+        let definitions: Vec<_> = server
+            .tools()
+            .await
+            .into_iter()
+            .map(|info| PluginTool::new(server.clone(), info).definition())
+            .collect();
+        crate::agent::context::estimate_request("", &definitions, &[])
     }
 
     /// Stops every server.

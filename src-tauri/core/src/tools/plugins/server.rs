@@ -6,21 +6,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
-use rmcp::transport::TokioChildProcess;
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams};
+use rmcp::service::{ClientCacheConfig, RunningService};
+use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
 use rmcp::{RoleClient, ServiceError, ServiceExt as _};
 use serde::Serialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt as _;
-use tokio::process::ChildStderr;
-use tokio::sync::Mutex;
+use tokio::process::{Child, ChildStderr};
+use tokio::sync::{Mutex, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::config::ServerConfig;
 use super::content::tool_output;
+use super::limits::{self, OversizeWatch};
 use crate::tools::{ToolOutput, capped::CappedOutput, is_withheld_variable};
 
 /// Bytes of a server's stderr kept for error messages.
@@ -81,13 +82,19 @@ pub struct PluginServer {
 
 enum State {
     Disabled,
-    Running(Connection),
+    Running(Box<Connection>),
     Failed(String),
 }
 
 struct Connection {
     service: RunningService<RoleClient, ()>,
     tools: Vec<PluginToolInfo>,
+    /// What was left out of its tool list, and why (limits it went over).
+    notes: Vec<String>,
+    /// Counts the messages it sent that were over the size limit (and so dropped).
+    oversized: watch::Receiver<u64>,
+    /// The server process; killed if still running when dropped.
+    _child: Child,
     /// Which start this is, so that a late failure report cannot stop a newer connection.
     generation: u64,
     stderr: ServerStderr,
@@ -138,6 +145,14 @@ impl PluginServer {
         }
     }
 
+    /// What of its tool list was left out because it went over a limit, one line each.
+    pub async fn notes(&self) -> Vec<String> {
+        match &*self.state.lock().await {
+            State::Running(connection) => connection.notes.clone(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Starts it, or stops and starts it again. Disabled servers stay off.
     pub async fn restart(&self) -> ServerState {
         {
@@ -145,7 +160,7 @@ impl PluginServer {
             if !matches!(*state, State::Disabled) {
                 *state = State::Failed("restarting".into()); // drops (kills) the old one first
                 *state = match self.connect().await {
-                    Ok(connection) => State::Running(connection),
+                    Ok(connection) => State::Running(Box::new(connection)),
                     Err(error) => State::Failed(error),
                 };
             }
@@ -161,7 +176,7 @@ impl PluginServer {
         {
             let Connection {
                 service, _group, ..
-            } = connection;
+            } = *connection;
             let _ = tokio::time::timeout(Duration::from_secs(2), service.cancel()).await;
         }
     }
@@ -174,18 +189,20 @@ impl PluginServer {
         arguments: &Value,
         cancel: &CancellationToken,
     ) -> ToolOutput {
-        let (peer, generation) = {
+        let (peer, generation, mut oversized) = {
             let mut state = self.state.lock().await;
             if let State::Failed(_) = &*state {
                 *state = match self.connect().await {
-                    Ok(connection) => State::Running(connection),
+                    Ok(connection) => State::Running(Box::new(connection)),
                     Err(error) => State::Failed(error),
                 };
             }
             match &*state {
-                State::Running(connection) => {
-                    (connection.service.peer().clone(), connection.generation)
-                }
+                State::Running(connection) => (
+                    connection.service.peer().clone(),
+                    connection.generation,
+                    connection.oversized.clone(),
+                ),
                 State::Failed(error) => {
                     return ToolOutput::error(format!(
                         "the plugin server `{}` is not running: {error}",
@@ -204,9 +221,22 @@ impl PluginServer {
         if let Some(arguments) = arguments.as_object() {
             params = params.with_arguments(arguments.clone());
         }
+        oversized.mark_unchanged();
         let answer = tokio::select! {
             answer = tokio::time::timeout(self.timeouts.call, peer.call_tool(params)) => answer,
             () = cancel.cancelled() => return ToolOutput::error(crate::agent::CANCELLED),
+            () = limits::oversized(&mut oversized) => {
+                let why = self
+                    .fail(
+                        generation,
+                        format!("sent a message over {} (its answer to `{tool}`, most likely), which was dropped, and was stopped", limits::message_limit()),
+                    )
+                    .await;
+                return ToolOutput::error(format!(
+                    "the plugin server `{}` {why}. It is restarted on the next call to one of its tools.",
+                    self.name
+                ));
+            }
         };
         match answer {
             Ok(Ok(result)) => tool_output(&result),
@@ -268,7 +298,13 @@ impl PluginServer {
             );
         };
         let mut command = tokio::process::Command::new(program);
-        command.args(&self.config.args).process_group(0);
+        command
+            .args(&self.config.args)
+            .process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
         for (name, _) in std::env::vars_os() {
             let configured = name
                 .to_str()
@@ -278,15 +314,35 @@ impl PluginServer {
             }
         }
         command.envs(&self.config.env);
-        let (transport, stderr) = TokioChildProcess::builder(command)
-            .stderr(Stdio::piped())
+        let mut child = command
             .spawn()
             .map_err(|e| format!("could not start `{}`: {e}", self.config.command_line()))?;
-        let group = ProcessGroup(transport.id().map_or(0, |id| id as i32));
-        let stderr = ServerStderr::drain(stderr);
+        let group = ProcessGroup(child.id().map_or(0, |id| id as i32));
+        let stderr = ServerStderr::drain(child.stderr.take());
+        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+            return Err("its standard input and output could not be connected".into());
+        };
+        // Messages over the limit are dropped by the transport; the watch tells the call
+        // that waits for one, at once rather than at its timeout.
+        let (stdout, mut oversized) = OversizeWatch::new(stdout, DEFAULT_MAX_LINE_LENGTH);
+        let transport = AsyncRwTransport::new_client(stdout, stdin)
+            .with_max_line_length(DEFAULT_MAX_LINE_LENGTH);
         let limit = self.timeouts.start.as_secs_f64();
+        let too_big = |what: &str| {
+            format!(
+                "{what} sent a message over {}, which was dropped",
+                limits::message_limit()
+            )
+        };
 
-        let service = match tokio::time::timeout(self.timeouts.start, ().serve(transport)).await {
+        let served = tokio::select! {
+            served = tokio::time::timeout(self.timeouts.start, ().serve(transport)) => served,
+            () = limits::oversized(&mut oversized) => {
+                drop(group);
+                return Err(format!("{}{}", too_big("its answer to the MCP handshake"), stderr.after_exit().await));
+            }
+        };
+        let service = match served {
             Ok(Ok(service)) => service,
             Ok(Err(error)) => {
                 drop(group);
@@ -303,9 +359,20 @@ impl PluginServer {
                 ));
             }
         };
-        let tools = match tokio::time::timeout(self.timeouts.start, service.list_all_tools()).await
-        {
-            Ok(Ok(tools)) => tools,
+        // Responses are not cached: a server could otherwise fill the cache with pages.
+        service
+            .peer()
+            .set_response_cache_config(ClientCacheConfig::disabled())
+            .await;
+        let listed = tokio::select! {
+            listed = tokio::time::timeout(self.timeouts.start, list_tools(&service)) => listed,
+            () = limits::oversized(&mut oversized) => {
+                drop(group);
+                return Err(format!("{}{}", too_big("its tool list"), stderr.after_exit().await));
+            }
+        };
+        let (tools, mut notes) = match listed {
+            Ok(Ok(listed)) => listed,
             Ok(Err(error)) => {
                 drop(group);
                 return Err(format!(
@@ -323,30 +390,81 @@ impl PluginServer {
         };
         let tools = tools
             .into_iter()
-            .map(|tool| PluginToolInfo {
-                name: namespaced(&self.name, &tool.name),
-                tool: tool.name.to_string(),
-                description: tool
+            .filter_map(|tool| {
+                let input_schema = Value::Object((*tool.input_schema).clone());
+                if let Err(note) = limits::check_schema(&tool.name, &input_schema) {
+                    notes.push(note);
+                    return None;
+                }
+                let description = tool
                     .description
                     .as_deref()
                     .or(tool.title.as_deref())
-                    .unwrap_or_default()
-                    .to_string(),
-                read_only: self.config.trust_read_only_hint
-                    && tool.annotations.as_ref().is_some_and(|a| {
-                        a.read_only_hint == Some(true) && a.destructive_hint != Some(true)
-                    }),
-                input_schema: Value::Object((*tool.input_schema).clone()),
+                    .unwrap_or_default();
+                Some(PluginToolInfo {
+                    name: namespaced(&self.name, &tool.name),
+                    tool: tool.name.to_string(),
+                    description: limits::description(description),
+                    read_only: self.config.trust_read_only_hint
+                        && tool.annotations.as_ref().is_some_and(|a| {
+                            a.read_only_hint == Some(true) && a.destructive_hint != Some(true)
+                        }),
+                    input_schema,
+                })
             })
             .collect();
         Ok(Connection {
             service,
             tools,
+            notes,
+            oversized,
+            _child: child,
             generation,
             stderr,
             _group: group,
         })
     }
+}
+
+/// The server's tools, page by page, within [`limits::MAX_PAGES`] pages and
+/// [`limits::MAX_TOOLS`] tools (a server that always has another page stops there), with a
+/// note of what was left out.
+async fn list_tools(
+    service: &RunningService<RoleClient, ()>,
+) -> Result<(Vec<rmcp::model::Tool>, Vec<String>), ServiceError> {
+    let mut tools = Vec::new();
+    let mut left_out = 0;
+    let mut cursor = None;
+    let mut notes = Vec::new();
+    for page in 1.. {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let listed = service.peer().list_tools(Some(params)).await?;
+        for tool in listed.tools {
+            if tools.len() < limits::MAX_TOOLS {
+                tools.push(tool);
+            } else {
+                left_out += 1;
+            }
+        }
+        cursor = listed.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+        if page == limits::MAX_PAGES {
+            notes.push(format!(
+                "its tool list was read up to {} pages; the rest was not asked for",
+                limits::MAX_PAGES
+            ));
+            break;
+        }
+    }
+    if left_out > 0 {
+        notes.push(format!(
+            "{left_out} of its tools are not offered: at most {} per server are",
+            limits::MAX_TOOLS
+        ));
+    }
+    Ok((tools, notes))
 }
 
 impl Connection {

@@ -1314,3 +1314,60 @@ fn the_csp_allows_no_form_target_base_object_or_frame() {
     let vite = include_str!("../ui/vite.config.ts");
     assert!(vite.contains("host: '127.0.0.1', port: 1420, strictPort: true"));
 }
+
+/// The window's runs are prepared by the core exactly as the CLI's: the enabled plugin
+/// servers of mcp.json are offered, `DESKHAND_BASH_TIMEOUT` applies, and "always allow this
+/// kind" lasts for the session, not just the run, so the next message does not ask again.
+#[test]
+fn the_windows_runs_get_the_clis_plugins_and_bash_timeout_and_always_allow_lasts() {
+    let server = StandIn::spawn([
+        Turn::tool_use("bash", json!({"command": "sleep 5"})),
+        Turn::text("First done."),
+        Turn::tool_use("bash", json!({"command": "echo second-ran"})),
+        Turn::text("Second done."),
+    ]);
+    let app = window(Some(&server));
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src-tauri/core/tests/fixtures/mcp_fixture.py");
+    std::fs::write(
+        app._config.path().join("mcp.json"),
+        json!({"mcpServers": {"fixture": {"command": "python3", "args": [fixture]}}}).to_string(),
+    )
+    .unwrap();
+    // SAFETY: the window holds ENVIRONMENT for the whole test.
+    unsafe { std::env::set_var("DESKHAND_BASH_TIMEOUT", "0.5") };
+    let session = app.send(None, "sleep a while").unwrap();
+    let id = approvals_asked(&app, 1)[0]["tool_use_id"].clone();
+    app.person.refuse(false);
+    app.call(
+        "approve",
+        json!({"toolUseId": id, "decision": {"decision": "approve_kind"}}),
+    )
+    .unwrap();
+    assert_eq!(app.wait_for("done")["status"], "done");
+    unsafe { std::env::remove_var("DESKHAND_BASH_TIMEOUT") };
+    let result = app.wait_for("tool_result");
+    assert!(
+        result["text"].as_str().unwrap().contains("0.5"),
+        "the bash timeout of DESKHAND_BASH_TIMEOUT: {result}"
+    );
+    let first = &server.accepted()[0].body;
+    let tools: Vec<&str> = first["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(tools.contains(&"fixture__echo"), "{tools:?}");
+
+    app.events.lock().unwrap().clear();
+    app.send(session.as_str(), "again").unwrap();
+    assert_eq!(app.wait_for("done")["status"], "done");
+    assert!(
+        !app.events().iter().any(|e| e["type"] == "approval_needed"),
+        "always allow was forgotten: {:#?}",
+        app.events()
+    );
+    assert_eq!(app.wait_for("approval_decided")["by"], "session_rule");
+    assert!(app.wait_for("tool_result")["text"].as_str().unwrap().contains("second-ran"));
+}

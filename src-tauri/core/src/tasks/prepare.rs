@@ -12,8 +12,8 @@ use crate::agent::{
     Agent, AgentConfig, ApprovalGate, ApprovalPolicy, Budget, DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, SecretPlaces, SessionRules,
 };
-use crate::llm::RetryPolicy;
-use crate::llm::config::{self, Chosen, ConfigError, ProviderSettings};
+use crate::llm::config::{self, ConfigError, ProviderSettings};
+use crate::llm::{Provider, RetryPolicy};
 use crate::llm::pricing::{Price, PriceTable, PriceTableError};
 use crate::paths;
 use crate::secrets::{self, ApiKey, OsKeyring};
@@ -38,6 +38,9 @@ pub type ToolWrapper = Arc<dyn Fn(Arc<dyn Tool>) -> Arc<dyn Tool> + Send + Sync>
 #[derive(Clone)]
 pub struct RunSettings {
     pub provider: ProviderSettings,
+    /// A provider the embedder made itself (a benchmark's, another program's); `None`: the
+    /// one `provider` chooses. Its model is `provider.model`.
+    pub made_provider: Option<Arc<dyn Provider>>,
     /// The provider's key when the front end has looked it up already; else the provider's
     /// variable, then the OS keyring.
     pub api_key: Option<ApiKey>,
@@ -63,6 +66,7 @@ impl Default for RunSettings {
     fn default() -> Self {
         Self {
             provider: ProviderSettings::default(),
+            made_provider: None,
             api_key: None,
             tools: None,
             approval: ApprovalPolicy::Ask,
@@ -117,7 +121,8 @@ pub fn parse_seconds(text: &str) -> Result<Duration, String> {
 /// submitted so the front end can say what is wrong at once.
 pub struct Resolved {
     settings: RunSettings,
-    chosen: Chosen,
+    provider: Arc<dyn Provider>,
+    model: String,
     price: Option<Price>,
     budget: Budget,
     plugin_config: PluginConfig,
@@ -127,7 +132,7 @@ pub struct Resolved {
 
 impl Resolved {
     pub fn model(&self) -> &str {
-        &self.chosen.model
+        &self.model
     }
 }
 
@@ -150,30 +155,39 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
     if settings.max_turns == 0 {
         return Err(PrepareError::Invalid("the turn limit must be at least 1".into()));
     }
-    let given = settings.api_key.clone();
-    let chosen = config::choose(
-        &settings.provider,
-        &config::process_env,
-        &|id| match &given {
-            Some(key) => Ok(Some(key.expose().to_string())),
-            None => secrets::stored_key(&OsKeyring::default(), id),
-        },
-        RetryPolicy::default(),
-    )?;
+    let (provider, model) = match &settings.made_provider {
+        Some(provider) => (
+            provider.clone(),
+            settings.provider.model.clone().unwrap_or_default(),
+        ),
+        None => {
+            let given = settings.api_key.clone();
+            let chosen = config::choose(
+                &settings.provider,
+                &config::process_env,
+                &|id| match &given {
+                    Some(key) => Ok(Some(key.expose().to_string())),
+                    None => secrets::stored_key(&OsKeyring::default(), id),
+                },
+                RetryPolicy::default(),
+            )?;
+            (chosen.provider, chosen.model)
+        }
+    };
     let stored = store.budget()?;
     let budget = Budget {
         max_cost_usd: settings.max_cost_usd.or(stored.max_cost_usd),
         max_tokens: settings.max_tokens.or(stored.max_tokens),
     };
     let prices_file = paths::config_dir().join("prices.json");
-    let price = PriceTable::with_overrides(&prices_file)?.price(&chosen.model);
+    let price = PriceTable::with_overrides(&prices_file)?.price(&model);
     if budget.max_cost_usd.is_some() && price.is_none() {
         return Err(PrepareError::NoPrice {
             limit: match settings.max_cost_usd {
                 Some(_) => "--max-cost",
                 None => "the max-cost setting",
             },
-            model: chosen.model.clone(),
+            model: model.clone(),
             prices: prices_file.display().to_string(),
         });
     }
@@ -181,7 +195,8 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
     let selection = plugin_config.select(settings.tools.as_deref())?;
     Ok(Resolved {
         settings,
-        chosen,
+        provider,
+        model,
         price,
         budget,
         plugin_config,
@@ -209,14 +224,14 @@ pub async fn prepare(
 ) -> Result<Prepared, PrepareError> {
     let Resolved {
         settings,
-        chosen,
+        provider,
+        model,
         price,
         budget,
         plugin_config,
         selection,
         bash_timeout,
     } = resolved;
-    let model = chosen.model.clone();
     let tool_settings = ToolSettings {
         model: model.clone(),
         monitor: settings.monitor,
@@ -244,7 +259,7 @@ pub async fn prepare(
         .with_secret_places(secret_places)
         .with_session_rules(rules);
     let agent = Agent {
-        provider: chosen.provider,
+        provider,
         tools: Arc::new(tools),
         gate: Arc::new(gate),
         config: AgentConfig {

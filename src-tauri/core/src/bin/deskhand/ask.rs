@@ -107,6 +107,7 @@ impl AskArgs {
                     model: self.model.clone(),
                     base_url: self.base_url.clone(),
                 },
+                made_provider: None,
                 api_key: None,
                 tools: self.tools.clone(),
                 approval,

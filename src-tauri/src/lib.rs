@@ -27,7 +27,7 @@ pub const STOP_SHORTCUT: &str = "ctrl+shift+Escape";
 /// The app's state and exactly the commands of `commands::COMMANDS`. Shared by the app and
 /// the command tests, which build it on Tauri's mock runtime.
 pub fn configure<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<R> {
-    use commands::{capture, link, run, sessions, settings};
+    use commands::{capture, link, run, sessions, settings, tasks};
     builder
         .manage(state)
         .invoke_handler(tauri::generate_handler![
@@ -52,6 +52,8 @@ pub fn configure<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<R>
             settings::set_api_key,
             settings::key_status,
             link::open_link,
+            tasks::list_tasks,
+            tasks::watch_task,
         ])
 }
 

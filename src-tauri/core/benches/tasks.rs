@@ -177,7 +177,12 @@ async fn event_latency(watchers: usize) {
                         continue;
                     }
                     let data: Value = serde_json::from_str(&event.data).unwrap();
-                    let emitted: u128 = data["text"].as_str().unwrap().trim_end_matches('|').parse().unwrap();
+                    let emitted: u128 = data["text"]
+                        .as_str()
+                        .unwrap()
+                        .trim_end_matches('|')
+                        .parse()
+                        .unwrap();
                     seen.push((emitted, now));
                 }
             }
@@ -195,7 +200,11 @@ async fn event_latency(watchers: usize) {
     for (index, (emitted, _)) in all[0].iter().enumerate().skip(20) {
         let last = all
             .iter()
-            .filter_map(|seen| seen.get(index).filter(|(e, _)| e == emitted).map(|(_, at)| *at))
+            .filter_map(|seen| {
+                seen.get(index)
+                    .filter(|(e, _)| e == emitted)
+                    .map(|(_, at)| *at)
+            })
             .max()
             .unwrap();
         latencies.push(Duration::from_nanos((last - emitted) as u64));
@@ -237,5 +246,8 @@ fn idle_rss() {
         .to_string();
     let _ = child.kill();
     let _ = child.wait();
-    println!("idle `deskhand serve` ({}): VmRSS {rss}", env!("CARGO_BIN_EXE_deskhand"));
+    println!(
+        "idle `deskhand serve` ({}): VmRSS {rss}",
+        env!("CARGO_BIN_EXE_deskhand")
+    );
 }

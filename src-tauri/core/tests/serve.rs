@@ -187,11 +187,17 @@ fn tasks_are_submitted_streamed_approved_denied_and_cancelled_over_the_socket() 
     assert_eq!(task["origin"], "api");
 
     let waiting = serve.wait_for(&id, "waiting_for_approval");
-    assert_eq!(waiting["waiting_for"]["input"]["command"], "echo approved-ran");
+    assert_eq!(
+        waiting["waiting_for"]["input"]["command"],
+        "echo approved-ran"
+    );
     let (status, answered) = serve.curl("POST", &format!("/v1/tasks/{id}/approve"), Some("{}"));
     assert_eq!(status, 200, "{answered}");
     let waiting = serve.wait_for(&id, "waiting_for_approval");
-    assert_eq!(waiting["waiting_for"]["input"]["command"], "echo denied-ran");
+    assert_eq!(
+        waiting["waiting_for"]["input"]["command"],
+        "echo denied-ran"
+    );
     let (status, _) = serve.curl(
         "POST",
         &format!("/v1/tasks/{id}/deny"),
@@ -214,7 +220,12 @@ fn tasks_are_submitted_streamed_approved_denied_and_cancelled_over_the_socket() 
         .collect();
     assert_eq!(results[0]["text"].as_str().unwrap().trim(), "approved-ran");
     assert_eq!(results[1]["is_error"], true);
-    assert!(results[1]["text"].as_str().unwrap().contains("not that one"));
+    assert!(
+        results[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("not that one")
+    );
     // The model was told why, in a request the validating stand-in accepted.
     let last = api.accepted().last().unwrap().body.clone();
     assert!(last.to_string().contains("not that one"), "{last}");
@@ -237,19 +248,77 @@ fn tasks_are_submitted_streamed_approved_denied_and_cancelled_over_the_socket() 
 
     // Bad input: a clear error of a known kind, and nothing changes.
     let refusals = [
-        ("POST", "/v1/tasks".to_string(), Some("{not json"), 400, "invalid"),
-        ("POST", "/v1/tasks".into(), Some(r#"{"prompt": " "}"#), 400, "invalid"),
-        ("POST", "/v1/tasks".into(), Some(r#"{"prompt": "x", "tools": 3}"#), 400, "invalid"),
-        ("POST", "/v1/tasks".into(), Some(r#"{"prompt": "x", "session_id": "nope"}"#), 404, "not_found"),
-        ("GET", "/v1/tasks/no-such-task".into(), None, 404, "not_found"),
-        ("GET", "/v1/tasks/no-such-task/events".into(), None, 404, "not_found"),
-        ("POST", format!("/v1/tasks/{id}/approve"), Some("{}"), 409, "finished"),
-        ("POST", format!("/v1/tasks/{id}/cancel"), None, 409, "finished"),
-        ("POST", format!("/v1/tasks/{id}/deny"), Some(r#"{"tool_use_id": 5}"#), 400, "invalid"),
+        (
+            "POST",
+            "/v1/tasks".to_string(),
+            Some("{not json"),
+            400,
+            "invalid",
+        ),
+        (
+            "POST",
+            "/v1/tasks".into(),
+            Some(r#"{"prompt": " "}"#),
+            400,
+            "invalid",
+        ),
+        (
+            "POST",
+            "/v1/tasks".into(),
+            Some(r#"{"prompt": "x", "tools": 3}"#),
+            400,
+            "invalid",
+        ),
+        (
+            "POST",
+            "/v1/tasks".into(),
+            Some(r#"{"prompt": "x", "session_id": "nope"}"#),
+            404,
+            "not_found",
+        ),
+        (
+            "GET",
+            "/v1/tasks/no-such-task".into(),
+            None,
+            404,
+            "not_found",
+        ),
+        (
+            "GET",
+            "/v1/tasks/no-such-task/events".into(),
+            None,
+            404,
+            "not_found",
+        ),
+        (
+            "POST",
+            format!("/v1/tasks/{id}/approve"),
+            Some("{}"),
+            409,
+            "finished",
+        ),
+        (
+            "POST",
+            format!("/v1/tasks/{id}/cancel"),
+            None,
+            409,
+            "finished",
+        ),
+        (
+            "POST",
+            format!("/v1/tasks/{id}/deny"),
+            Some(r#"{"tool_use_id": 5}"#),
+            400,
+            "invalid",
+        ),
     ];
     for (method, path, body, status, kind) in refusals {
         let (got, error) = serve.curl(method, &path, body);
-        assert_eq!((got, error["error"]["kind"].as_str()), (status, Some(kind)), "{method} {path}: {error}");
+        assert_eq!(
+            (got, error["error"]["kind"].as_str()),
+            (status, Some(kind)),
+            "{method} {path}: {error}"
+        );
         assert!(!error["error"]["message"].as_str().unwrap().is_empty());
     }
     let (status, listed) = serve.curl("GET", "/v1/tasks", None);
@@ -301,15 +370,24 @@ fn a_second_serve_is_refused_and_a_socket_left_by_a_crash_is_replaced() {
         .env("DESKHAND_SOCKET", &serve.socket));
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr.contains("already serving at"), "{stderr}");
-    assert_eq!(serve.curl("GET", "/v1/tasks", None).0, 200, "the first one still serves");
+    assert_eq!(
+        serve.curl("GET", "/v1/tasks", None).0,
+        200,
+        "the first one still serves"
+    );
     serve.kill();
-    assert!(serve.socket.exists(), "SIGKILL leaves the socket file behind");
+    assert!(
+        serve.socket.exists(),
+        "SIGKILL leaves the socket file behind"
+    );
     let serve = Serve::start(&api, dir.path());
     assert_eq!(serve.curl("GET", "/v1/tasks", None).0, 200);
     // A file that is not a socket is never removed.
     let other = dir.path().join("not-a-socket");
     std::fs::write(&other, "keep me").unwrap();
-    let (output, _, stderr) = run(deskhand(dir.path()).args(["serve"]).env("DESKHAND_SOCKET", &other));
+    let (output, _, stderr) = run(deskhand(dir.path())
+        .args(["serve"])
+        .env("DESKHAND_SOCKET", &other));
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr.contains("is not a socket"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&other).unwrap(), "keep me");
@@ -318,7 +396,10 @@ fn a_second_serve_is_refused_and_a_socket_left_by_a_crash_is_replaced() {
         .args(["tasks", "list"])
         .env("DESKHAND_SOCKET", dir.path().join("nothing.sock")));
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr.contains("start one with `deskhand serve`"), "{stderr}");
+    assert!(
+        stderr.contains("start one with `deskhand serve`"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -329,10 +410,17 @@ fn a_task_cut_by_sigkill_is_interrupted_after_a_restart_and_its_session_resumes(
     ]);
     let dir = tempfile::tempdir().unwrap();
     let mut serve = Serve::start(&api, dir.path());
-    let task = serve.submit(json!({"prompt": "wait a while", "tools": ["bash"], "approve": "auto"}));
+    let task =
+        serve.submit(json!({"prompt": "wait a while", "tools": ["bash"], "approve": "auto"}));
     let id = task["id"].as_str().unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !serve.curl("GET", &format!("/v1/sessions/{}", task["session_id"].as_str().unwrap()), None).1["events"]
+    while !serve
+        .curl(
+            "GET",
+            &format!("/v1/sessions/{}", task["session_id"].as_str().unwrap()),
+            None,
+        )
+        .1["events"]
         .to_string()
         .contains("tool_call")
     {
@@ -344,7 +432,8 @@ fn a_task_cut_by_sigkill_is_interrupted_after_a_restart_and_its_session_resumes(
     let task = serve.task(id);
     assert_eq!(task["state"], "interrupted", "{task}");
     // The session was repaired: the next request of a resumed task is valid.
-    let again = serve.submit(json!({"prompt": "go on", "session_id": task["session_id"], "tools": ["bash"]}));
+    let again = serve
+        .submit(json!({"prompt": "go on", "session_id": task["session_id"], "tools": ["bash"]}));
     serve.wait_for(again["id"].as_str().unwrap(), "done");
     let last = api.accepted().last().unwrap().body.clone();
     assert!(last.to_string().contains("interrupted"), "{last}");
@@ -363,7 +452,8 @@ fn two_submitters_of_one_session_never_overlap() {
     let session = first["session_id"].as_str().unwrap();
     serve.wait_for(first["id"].as_str().unwrap(), "running");
     // A second process is refused: busy, and it writes nothing.
-    let (output, _, stderr) = run(deskhand_at(&api, dir.path()).args(["ask", "--session", session, "from the cli"]));
+    let (output, _, stderr) =
+        run(deskhand_at(&api, dir.path()).args(["ask", "--session", session, "from the cli"]));
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("is busy"), "{stderr}");
     // A second submission through the service waits its turn.
@@ -373,9 +463,16 @@ fn two_submitters_of_one_session_never_overlap() {
     let requests = api.accepted();
     assert_eq!(requests.len(), 3);
     let mentions = |i: usize, text: &str| requests[i].body.to_string().contains(text);
-    assert!(!mentions(1, "second task"), "the second task started before the first ended");
+    assert!(
+        !mentions(1, "second task"),
+        "the second task started before the first ended"
+    );
     assert!(mentions(2, "second task") && mentions(2, "First done."));
-    assert!(!requests.iter().any(|r| r.body.to_string().contains("from the cli")));
+    assert!(
+        !requests
+            .iter()
+            .any(|r| r.body.to_string().contains("from the cli"))
+    );
     let (_, loaded) = serve.curl("GET", &format!("/v1/sessions/{session}"), None);
     assert_eq!(loaded["messages"].as_array().unwrap().len(), 6);
 }
@@ -402,7 +499,11 @@ fn a_third_party_sse_client_follows_approves_and_resumes() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let report: Value = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(report["status"], "done");
     assert_eq!(report["tool_result"].as_str().unwrap().trim(), "from-httpx");
@@ -439,11 +540,16 @@ fn the_openapi_file_matches_the_servers_real_routes() {
         let body = (method == "POST").then_some("{}");
         let (status, answer) = serve.curl(method, &path, body);
         assert!(
-            answer.get("error").is_some() || answer.get("tasks").is_some() || answer.get("sessions").is_some(),
+            answer.get("error").is_some()
+                || answer.get("tasks").is_some()
+                || answer.get("sessions").is_some(),
             "{method} {path}: {status} {answer}"
         );
         for other in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
-            if !documented.iter().any(|(m, p)| m == other && p.replace("{id}", "no-such-id") == path) {
+            if !documented
+                .iter()
+                .any(|(m, p)| m == other && p.replace("{id}", "no-such-id") == path)
+            {
                 assert_eq!(serve.curl(other, &path, None).0, 405, "{other} {path}");
             }
         }

@@ -678,6 +678,11 @@ fn a_second_writer_of_a_session_fails_instead_of_overwriting() {
         ),
         "{error}"
     );
-    let texts: Vec<String> = store.history("s1").unwrap().iter().map(Message::text).collect();
+    let texts: Vec<String> = store
+        .history("s1")
+        .unwrap()
+        .iter()
+        .map(Message::text)
+        .collect();
     assert_eq!(texts, ["one", "reply one", "from a"]);
 }

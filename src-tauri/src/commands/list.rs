@@ -22,4 +22,6 @@ pub const COMMANDS: &[&str] = &[
     "set_api_key",
     "key_status",
     "open_link",
+    "list_tasks",
+    "watch_task",
 ];

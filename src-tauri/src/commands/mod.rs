@@ -7,5 +7,6 @@ pub mod link;
 pub mod run;
 pub mod sessions;
 pub mod settings;
+pub mod tasks;
 
 include!("list.rs");

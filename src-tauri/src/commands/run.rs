@@ -86,6 +86,7 @@ pub async fn send_message<R: Runtime>(
                 TaskUpdate::Event { wire, .. } => wire,
                 TaskUpdate::Notice(message) => json!({"type": "notice", "message": message}),
             };
+            notify_if_hidden(&app, &state, &wire);
             match wire["type"].as_str() {
                 Some("approval_needed") => {
                     if let Some(window) = main_window(&app) {
@@ -108,6 +109,58 @@ pub async fn send_message<R: Runtime>(
         state.finish();
     });
     Ok(task.session_id)
+}
+
+/// While the window is hidden (in the tray), a task that waits for approval or has finished
+/// is announced by a desktop notification.
+fn notify_if_hidden<R: Runtime>(app: &AppHandle<R>, state: &AppState, wire: &Value) {
+    let hidden = main_window(app).is_none_or(|window| !window.is_visible().unwrap_or(true));
+    if let (true, Some((title, body))) = (hidden, notification(wire)) {
+        state.desktop.notify(title, &body);
+    }
+}
+
+/// The notification an event deserves, if any: its title and body.
+fn notification(wire: &Value) -> Option<(&'static str, String)> {
+    match wire["type"].as_str()? {
+        "approval_needed" => {
+            let summary = wire["request"]["summary"].as_str().unwrap_or_default();
+            Some((
+                "Deskhand is waiting for approval",
+                summary.chars().take(200).collect(),
+            ))
+        }
+        "done" => Some((
+            "Deskhand has finished",
+            format!(
+                "The task ended: {}",
+                wire["status"].as_str().unwrap_or_default()
+            ),
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approvals_and_ends_are_announced_and_nothing_else() {
+        let asked = json!({"type": "approval_needed", "request": {"summary": "bash: ls"}});
+        assert_eq!(
+            notification(&asked),
+            Some(("Deskhand is waiting for approval", "bash: ls".into()))
+        );
+        let done = json!({"type": "done", "status": "cancelled"});
+        assert_eq!(notification(&done).unwrap().1, "The task ended: cancelled");
+        let long = json!({"type": "approval_needed", "request": {"summary": "x".repeat(500)}});
+        assert_eq!(notification(&long).unwrap().1.len(), 200);
+        assert_eq!(
+            notification(&json!({"type": "text_delta", "text": "hi"})),
+            None
+        );
+    }
 }
 
 /// The run as the window's settings make it; everything else (plugins, the summary

@@ -33,6 +33,9 @@ mod tests {
         let first = api_token(&store).unwrap();
         assert_eq!(first.expose().len(), 64);
         assert_eq!(api_token(&store).unwrap().expose(), first.expose());
-        assert_eq!(store.get(&API_TOKEN).unwrap().unwrap().expose(), first.expose());
+        assert_eq!(
+            store.get(&API_TOKEN).unwrap().unwrap().expose(),
+            first.expose()
+        );
     }
 }

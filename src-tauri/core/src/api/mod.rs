@@ -9,4 +9,4 @@ mod socket;
 
 pub use access::{API_TOKEN, api_token};
 pub use routes::{ROUTES, router};
-pub use socket::{SocketFile, ServeError, bind_socket, default_socket_path};
+pub use socket::{ServeError, SocketFile, bind_socket, default_socket_path};

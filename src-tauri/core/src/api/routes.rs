@@ -173,9 +173,10 @@ async fn authorize(token: Arc<ApiKey>, request: Request, next: Next) -> Response
             .into(),
     }
     .into_response();
-    response
-        .headers_mut()
-        .insert(header::WWW_AUTHENTICATE, "Bearer".parse().expect("a valid header"));
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        "Bearer".parse().expect("a valid header"),
+    );
     response
 }
 
@@ -257,7 +258,9 @@ impl SubmitBody {
             .max_cost_usd
             .is_some_and(|usd| !(usd > 0.0 && usd.is_finite()))
         {
-            return Err(ApiError::invalid("`max_cost_usd` must be a positive number"));
+            return Err(ApiError::invalid(
+                "`max_cost_usd` must be a positive number",
+            ));
         }
         if self.max_tokens == Some(0) {
             return Err(ApiError::invalid("`max_tokens` must be positive"));
@@ -281,7 +284,9 @@ impl SubmitBody {
             .summarize_at
             .unwrap_or(crate::tasks::DEFAULT_SUMMARIZE_AT);
         if !(10..=95).contains(&summarize_at) {
-            return Err(ApiError::invalid("`summarize_at` must be between 10 and 95"));
+            return Err(ApiError::invalid(
+                "`summarize_at` must be between 10 and 95",
+            ));
         }
         if self.monitor.is_some_and(|m| m > 64) {
             return Err(ApiError::invalid("`monitor` must be at most 64"));
@@ -324,7 +329,9 @@ async fn show_task(
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let id = path_id(id)?;
-    Ok(Json(serde_json::to_value(api.engine.task(&id)?).unwrap_or_default()))
+    Ok(Json(
+        serde_json::to_value(api.engine.task(&id)?).unwrap_or_default(),
+    ))
 }
 
 #[derive(Deserialize)]

@@ -13,7 +13,9 @@ use crate::tasks::{LockError, SessionLock};
 pub enum ServeError {
     #[error("Deskhand is already serving at {0}; stop that `deskhand serve` first")]
     AlreadyServing(PathBuf),
-    #[error("{0} exists and is not a socket; it was left untouched. Move it away or choose another path with --socket")]
+    #[error(
+        "{0} exists and is not a socket; it was left untouched. Move it away or choose another path with --socket"
+    )]
     NotASocket(PathBuf),
     #[error("cannot listen at {path}: {source}")]
     Io {
@@ -61,11 +63,13 @@ pub fn bind_socket(path: &Path) -> Result<(UnixListener, SocketFile), ServeError
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
     let lock = SessionLock::try_acquire(dir, &format!("api socket {}", name.unwrap_or_default()))
         .map_err(|e| match e {
-            LockError::Busy(_) => ServeError::AlreadyServing(path.into()),
-            LockError::Io { source, .. } => io(source),
-        })?;
+        LockError::Busy(_) => ServeError::AlreadyServing(path.into()),
+        LockError::Io { source, .. } => io(source),
+    })?;
     match std::fs::symlink_metadata(path) {
-        Ok(meta) if !meta.file_type().is_socket() => return Err(ServeError::NotASocket(path.into())),
+        Ok(meta) if !meta.file_type().is_socket() => {
+            return Err(ServeError::NotASocket(path.into()));
+        }
         Ok(_) => {
             if std::os::unix::net::UnixStream::connect(path).is_ok() {
                 return Err(ServeError::AlreadyServing(path.into()));

@@ -11,12 +11,7 @@ use super::StoreError;
 pub const APPLICATION_ID: i32 = 0x446b_4864;
 
 /// Step `n` (from 0) takes the schema from version `n` to `n + 1`.
-pub const MIGRATIONS: &[&str] = &[
-    V1_HISTORY,
-    V2_ACTIONS_AND_SEARCH,
-    V3_SETTINGS,
-    V4_TASKS,
-];
+pub const MIGRATIONS: &[&str] = &[V1_HISTORY, V2_ACTIONS_AND_SEARCH, V3_SETTINGS, V4_TASKS];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;

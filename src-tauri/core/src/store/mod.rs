@@ -35,8 +35,8 @@ pub use export::{EXPORT_FORMAT, ExportFormat};
 pub use images::SCREENSHOTS_DIR;
 pub use open::DB_FILE;
 pub use recorder::{INTERRUPTED, Recorder};
-pub use sessions::{LoadedSession, SessionHit, SessionSummary};
 pub(crate) use sessions::title_from;
+pub use sessions::{LoadedSession, SessionHit, SessionSummary};
 
 /// The history in one data directory. Cheap to clone; every clone shares one connection, so
 /// a `Store` can be handed to the window's commands and to a running `Recorder` at once.

@@ -40,9 +40,7 @@ impl PendingApprovals {
 
     /// Whether the action `id` waits for an answer.
     pub fn is_open(&self, id: &str) -> bool {
-        self.questions()
-            .get(id)
-            .is_some_and(|q| q.answer.is_some())
+        self.questions().get(id).is_some_and(|q| q.answer.is_some())
     }
 
     /// An answer. `NotPending` if nothing with that id waits for one.

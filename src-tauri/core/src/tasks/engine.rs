@@ -8,11 +8,11 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use super::TaskError;
 use super::approvals::PendingApprovals;
 use super::lock::SessionLock;
 use super::prepare::{self, Resolved, RunSettings, ToolWrapper};
 use super::state::{Origin, TaskInfo, TaskState};
-use super::TaskError;
 use crate::agent::{AgentEvent, ApprovalGate, ApprovalPolicy, Decision, SessionRules};
 use crate::llm::ContentBlock;
 use crate::store::{Recorder, Store};
@@ -432,7 +432,9 @@ impl Run {
             info.id.clone()
         };
         if let Err(e) = self.store().set_task_state(&id, state, waiting_for, None) {
-            self.publish(TaskUpdate::Notice(format!("cannot record the task's state: {e}")));
+            self.publish(TaskUpdate::Notice(format!(
+                "cannot record the task's state: {e}"
+            )));
         }
     }
 
@@ -461,7 +463,9 @@ impl Run {
             .store()
             .set_task_state(&id, state, None, error.as_deref())
         {
-            self.publish(TaskUpdate::Notice(format!("cannot record the task's end: {e}")));
+            self.publish(TaskUpdate::Notice(format!(
+                "cannot record the task's end: {e}"
+            )));
         }
         self.live.approvals.clear();
         lock(&self.engine.inner.live).remove(&id);
@@ -503,7 +507,9 @@ impl Run {
             Err(e) => return self.finish(TaskState::Error, Some(e.to_string())),
         };
         for problem in &prepared.problems {
-            self.publish(TaskUpdate::Notice(format!("{problem}; going on without it")));
+            self.publish(TaskUpdate::Notice(format!(
+                "{problem}; going on without it"
+            )));
         }
         *lock(&self.live.gate) = Some(prepared.agent.gate.clone());
         let task_id = lock(&self.live.info).id.clone();

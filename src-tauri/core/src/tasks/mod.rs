@@ -13,8 +13,8 @@ pub use approvals::{PendingApprovals, TaskApprover};
 pub use engine::{Engine, TaskSpec, TaskUpdate, Watch};
 pub use lock::{LockError, SessionLock};
 pub use prepare::{
-    BASH_TIMEOUT_VARIABLE, DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, PrepareError,
-    Prepared, Resolved, RunSettings, ToolWrapper, parse_seconds, prepare, resolve,
+    BASH_TIMEOUT_VARIABLE, DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, PrepareError, Prepared,
+    Resolved, RunSettings, ToolWrapper, parse_seconds, prepare, resolve,
 };
 pub use state::{Origin, TaskInfo, TaskState};
 

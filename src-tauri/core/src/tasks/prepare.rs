@@ -13,8 +13,8 @@ use crate::agent::{
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, SecretPlaces, SessionRules,
 };
 use crate::llm::config::{self, ConfigError, ProviderSettings};
-use crate::llm::{Provider, RetryPolicy};
 use crate::llm::pricing::{Price, PriceTable, PriceTableError};
+use crate::llm::{Provider, RetryPolicy};
 use crate::paths;
 use crate::secrets::{self, ApiKey, OsKeyring};
 use crate::store::{Store, StoreError};
@@ -153,7 +153,9 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
         )));
     }
     if settings.max_turns == 0 {
-        return Err(PrepareError::Invalid("the turn limit must be at least 1".into()));
+        return Err(PrepareError::Invalid(
+            "the turn limit must be at least 1".into(),
+        ));
     }
     let (provider, model) = match &settings.made_provider {
         Some(provider) => (

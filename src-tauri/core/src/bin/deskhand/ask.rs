@@ -184,7 +184,10 @@ async fn background(args: &AskArgs) -> Result<RunStatus> {
     let task: TaskInfo =
         serde_json::from_value(service.call(Method::POST, "/v1/tasks", Some(&body)).await?)?;
     if args.json {
-        println!("{}", deskhand::visible::json(&serde_json::to_string(&task)?));
+        println!(
+            "{}",
+            deskhand::visible::json(&serde_json::to_string(&task)?)
+        );
     } else {
         println!("{}", task.id);
     }

@@ -27,8 +27,7 @@ pub struct ServeArgs {
 
 pub async fn run(args: ServeArgs) -> Result<()> {
     if args.print_token {
-        let token = tokio::task::spawn_blocking(|| api::api_token(&OsKeyring::default()))
-            .await??;
+        let token = tokio::task::spawn_blocking(|| api::api_token(&OsKeyring::default())).await??;
         println!("{}", token.expose());
         return Ok(());
     }

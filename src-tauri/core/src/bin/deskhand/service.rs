@@ -29,7 +29,10 @@ impl ServiceArgs {
     pub fn socket_path(&self) -> PathBuf {
         self.socket.clone().unwrap_or_else(|| {
             deskhand::api::default_socket_path(
-                &self.data_dir.clone().unwrap_or_else(deskhand::paths::data_dir),
+                &self
+                    .data_dir
+                    .clone()
+                    .unwrap_or_else(deskhand::paths::data_dir),
             )
         })
     }
@@ -62,8 +65,15 @@ impl Service {
         )
     }
 
-    async fn send(&self, method: Method, path: &str, body: Option<&Value>) -> Result<reqwest::Response> {
-        let mut request = self.client.request(method, format!("http://deskhand{path}"));
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<reqwest::Response> {
+        let mut request = self
+            .client
+            .request(method, format!("http://deskhand{path}"));
         if let Some(body) = body {
             request = request.json(body);
         }
@@ -98,9 +108,8 @@ impl Service {
 
 /// A task's SSE stream as the updates `ask` prints.
 pub struct Events {
-    stream: std::pin::Pin<
-        Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>,
-    >,
+    stream:
+        std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
     parser: SseParser,
     pending: Vec<TaskUpdate>,
 }

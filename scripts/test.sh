@@ -18,6 +18,14 @@ export PATH="$CARGO_HOME/bin:$PATH"
 features=(--features deskhand-app/custom-protocol)
 echo "test: building" >&2
 cargo build --workspace --all-targets --locked "${features[@]}"
+# The fuzz pass: the SSE splitter and both stream decoders, the computer tool's input and key
+# names, and the session importer, each with far more cases than the default run below gives
+# them (proptest; about 45 s in all). A failing case is kept in the target's
+# proptest-regressions file, to be committed, and is tried first from then on.
+echo "test: fuzz pass" >&2
+PROPTEST_CASES=20000 cargo test --workspace --locked "${features[@]}" --test fuzz_streams
+PROPTEST_CASES=40000 cargo test --workspace --locked "${features[@]}" --test fuzz_tool_input
+PROPTEST_CASES=150 cargo test --workspace --locked "${features[@]}" --test fuzz_import
 # The end-to-end test drives the app over WebDriver: tauri-driver (from crates.io, pinned, built
 # once into $CARGO_HOME/bin: 29 s here) in front of WebKitWebDriver (Debian's webkit2gtk-driver).
 command -v tauri-driver >/dev/null 2>&1 || cargo install --locked --quiet tauri-driver@2.1.0

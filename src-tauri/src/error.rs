@@ -55,7 +55,9 @@ impl From<StoreError> for IpcError {
     fn from(error: StoreError) -> Self {
         match error {
             StoreError::NotFound(_) => IpcError::not_found(error.to_string()),
-            StoreError::Ambiguous { .. } => IpcError::invalid(error.to_string()),
+            StoreError::Ambiguous { .. } | StoreError::EmptyId => {
+                IpcError::invalid(error.to_string())
+            }
             other => IpcError::internal(other.to_string()),
         }
     }

@@ -62,6 +62,9 @@ impl AppState {
             eprintln!("deskhand-app: {e}");
             e.to_string()
         });
+        if let Some(notice) = store.as_ref().ok().and_then(Store::privacy_notice) {
+            eprintln!("deskhand-app: {notice}");
+        }
         Self {
             settings_file,
             mode: Mutex::new(settings.approval_mode),

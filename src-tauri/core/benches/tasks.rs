@@ -172,7 +172,7 @@ async fn event_latency(watchers: usize) {
             let mut seen = Vec::new();
             while let Some(chunk) = stream.next().await {
                 let now = start().elapsed().as_nanos();
-                for event in parser.push(&chunk.unwrap()) {
+                for event in parser.push(&chunk.unwrap()).unwrap() {
                     if event.event != "text_delta" {
                         continue;
                     }

@@ -3,10 +3,14 @@
 //! of gigabytes or a symlink loop. Every read of such a path goes through `read_regular`:
 //! regular files only, the size checked before a byte is read, the read itself bounded, and
 //! the open never blocking.
+//!
+//! It also writes Deskhand's private files: the history holds screenshots of the person's
+//! screen and whole transcripts, so its directories are the owner's alone (0700) and its
+//! files too (0600), whatever the umask says.
 
 use std::fmt;
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 
 /// Why a file was not read. The Display is one sentence naming the path and the cause once.
@@ -143,6 +147,94 @@ fn io_error(path: &Path, e: &std::io::Error) -> ReadError {
     }
 }
 
+/// The mode of every directory Deskhand keeps history in: the owner's alone.
+pub const PRIVATE_DIR_MODE: u32 = 0o700;
+/// The mode of every file of the history and of every export.
+pub const PRIVATE_FILE_MODE: u32 = 0o600;
+
+/// Creates `dir` (with any missing parent) readable by its owner only. An existing `dir`
+/// that others may read or enter is tightened to 0700; the mode it had is returned then, so
+/// the caller can say so (once: the next time it is 0700 already).
+pub fn private_dir(dir: &Path) -> std::io::Result<Option<u32>> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        match std::fs::metadata(dir) {
+            Ok(meta) if meta.is_dir() => {
+                let mode = meta.permissions().mode() & 0o777;
+                if mode & 0o077 == 0 {
+                    return Ok(None);
+                }
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(PRIVATE_DIR_MODE))?;
+                Ok(Some(mode))
+            }
+            Ok(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                "it exists and is not a directory",
+            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(PRIVATE_DIR_MODE)
+                    .create(dir)?;
+                // mkdir's mode passes through the umask: set it outright.
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(PRIVATE_DIR_MODE))?;
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::create_dir_all(dir).map(|()| None)
+    }
+}
+
+/// Opens `path` for writing as a private file (0600 whatever the umask), creating it if
+/// missing (`new_only`: refusing an existing one), else truncating it and tightening its
+/// mode.
+pub fn create_private(path: &Path, new_only: bool) -> std::io::Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true);
+    if new_only {
+        options.create_new(true);
+    } else {
+        options.create(true).truncate(true);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        let file = options.mode(PRIVATE_FILE_MODE).open(path)?;
+        file.set_permissions(std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))?;
+        Ok(file)
+    }
+    #[cfg(not(unix))]
+    {
+        options.open(path)
+    }
+}
+
+/// Writes `bytes` to `path` as a private file (see [`create_private`]).
+pub fn write_private(path: &Path, bytes: &[u8], new_only: bool) -> std::io::Result<()> {
+    create_private(path, new_only)?.write_all(bytes)
+}
+
+/// Makes an existing file private (0600) if it is not; used for a history written before
+/// Deskhand kept its files private.
+pub fn make_private(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)?.permissions().mode() & 0o777;
+        if mode != PRIVATE_FILE_MODE {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(PRIVATE_FILE_MODE))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -225,5 +317,34 @@ mod tests {
             Err(ReadError::TooLarge { .. })
         ));
         assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn private_dirs_and_files_ignore_a_lax_umask() {
+        let dir = tempfile::tempdir().unwrap();
+        // SAFETY: umask only sets this process's file mode mask; restored below.
+        let old = unsafe { libc::umask(0o022) };
+        let nested = dir.path().join("a/b");
+        let made = private_dir(&nested);
+        let file = nested.join("f");
+        let written = write_private(&file, b"x", true);
+        let again = write_private(&file, b"x", true);
+        unsafe { libc::umask(old) };
+        assert_eq!(made.unwrap(), None);
+        written.unwrap();
+        assert_eq!(again.unwrap_err().kind(), std::io::ErrorKind::AlreadyExists);
+        assert_eq!(mode(&nested), 0o700);
+        assert_eq!(mode(&file), 0o600);
+
+        std::fs::set_permissions(&nested, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        assert_eq!(private_dir(&nested).unwrap(), Some(0o755));
+        assert_eq!(mode(&nested), 0o700);
+        assert_eq!(private_dir(&nested).unwrap(), None, "said once");
     }
 }

@@ -40,11 +40,9 @@ pub fn content_hash(bytes: &[u8]) -> String {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: String,
-        source: std::io::Error,
-    },
+    /// The file could not be read (not a regular file, too large, missing...).
+    #[error(transparent)]
+    Read(#[from] crate::files::ReadError),
     #[error("{path} is not a PNG, JPEG, GIF or WebP image")]
     UnsupportedFormat { path: String },
     #[error("{path} is {bytes} bytes; the API takes images up to {MAX_IMAGE_BYTES} bytes")]
@@ -112,14 +110,11 @@ pub fn image_block(bytes: &[u8], name: &str) -> Result<ContentBlock, ImageError>
     })
 }
 
-/// An image file attached to a message.
+/// An image file attached to a message: a regular file of at most [`MAX_IMAGE_BYTES`],
+/// checked before a byte is read (a FIFO or `/dev/urandom` is refused at once).
 pub fn load_attachment(path: &Path) -> Result<ContentBlock, ImageError> {
-    let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| ImageError::Read {
-        path: name.clone(),
-        source,
-    })?;
-    image_block(&bytes, &name)
+    let bytes = crate::files::read_regular(path, MAX_IMAGE_BYTES as u64)?;
+    image_block(&bytes, &path.display().to_string())
 }
 
 #[cfg(test)]

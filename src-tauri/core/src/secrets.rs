@@ -271,9 +271,7 @@ pub fn stored_key(store: &dyn SecretStore, id: &str) -> Result<Option<String>, S
 }
 
 fn from_env(provider: &KeyedProvider) -> Option<ApiKey> {
-    std::env::var(provider.env)
-        .ok()
-        .and_then(|k| ApiKey::new(k).ok())
+    crate::key_guard::env_var(provider.env).and_then(|k| ApiKey::new(k).ok())
 }
 
 /// What the CLI's `key status` and the window's first-run prompt show: whether there is a

@@ -451,6 +451,8 @@ fn sessions_list_newest_first_rename_and_resolve_prefixes() {
         "a rename counts as an update"
     );
     assert_eq!(store.resolve_id("xy").unwrap(), "xyz-3");
+    // Issue 14: an empty id is refused as such, not as a prefix of every session.
+    assert!(matches!(store.resolve_id(""), Err(StoreError::EmptyId)));
     assert!(matches!(
         store.resolve_id("ab"),
         Err(StoreError::Ambiguous { .. })

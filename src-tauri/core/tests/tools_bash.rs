@@ -257,3 +257,56 @@ async fn the_shell_gets_no_api_keys_nor_the_variables_deskhand_set_for_itself() 
     .await;
     assert_eq!(output_text(&output), "unset unset for every program\n");
 }
+
+/// Issue 14: what leaves the shell's process group (`setsid`) or is orphaned on the way
+/// (`(cmd &)`) ends at the timeout too, and when the tool goes (the end of a run).
+#[tokio::test]
+async fn setsid_and_orphaned_processes_end_at_the_timeout_and_with_the_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let escape = format!(
+        "setsid sleep 300 > /dev/null 2>&1 & echo $! >> {p}; (sleep 301 & echo $! >> {p}); \
+         (setsid tail -f /dev/null > /dev/null 2>&1 & echo $! >> {p})",
+        p = pids.display()
+    );
+    let tool = BashTool::new(Duration::from_secs(1), DEFAULT_OUTPUT_LIMIT);
+    let output = run(&tool, &format!("{escape}; sleep 300")).await;
+    assert!(output.is_error, "{}", output_text(&output));
+    let started = std::fs::read_to_string(&pids).unwrap();
+    assert_eq!(started.lines().count(), 3, "{started}");
+    for pid in started.lines() {
+        assert!(
+            wait_until_gone(pid).await,
+            "process {pid} outlived the timeout"
+        );
+    }
+
+    std::fs::remove_file(&pids).unwrap();
+    let output = run(&tool, &escape).await;
+    assert!(!output.is_error, "{}", output_text(&output));
+    drop(tool);
+    let started = std::fs::read_to_string(&pids).unwrap();
+    for pid in started.lines() {
+        assert!(
+            wait_until_gone(pid).await,
+            "process {pid} outlived the tool"
+        );
+    }
+}
+
+/// Issue 14: what a background job writes between two commands is not charged to the
+/// second one: it comes under its own heading.
+#[tokio::test]
+async fn output_of_background_jobs_between_commands_is_labelled() {
+    let tool = bash();
+    let first = run(&tool, "(sleep 0.2; echo late; echo late-err >&2) &").await;
+    assert_eq!(output_text(&first), "(no output)");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let second = run(&tool, "echo now").await;
+    assert_eq!(
+        output_text(&second),
+        "now\n[output of background jobs, written before this command started]\n\
+         late\n[stderr]\nlate-err\n"
+    );
+    assert_eq!(output_text(&run(&tool, "echo quiet").await), "quiet\n");
+}

@@ -1,7 +1,6 @@
 //! Stored sessions: list, search, rename, delete, export, load. The same store the CLI's
 //! `deskhand sessions` reads, so a session started in either shows up in both.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use deskhand::store::{ExportFormat, LoadedSession, SessionHit, SessionSummary};
@@ -119,12 +118,9 @@ fn write_new(dir: &Path, stem: &str, extension: &str, text: &str) -> IpcResult<P
             n => format!("{stem} ({n}).{extension}"),
         };
         let path = dir.join(name);
-        match std::fs::File::create_new(&path) {
-            Ok(mut file) => {
-                file.write_all(text.as_bytes())
-                    .map_err(|e| failed(&path, e))?;
-                return Ok(path);
-            }
+        // Private (0600): an export holds the whole transcript and its screenshots.
+        match deskhand::files::write_private(&path, text.as_bytes(), true) {
+            Ok(()) => return Ok(path),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(failed(&path, e)),
         }
@@ -148,6 +144,14 @@ mod tests {
         let second = write_new(dir.path(), "a", "md", "two").unwrap();
         assert_eq!(first, dir.path().join("a.md"));
         assert_eq!(second, dir.path().join("a (2).md"));
-        assert_eq!(std::fs::read_to_string(first).unwrap(), "one");
+        assert_eq!(std::fs::read_to_string(&first).unwrap(), "one");
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&first).unwrap().permissions(),
+        );
+        assert_eq!(
+            mode & 0o777,
+            0o600,
+            "an export is private whatever the umask"
+        );
     }
 }

@@ -90,6 +90,7 @@ use tokio::sync::oneshot;
 pub use cache::PromptCache;
 pub use script::{Reply, ReplyBlock, Rule, Script, Turn, Usage};
 pub use server::Recorded;
+pub use validate::check_history;
 
 use server::Shared;
 

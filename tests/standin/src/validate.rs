@@ -172,6 +172,12 @@ impl Checked<'_> {
     }
 }
 
+/// A `messages` list checked by the rules a request's must pass, for tests that keep a
+/// history valid without sending it; the error is the API's message.
+pub fn check_history(messages: &Value) -> Result<(), String> {
+    check_messages(Some(messages), true).map_err(|rejection| rejection.message)
+}
+
 fn check_messages(messages: Option<&Value>, images: bool) -> Result<(), Rejection> {
     let messages = match messages {
         None => return Err(invalid("messages: Field required")),
@@ -323,6 +329,9 @@ fn check_text(path: &str, block: &Map<String, Value>) -> Result<(), Rejection> {
         None => Err(invalid(format!("{path}.text: Field required (a string)"))),
         Some("") => Err(invalid(format!(
             "{path}: text content blocks must be non-empty"
+        ))),
+        Some(text) if text.trim().is_empty() => Err(invalid(format!(
+            "{path}: text content blocks must contain non-whitespace text"
         ))),
         Some(_) => Ok(()),
     }

@@ -1,9 +1,30 @@
 //! Keeping a history valid for the API: roles alternate and every `tool_use` is answered by a
 //! `tool_result` in the very next message, whatever interrupted the run.
 
-use std::collections::HashSet;
+use crate::llm::{ContentBlock, Message, Role, ToolResultContent};
 
-use crate::llm::{ContentBlock, Message, Role};
+/// A prompt with nothing in it: the API refuses empty and whitespace-only text, so it is
+/// refused before anything is stored or sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the prompt is empty: write something for the agent to do (or attach an image)")]
+pub struct EmptyPrompt;
+
+/// The content of a person's message: the text, unless it is only whitespace, then the
+/// attached images. Refused when nothing is left.
+pub fn prompt_content(
+    text: &str,
+    attachments: Vec<ContentBlock>,
+) -> Result<Vec<ContentBlock>, EmptyPrompt> {
+    let mut content = Vec::with_capacity(attachments.len() + 1);
+    if !text.trim().is_empty() {
+        content.push(ContentBlock::text(text));
+    }
+    content.extend(attachments);
+    if content.is_empty() {
+        return Err(EmptyPrompt);
+    }
+    Ok(content)
+}
 
 /// Appends user content, merging it into a trailing user message (left there by a run that
 /// stopped before the model answered) so that roles keep alternating.
@@ -14,55 +35,135 @@ pub fn push_user(history: &mut Vec<Message>, content: Vec<ContentBlock>) {
     }
 }
 
-/// Answers every unanswered `tool_use` with an error result saying why, and drops results
-/// that answer nothing. Returns how many blocks it added or removed.
+/// Makes a history valid for the API whatever cut it short or broke it: empty and
+/// whitespace-only text is dropped (the API refuses it), then messages left empty, with their
+/// neighbours merged so roles still alternate; a history that would start with the assistant
+/// gets a note from the user first; every unanswered `tool_use` gets an error result saying
+/// `reason`, and results that answer nothing are dropped, the rest put first in their
+/// message in the order of the calls. Returns how many blocks and messages it added,
+/// removed or moved (0: the history was valid already).
 pub fn repair(history: &mut Vec<Message>, reason: &str) -> usize {
+    let mut changes = 0;
+    // Each pass can only empty messages (dropping orphan results), which the next pass
+    // removes; a pass that changes nothing ends it.
+    loop {
+        let pass =
+            drop_empty(history) + start_with_user(history) + pair_tool_calls(history, reason);
+        if pass == 0 {
+            return changes;
+        }
+        changes += pass;
+    }
+}
+
+/// Stands first when a history would begin with the assistant (its first prompt was empty).
+pub const EARLIER_PROMPT_REMOVED: &str = "[Deskhand] (an earlier, empty message was removed)";
+
+fn is_blank(text: &str) -> bool {
+    text.trim().is_empty()
+}
+
+/// Drops blank text blocks, then empty messages, merging neighbours of the same role.
+fn drop_empty(history: &mut Vec<Message>) -> usize {
+    let mut changes = 0;
+    for message in history.iter_mut() {
+        let before = message.content.len();
+        message.content.retain_mut(|block| match block {
+            ContentBlock::Text { text } => !is_blank(text),
+            ContentBlock::ToolResult { content, .. } => {
+                let before = content.len();
+                content.retain(
+                    |item| !matches!(item, ToolResultContent::Text { text } if is_blank(text)),
+                );
+                changes += before - content.len();
+                true
+            }
+            _ => true,
+        });
+        changes += before - message.content.len();
+    }
+    let before = history.len();
+    history.retain(|message| !message.content.is_empty());
+    changes += before - history.len();
+    let mut index = 1;
+    while index < history.len() {
+        if history[index].role == history[index - 1].role {
+            let merged = history.remove(index);
+            history[index - 1].content.extend(merged.content);
+            changes += 1;
+        } else {
+            index += 1;
+        }
+    }
+    changes
+}
+
+fn start_with_user(history: &mut Vec<Message>) -> usize {
+    match history.first() {
+        Some(first) if first.role == Role::Assistant => {
+            history.insert(
+                0,
+                Message::user(vec![ContentBlock::text(EARLIER_PROMPT_REMOVED)]),
+            );
+            1
+        }
+        _ => 0,
+    }
+}
+
+/// Every `tool_use` answered at the start of the next message, every result answering one.
+fn pair_tool_calls(history: &mut Vec<Message>, reason: &str) -> usize {
     let mut changes = 0;
     let mut index = 0;
     while index < history.len() {
-        if history[index].role != Role::Assistant {
+        if history[index].role == Role::Assistant {
+            let has_calls = history[index].tool_uses().next().is_some();
+            if has_calls && history.get(index + 1).is_none_or(|m| m.role != Role::User) {
+                history.insert(index + 1, Message::user(Vec::new()));
+            }
             index += 1;
             continue;
         }
-        let ids: Vec<String> = history[index]
-            .tool_uses()
-            .map(|t| t.id.to_string())
-            .collect();
-        if history
-            .get(index + 1)
-            .is_none_or(|next| next.role != Role::User)
-        {
-            if ids.is_empty() {
-                index += 1;
-                continue;
+        let calls: Vec<String> = match index.checked_sub(1).map(|i| &history[i]) {
+            Some(previous) if previous.role == Role::Assistant => {
+                previous.tool_uses().map(|t| t.id.to_string()).collect()
             }
-            history.insert(index + 1, Message::user(Vec::new()));
+            _ => Vec::new(),
+        };
+        let message = &mut history[index];
+        let old = std::mem::take(&mut message.content);
+        let changes_before = changes;
+        let mut answers: Vec<Option<ContentBlock>> = vec![None; calls.len()];
+        let mut rest = Vec::new();
+        let mut kept_in_place = true;
+        for (position, block) in old.iter().enumerate() {
+            match block {
+                ContentBlock::ToolResult { tool_use_id, .. } => {
+                    match calls.iter().position(|id| id == tool_use_id) {
+                        Some(slot) if answers[slot].is_none() => {
+                            // In place means: results lead, in the order of the calls.
+                            kept_in_place &= position == slot;
+                            answers[slot] = Some(block.clone());
+                        }
+                        _ => changes += 1, // answers nothing, or answers again
+                    }
+                }
+                _ => rest.push(block.clone()),
+            }
         }
-        let next = &mut history[index + 1];
-        let known: HashSet<&str> = ids.iter().map(String::as_str).collect();
-        let before = next.content.len();
-        next.content.retain(|block| match block {
-            ContentBlock::ToolResult { tool_use_id, .. } => known.contains(tool_use_id.as_str()),
-            _ => true,
-        });
-        changes += before - next.content.len();
-        let answered: HashSet<String> = next
-            .content
-            .iter()
-            .filter_map(|block| match block {
-                ContentBlock::ToolResult { tool_use_id, .. } => Some(tool_use_id.clone()),
-                _ => None,
-            })
-            .collect();
-        // The API wants results first in the message, in the order of the calls.
-        let missing: Vec<ContentBlock> = ids
-            .iter()
-            .filter(|id| !answered.contains(*id))
-            .map(|id| ContentBlock::tool_error(id.clone(), reason))
-            .collect();
-        changes += missing.len();
-        next.content.splice(0..0, missing);
-        index += 2;
+        let mut content = Vec::with_capacity(calls.len() + rest.len());
+        for (id, answer) in calls.iter().zip(answers) {
+            content.push(answer.unwrap_or_else(|| {
+                changes += 1;
+                ContentBlock::tool_error(id.clone(), reason)
+            }));
+        }
+        content.extend(rest);
+        if !kept_in_place && changes == changes_before {
+            changes += 1; // only moved
+        }
+        message.content = content;
+        index += 1;
     }
     changes
 }

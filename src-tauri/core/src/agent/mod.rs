@@ -4,6 +4,7 @@ mod approval;
 pub mod context;
 mod event;
 pub mod history;
+mod redact;
 mod run;
 mod secret_places;
 
@@ -12,6 +13,7 @@ pub use approval::{
     FixedApprover, OtherCall, Precheck, SessionRules,
 };
 pub use event::{AgentEvent, RunStatus};
+pub use redact::REDACTED;
 pub use run::{
     Agent, AgentConfig, Budget, CANCELLED, CHANGED_WHILE_ASKING, DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, EventSink, RunOutcome,

@@ -10,6 +10,7 @@ use super::approval::{ApprovalGate, ApprovalRequest, DecidedBy, Decision, Preche
 use super::context::{ContextPolicy, Summary, estimate_request};
 use super::event::{AgentEvent, RunStatus};
 use super::history;
+use super::redact::{DeltaRedactor, Redactor};
 use crate::images::ImageRef;
 use crate::llm::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, StopReason, StreamEvent,
@@ -112,7 +113,14 @@ impl Agent {
             cost_usd: self.config.price.map(|_| 0.0),
         };
         let mut summary: Option<Summary> = None;
+        let redactor = Redactor::new(
+            self.provider
+                .api_key()
+                .into_iter()
+                .chain(crate::key_guard::environment_keys()),
+        );
         let mut user_content = input;
+        redactor.blocks(&mut user_content);
         if self.config.max_turns <= 1 {
             user_content.push(final_turn_note(self.config.max_turns));
         }
@@ -127,7 +135,10 @@ impl Agent {
             let final_turn = outcome.turns >= self.config.max_turns;
             self.summarize_if_needed(history, &mut summary, &mut outcome, sink)
                 .await;
-            let response = match self.request(history, summary.as_ref(), sink, cancel).await {
+            let response = match self
+                .request(history, summary.as_ref(), &redactor, sink, cancel)
+                .await
+            {
                 Ok(response) => response,
                 Err(status) => {
                     outcome.status = status;
@@ -182,13 +193,15 @@ impl Agent {
                     input: call.input.clone(),
                 });
                 let started = Instant::now();
-                let output = match refusal {
+                let mut output = match refusal {
                     Some(message) => ToolOutput::error(message),
                     None => {
                         self.call_tool(call.id, call.name, call.input, sink, cancel)
                             .await
                     }
                 };
+                // The one place every tool's output passes before it is shown or kept.
+                redactor.results(&mut output.content);
                 results.push(tool_result(call.id, call.name, output, started, sink));
             }
             if cancel.is_cancelled() {
@@ -315,12 +328,13 @@ impl Agent {
         }
     }
 
-    /// Streams one response. A stop keeps the text that already arrived, so nothing the
-    /// person saw is lost.
+    /// Streams one response, with the run's keys redacted from all of it. A stop keeps the
+    /// text that already arrived, so nothing the person saw is lost.
     async fn request(
         &self,
         history: &mut Vec<Message>,
         summary: Option<&Summary>,
+        redactor: &Redactor,
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, RunStatus> {
@@ -334,31 +348,46 @@ impl Agent {
             max_tokens: self.config.max_tokens,
             cache_breakpoints: &shaped.cache_breakpoints,
         };
+        let mut deltas = DeltaRedactor::new(redactor);
         let mut on_event = |event: StreamEvent| match event {
             StreamEvent::TextDelta(text) => {
-                partial.push_str(&text);
-                sink(AgentEvent::TextDelta { text });
+                let text = deltas.push(&text);
+                if !text.is_empty() {
+                    partial.push_str(&text);
+                    sink(AgentEvent::TextDelta { text });
+                }
             }
             StreamEvent::Retrying {
                 attempt,
                 delay_ms,
-                error,
-            } => sink(AgentEvent::Retrying {
-                attempt,
-                delay_ms,
-                error,
-            }),
+                mut error,
+            } => {
+                redactor.text(&mut error);
+                sink(AgentEvent::Retrying {
+                    attempt,
+                    delay_ms,
+                    error,
+                })
+            }
         };
         let result = tokio::select! {
             result = self.provider.stream(request, &mut on_event) => Some(result),
             () = cancel.cancelled() => None,
         };
+        let held = deltas.finish();
+        if !held.is_empty() {
+            partial.push_str(&held);
+            sink(AgentEvent::TextDelta { text: held });
+        }
         match result {
-            Some(Ok(response)) => Ok(response),
+            Some(Ok(mut response)) => {
+                redactor.blocks(&mut response.content);
+                Ok(response)
+            }
             Some(Err(error)) => {
-                sink(AgentEvent::Error {
-                    message: error.to_string(),
-                });
+                let mut message = error.to_string();
+                redactor.text(&mut message);
+                sink(AgentEvent::Error { message });
                 Err(RunStatus::Error)
             }
             None => {

@@ -52,6 +52,10 @@ impl Provider for Anthropic {
         PROVIDER
     }
 
+    fn api_key(&self) -> Option<&str> {
+        Some(&self.config.api_key)
+    }
+
     async fn stream(
         &self,
         request: ModelRequest<'_>,
@@ -229,6 +233,9 @@ impl StreamDecoder for StreamAssembler {
                 let block = &data["content_block"];
                 let partial = match block["type"].as_str() {
                     Some("text") => PartialBlock::Text(str_field(block, "text")),
+                    Some("tool_use") if str_field(block, "name").is_empty() => {
+                        return Err(protocol_error("a tool_use block without a name".into()));
+                    }
                     Some("tool_use") => PartialBlock::ToolUse {
                         id: str_field(block, "id"),
                         name: str_field(block, "name"),

@@ -173,9 +173,9 @@ pub type EnvLookup<'a> = &'a dyn Fn(&str) -> Option<String>;
 /// an `Err` says why the store could not be read.
 pub type StoredKeyLookup<'a> = &'a dyn Fn(&str) -> Result<Option<String>, String>;
 
-/// The process environment, for [`choose`].
+/// The process environment, for [`choose`] (key variables as `key_guard` keeps them).
 pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+    crate::key_guard::env_var(name)
 }
 
 /// Picks and builds the provider. The key comes from the provider's variable, else from the

@@ -30,6 +30,8 @@ pub enum ErrorKind {
     StreamCut,
     /// The provider sent something that is not the documented wire format.
     Protocol,
+    /// A 3xx answer, which is not followed: it would take the key to another address.
+    Redirected,
 }
 
 impl ErrorKind {
@@ -47,6 +49,7 @@ impl ErrorKind {
             Self::Network => "network error",
             Self::StreamCut => "the response stream broke off",
             Self::Protocol => "unexpected response",
+            Self::Redirected => "redirected",
         }
     }
 }

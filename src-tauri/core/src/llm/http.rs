@@ -36,6 +36,14 @@ pub(crate) struct HttpRequest {
     pub body: Bytes,
 }
 
+/// The most bytes of one streamed response. A model's reply is bounded by its output tokens
+/// (a few MB at most); a server that sends more is broken or hostile, and would otherwise
+/// fill memory as fast as it can send.
+const MAX_RESPONSE_BYTES: usize = 256 * 1024 * 1024;
+
+/// The most of an error body that is read: error objects are small.
+const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+
 /// A provider's HTTP side: its name (for error lines), a client and a retry policy.
 pub(crate) struct HttpApi {
     provider: &'static str,
@@ -54,7 +62,11 @@ impl HttpApi {
         let client = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(20))
             // Idle time between chunks; services ping or send comments while the model thinks.
-            .read_timeout(Duration::from_secs(120))
+            .read_timeout(retry.idle_timeout)
+            // A redirect would carry the key's header to wherever it points (reqwest drops
+            // `Authorization` across origins, but not `x-api-key` or `api-key`). The
+            // official SDKs do not follow them either: a redirect is an error that names it.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| ProviderError::new(provider, ErrorKind::Network, e.to_string()))?;
         Ok(Self {
@@ -124,8 +136,21 @@ impl HttpApi {
             .iter()
             .find_map(|name| response.headers().get(*name)?.to_str().ok())
             .map(str::to_string);
+        if response.status().is_redirection() {
+            return Err(self.redirect_error(&response, request_id));
+        }
         if !response.status().is_success() {
             return Err(self.http_error(response, request_id).await);
+        }
+        if let Some(problem) = not_an_event_stream(response.headers()) {
+            let mut error = decode_error(ErrorKind::Protocol, problem);
+            error.status = Some(response.status().as_u16());
+            error
+                .message
+                .push_str(&format!(": {}", read_at_most(response, 300).await));
+            error.provider = self.provider;
+            error.request_id = request_id;
+            return Err(error);
         }
         let stamp = |mut error: ProviderError| {
             error.provider = self.provider;
@@ -134,11 +159,21 @@ impl HttpApi {
         };
         let mut decoder = D::default();
         let mut parser = SseParser::default();
+        let mut received = 0;
         let mut bytes = response.bytes_stream();
         while let Some(chunk) = bytes.next().await {
             let chunk = chunk
                 .map_err(|e| stamp(stream_cut(format!("connection failed mid-response: {e}"))))?;
-            for event in parser.push(&chunk) {
+            received += chunk.len();
+            if received > MAX_RESPONSE_BYTES {
+                return Err(stamp(stream_cut(format!(
+                    "broken stream: the response is larger than {MAX_RESPONSE_BYTES} bytes"
+                ))));
+            }
+            let events = parser
+                .push(&chunk)
+                .map_err(|e| stamp(stream_cut(e.to_string())))?;
+            for event in events {
                 if let Some(done) = decoder.apply(&event, on_event).map_err(stamp)? {
                     return Ok(done);
                 }
@@ -158,7 +193,7 @@ impl HttpApi {
     ) -> ProviderError {
         let status = response.status().as_u16();
         let retry_after = retry_after(response.headers());
-        let text = response.text().await.unwrap_or_default();
+        let text = read_at_most(response, MAX_ERROR_BODY_BYTES).await;
         let body = ErrorBody::parse(&text);
         ProviderError {
             provider: self.provider,
@@ -167,6 +202,29 @@ impl HttpApi {
             request_id,
             message: body.message,
             retry_after,
+        }
+    }
+
+    /// A 3xx answer: not followed (see [`HttpApi::new`]), reported with where it points so
+    /// that a moved base URL can be corrected.
+    fn redirect_error(
+        &self,
+        response: &reqwest::Response,
+        request_id: Option<String>,
+    ) -> ProviderError {
+        let status = response.status().as_u16();
+        let location = header_text(response.headers(), reqwest::header::LOCATION, 300)
+            .unwrap_or_else(|| "nowhere (no Location header)".to_string());
+        ProviderError {
+            provider: self.provider,
+            kind: ErrorKind::Redirected,
+            status: Some(status),
+            request_id,
+            message: format!(
+                "the server redirects to {location}; redirects are not followed, since they \
+                 would take the API key along: check the base URL"
+            ),
+            retry_after: None,
         }
     }
 
@@ -180,6 +238,61 @@ impl HttpApi {
         }
         ProviderError::new(self.provider, ErrorKind::Network, message)
     }
+}
+
+/// Why a successful answer is not a stream this client can read: another content type (an
+/// HTML page from a proxy or a login portal, a JSON body), or a compression that was not asked
+/// for (none is: a compressed body would need an unbounded decompression to read).
+fn not_an_event_stream(headers: &reqwest::header::HeaderMap) -> Option<String> {
+    let header = |name| header_text(headers, name, 100);
+    if let Some(encoding) = header(reqwest::header::CONTENT_ENCODING)
+        .filter(|encoding| !encoding.trim().eq_ignore_ascii_case("identity"))
+    {
+        return Some(format!(
+            "the response is compressed ({encoding}), which this client does not accept"
+        ));
+    }
+    match header(reqwest::header::CONTENT_TYPE) {
+        Some(kind)
+            if !kind
+                .trim()
+                .to_ascii_lowercase()
+                .starts_with("text/event-stream") =>
+        {
+            Some(format!("the answer is {kind}, not an event stream"))
+        }
+        _ => None,
+    }
+}
+
+/// A header's value as text, cut at `limit` characters: a server's words, for an error line.
+fn header_text(
+    headers: &reqwest::header::HeaderMap,
+    name: reqwest::header::HeaderName,
+    limit: usize,
+) -> Option<String> {
+    let value = headers.get(name)?;
+    Some(
+        String::from_utf8_lossy(value.as_bytes())
+            .chars()
+            .take(limit)
+            .collect(),
+    )
+}
+
+/// The first `limit` bytes of a body, as text: enough of an error body or of what came
+/// instead of a stream to show, however much the server sends.
+async fn read_at_most(response: reqwest::Response, limit: usize) -> String {
+    let mut bytes = response.bytes_stream();
+    let mut start = Vec::new();
+    while start.len() < limit {
+        match bytes.next().await {
+            Some(Ok(chunk)) => start.extend_from_slice(&chunk),
+            _ => break,
+        }
+    }
+    start.truncate(limit);
+    String::from_utf8_lossy(&start).into_owned()
 }
 
 /// The server's wait: `retry-after-ms` (OpenAI, Azure) or `retry-after` in seconds.

@@ -19,5 +19,5 @@ pub use message::{
 pub use provider::{
     AnthropicNativeTool, ModelRequest, ModelResponse, Provider, StreamEvent, ToolDefinition,
 };
-pub use retry::RetryPolicy;
-pub use sse::{SseEvent, SseParser};
+pub use retry::{IDLE_TIMEOUT, RetryPolicy};
+pub use sse::{MAX_EVENT_BYTES, SseError, SseEvent, SseParser};

@@ -113,6 +113,10 @@ impl Provider for OpenAi {
         self.api.provider()
     }
 
+    fn api_key(&self) -> Option<&str> {
+        Some(&self.config.api_key)
+    }
+
     async fn stream(
         &self,
         request: ModelRequest<'_>,
@@ -294,6 +298,7 @@ impl StreamDecoder for ChunkDecoder {
     ) -> Result<Option<ModelResponse>, ProviderError> {
         let data = event.data.trim();
         if data == "[DONE]" {
+            self.check_calls()?;
             return Ok(Some(self.finish()));
         }
         if data.is_empty() {
@@ -330,6 +335,7 @@ impl StreamDecoder for ChunkDecoder {
                     "the service ended the response with an error",
                 ));
             }
+            self.check_calls()?;
             self.finish_reason = Some(reason.to_string());
         }
         Ok(None)
@@ -342,6 +348,21 @@ impl StreamDecoder for ChunkDecoder {
 }
 
 impl ChunkDecoder {
+    /// A call whose pieces never named it (arguments for an index that never started) could
+    /// be neither run nor sent back: the API refuses a nameless call in the history.
+    fn check_calls(&self) -> Result<(), ProviderError> {
+        match self.calls.iter().find(|call| call.name.is_empty()) {
+            Some(call) => Err(decode_error(
+                ErrorKind::Protocol,
+                format!(
+                    "a tool call without a name (index {})",
+                    call.index.map_or("none".to_string(), |i| i.to_string())
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// Adds one piece of a tool call. OpenAI sends the id and name once and then argument
     /// pieces by `index`; some servers repeat the id, reuse index 0 for every parallel call,
     /// or send no index at all, so a new id always starts a new call, and so does a new name

@@ -64,6 +64,12 @@ pub struct ModelResponse {
 pub trait Provider: Send + Sync {
     fn name(&self) -> &'static str;
 
+    /// The key this provider sends, so that the agent loop can keep it out of everything it
+    /// stores, shows or sends; `None` for a provider without one.
+    fn api_key(&self) -> Option<&str> {
+        None
+    }
+
     /// Streams one response, retrying what is retryable before anything was streamed.
     async fn stream(
         &self,
@@ -78,9 +84,27 @@ pub(crate) fn parse_tool_input(json: &str) -> Result<Value, String> {
     if json.trim().is_empty() {
         return Ok(Value::Object(Default::default()));
     }
+    // Checked before parsing: deeper JSON could be stored but never read back.
+    let depth = crate::json_depth::text_depth(json);
+    if depth > crate::json_depth::MAX_TOOL_INPUT_DEPTH {
+        return Err(format!(
+            "input is nested {depth} levels deep; a tool input may nest at most {} levels",
+            crate::json_depth::MAX_TOOL_INPUT_DEPTH
+        ));
+    }
     match serde_json::from_str::<Value>(json) {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(_) => Err("input is not a JSON object".into()),
-        Err(e) => Err(format!("input is not valid JSON ({e}): {json}")),
+        Err(e) => Err(format!("input is not valid JSON ({e}): {}", start_of(json))),
+    }
+}
+
+/// Enough of a malformed input for the model to see what went wrong, and no more: it goes
+/// into the history and into every later request.
+fn start_of(json: &str) -> String {
+    const SHOWN: usize = 1000;
+    match json.char_indices().nth(SHOWN) {
+        None => json.to_string(),
+        Some((end, _)) => format!("{}… ({} bytes in all)", &json[..end], json.len()),
     }
 }

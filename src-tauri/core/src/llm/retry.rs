@@ -4,11 +4,18 @@ use std::time::Duration;
 
 use super::ProviderError;
 
+/// The default idle timeout. Services send pings or comments while the model thinks, so
+/// silence this long means a stuck server or network; a model that thinks for minutes still
+/// streams those keep-alives, and a shorter wait would cut off long, slow answers.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
+
 #[derive(Clone, Debug)]
 pub struct RetryPolicy {
     pub max_retries: u32,
     pub base_delay: Duration,
     pub max_delay: Duration,
+    /// How long a response may go without a byte before it counts as broken (and is retried).
+    pub idle_timeout: Duration,
 }
 
 impl Default for RetryPolicy {
@@ -17,6 +24,7 @@ impl Default for RetryPolicy {
             max_retries: 3,
             base_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(30),
+            idle_timeout: IDLE_TIMEOUT,
         }
     }
 }
@@ -55,6 +63,7 @@ mod tests {
             max_retries: 5,
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_millis(300),
+            ..RetryPolicy::default()
         };
         let overloaded = error(ErrorKind::Overloaded);
         for (attempt, full) in [(0, 100), (1, 200), (2, 300), (3, 300)] {

@@ -54,7 +54,7 @@ pub(crate) fn called(
         session_id,
         tool_use_id,
         tool,
-        input.to_string(),
+        super::to_stored(input)?,
         now
     ])?;
     Ok(conn.last_insert_rowid())
@@ -168,14 +168,14 @@ pub(crate) fn load(conn: &Connection, session_id: &str) -> Result<Vec<ActionReco
         records.push(ActionRecord {
             tool_use_id: id,
             tool,
-            input: serde_json::from_str(&input)?,
+            input: super::from_stored(&input)?,
             decision,
             decided_by,
             reason,
             is_error,
             result,
             images: images
-                .map(|i| serde_json::from_str(&i))
+                .map(|i| super::from_stored(&i))
                 .transpose()?
                 .unwrap_or_default(),
             called_at: rfc3339(called),
@@ -203,7 +203,7 @@ pub(crate) fn import(
         session_id,
         record.tool_use_id,
         record.tool,
-        record.input.to_string(),
+        super::to_stored(&record.input)?,
         record.decision,
         record.decided_by,
         record.reason,

@@ -45,6 +45,8 @@ pub enum StoreError {
     NoWal { path: PathBuf, mode: String },
     #[error("no session `{0}`")]
     NotFound(String),
+    #[error("the session id is empty; give a session's id or its first characters")]
+    EmptyId,
     #[error("`{prefix}` matches several sessions ({matches}); give more of the id")]
     Ambiguous { prefix: String, matches: String },
     #[error("a session with id `{0}` already exists; delete it first to import this file again")]
@@ -63,6 +65,14 @@ pub enum StoreError {
     },
     #[error("not a Deskhand session export: {0}")]
     BadExport(String),
+    /// A file to import could not be read (not a regular file, too large, missing...).
+    #[error(transparent)]
+    Read(#[from] crate::files::ReadError),
+    #[error(
+        "JSON nested {depth} levels deep cannot be kept in the history (the limit is {})",
+        crate::json_depth::MAX_STORED_DEPTH
+    )]
+    TooDeep { depth: usize },
     #[error("screenshot file {path}: {source}")]
     Io { path: PathBuf, source: io::Error },
     #[error("history database error: {0}")]

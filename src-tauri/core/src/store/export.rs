@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::path::Path;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -12,8 +13,10 @@ use serde_json::Value;
 
 use super::actions::{self, ActionRecord};
 use super::sessions::{self, SessionSummary};
-use super::{Store, StoreError, images, messages, now_ms, parse_rfc3339};
+use super::{INTERRUPTED, Store, StoreError, images, messages, now_ms, parse_rfc3339};
+use crate::agent::history;
 use crate::images::content_hash;
+use crate::llm::{ContentBlock, ImageSource, Message, ToolResultContent};
 
 /// The `format` field of a JSON export, checked on import.
 pub const EXPORT_FORMAT: &str = "deskhand-session/1";
@@ -39,6 +42,112 @@ struct Export {
 struct ExportedImage {
     media_type: String,
     data: String,
+}
+
+/// The largest export file [`Store::import_file`] reads.
+pub const MAX_IMPORT_BYTES: u64 = 128 * 1024 * 1024;
+
+/// The form of a session id: what Deskhand makes (UUIDs) and short names, never a path or a
+/// control character.
+fn is_session_id(id: &str) -> bool {
+    (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// Text from an export with its control characters (terminal escapes) left out.
+fn printable(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
+}
+
+/// Base64 image data as an attachment is checked: decodable, and PNG, JPEG, GIF or WebP
+/// bytes of the labelled media type within the API's limits. Returns the bytes.
+fn checked_image(media_type: &str, data: &str) -> Result<Vec<u8>, String> {
+    // Base64 of the largest image, checked before decoding anything bigger.
+    if data.len() > crate::images::MAX_IMAGE_BYTES.div_ceil(3) * 4 + 4 {
+        return Err(format!(
+            "it is over {} bytes; the API takes images up to that",
+            crate::images::MAX_IMAGE_BYTES
+        ));
+    }
+    let bytes = BASE64
+        .decode(data)
+        .map_err(|e| format!("invalid base64: {e}"))?;
+    checked_bytes(media_type, &bytes)?;
+    Ok(bytes)
+}
+
+fn checked_bytes(media_type: &str, bytes: &[u8]) -> Result<(), String> {
+    crate::images::image_block(bytes, "the image").map_err(|e| e.to_string())?;
+    let found = crate::images::media_type_of(bytes).unwrap_or_default();
+    if found != media_type {
+        return Err(format!(
+            "it is labelled {media_type:?} but its bytes are {found}"
+        ));
+    }
+    Ok(())
+}
+
+/// A message of an export, typed (unknown block types are refused), with its image refs
+/// resolved from the export's images and every inline image checked.
+fn imported_message(
+    message: &Value,
+    images: &BTreeMap<String, ExportedImage>,
+) -> Result<Message, String> {
+    let mut message = message.clone();
+    let Some(content) = message.get_mut("content") else {
+        return Err("it needs a role (user or assistant) and a content list".into());
+    };
+    resolve_refs(content, images);
+    let message: Message = serde_json::from_value(message).map_err(|e| e.to_string())?;
+    for block in &message.content {
+        let sources: Vec<&ImageSource> = match block {
+            ContentBlock::Image { source } => vec![source],
+            ContentBlock::ToolResult { content, .. } => content
+                .iter()
+                .filter_map(|c| match c {
+                    ToolResultContent::Image { source } => Some(source),
+                    ToolResultContent::Text { .. } => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        for ImageSource::Base64 { media_type, data } in sources {
+            checked_image(media_type, data)?;
+        }
+    }
+    Ok(message)
+}
+
+/// Puts the export's image data in place of each ref (a ref to an image the export does not
+/// carry becomes a note, as a removed file does on resume).
+fn resolve_refs(value: &mut Value, images: &BTreeMap<String, ExportedImage>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(source) = map.get_mut("source")
+                && source["type"] == "ref"
+            {
+                let image = source["sha256"].as_str().and_then(|sha| images.get(sha));
+                match image {
+                    Some(image) => {
+                        *source = serde_json::json!({
+                            "type": "base64",
+                            "media_type": image.media_type,
+                            "data": image.data,
+                        });
+                    }
+                    None => {
+                        *value = serde_json::json!({"type": "text", "text": images::MISSING_IMAGE});
+                        return;
+                    }
+                }
+            }
+            map.values_mut().for_each(|v| resolve_refs(v, images));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| resolve_refs(v, images)),
+        _ => {}
+    }
 }
 
 /// The hashes of every ref inside `value`.
@@ -93,38 +202,77 @@ impl Store {
         Ok(serde_json::to_string_pretty(&export)?)
     }
 
-    /// Imports a JSON export as a session with its original id; returns that id.
+    /// Imports the JSON export in the file at `path` (see [`Store::import`]). The file is
+    /// read only if it is a regular file of at most [`MAX_IMPORT_BYTES`], and its open never
+    /// blocks (a FIFO is refused at once).
+    pub fn import_file(&self, path: &Path) -> Result<String, StoreError> {
+        let bytes = crate::files::read_regular(path, MAX_IMPORT_BYTES)?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| StoreError::BadExport(format!("{} is not UTF-8 text", path.display())))?;
+        self.import(&text)
+    }
+
+    /// Imports a JSON export as a session with its original id; returns that id. Everything
+    /// is checked before a byte is stored: the id's form; every image (its hash, and the
+    /// checks an attachment gets: PNG, JPEG, GIF or WebP bytes of the labelled type, 10 MB,
+    /// 8000 px); every message (roles, known block types, object tool inputs, unique
+    /// `tool_use` ids). What the API would refuse and can be mended without guessing (empty
+    /// or blank text, empty messages, unanswered calls, results answering nothing) is
+    /// repaired as a resumed session is, so an imported session can always be continued.
     pub fn import(&self, json: &str) -> Result<String, StoreError> {
-        let export: Export =
-            serde_json::from_str(json).map_err(|e| StoreError::BadExport(format!("{e}")))?;
+        let bad = StoreError::BadExport;
+        let export: Export = serde_json::from_str(json).map_err(|e| bad(format!("{e}")))?;
         if export.format != EXPORT_FORMAT {
-            return Err(StoreError::BadExport(format!(
-                "format `{}`, expected `{EXPORT_FORMAT}`",
+            return Err(bad(format!(
+                "format {:?}, expected `{EXPORT_FORMAT}`",
                 export.format
             )));
         }
         let session = &export.session;
-        if session.id.trim().is_empty() {
-            return Err(StoreError::BadExport("the session has no id".into()));
+        if !is_session_id(&session.id) {
+            return Err(bad(format!(
+                "the session id {:?} is not a Deskhand id (1 to 64 letters, digits, `-` or `_`)",
+                session.id
+            )));
         }
         let mut decoded = Vec::new();
         for (sha, image) in &export.images {
-            let bytes = BASE64
-                .decode(&image.data)
-                .map_err(|e| StoreError::BadExport(format!("image {sha}: {e}")))?;
-            if !images::is_sha256(sha) || content_hash(&bytes) != *sha {
-                return Err(StoreError::BadExport(format!(
-                    "image {sha} does not match its content hash"
-                )));
+            if !images::is_sha256(sha) {
+                return Err(bad(format!("image {sha:?} is not named by its SHA-256")));
             }
-            decoded.push((image.media_type.as_str(), bytes));
+            let bytes = checked_image(&image.media_type, &image.data)
+                .map_err(|e| bad(format!("image {sha}: {e}")))?;
+            if content_hash(&bytes) != *sha {
+                return Err(bad(format!("image {sha} does not match its content hash")));
+            }
+            decoded.push(bytes);
         }
+        let mut history = Vec::with_capacity(export.messages.len());
+        let mut tool_use_ids = std::collections::HashSet::new();
         for (index, message) in export.messages.iter().enumerate() {
-            let role = message["role"].as_str();
-            if !matches!(role, Some("user" | "assistant")) || !message["content"].is_array() {
-                return Err(StoreError::BadExport(format!(
-                    "message {index} needs a role (user or assistant) and a content list"
-                )));
+            let message = imported_message(message, &export.images)
+                .map_err(|e| bad(format!("message {index}: {e}")))?;
+            for call in message.tool_uses() {
+                if !call.input.is_object() {
+                    return Err(bad(format!(
+                        "message {index}: the input of tool call {:?} is not a JSON object",
+                        call.id
+                    )));
+                }
+                if !tool_use_ids.insert(call.id.to_string()) {
+                    return Err(bad(format!(
+                        "message {index}: tool call id {:?} is used twice",
+                        call.id
+                    )));
+                }
+            }
+            history.push(message);
+        }
+        history::repair(&mut history, INTERRUPTED);
+        let mut events = export.events.clone();
+        for (index, event) in events.iter().enumerate() {
+            if !event["type"].is_string() {
+                return Err(bad(format!("event {index} has no type")));
             }
         }
         let id = session.id.clone();
@@ -144,11 +292,11 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
                     id,
-                    session.title,
+                    printable(&session.title),
                     created,
                     updated,
-                    session.provider,
-                    session.model,
+                    printable(&session.provider),
+                    printable(&session.model),
                     session.usage.input_tokens as i64,
                     session.usage.output_tokens as i64,
                     session.usage.cache_creation_input_tokens as i64,
@@ -156,21 +304,27 @@ impl Store {
                     session.cost_usd
                 ],
             )?;
-            for (media_type, bytes) in &decoded {
+            for bytes in &decoded {
+                let media_type = crate::images::media_type_of(bytes).unwrap_or_default();
                 images::save(&tx, &dir, &id, media_type, bytes, now)?;
             }
-            for (seq, message) in export.messages.iter().enumerate() {
-                let role = message["role"].as_str().unwrap_or_default();
-                messages::write(&tx, &id, seq as i64, role, &message["content"], created)?;
+            for (seq, message) in history.iter().enumerate() {
+                messages::upsert(&tx, &dir, &id, seq as i64, message)?;
             }
-            for event in &export.events {
+            for event in &mut events {
+                // Images inline in an event are checked and kept as files, as in messages.
+                images::externalize(event, &mut |media_type, bytes| {
+                    checked_bytes(media_type, bytes)
+                        .map_err(|e| StoreError::BadExport(format!("an event's image: {e}")))?;
+                    images::save(&tx, &dir, &id, media_type, bytes, now)
+                })?;
                 tx.prepare_cached(
                     "INSERT INTO events (session_id, type, body, at) VALUES (?1, ?2, ?3, ?4)",
                 )?
                 .execute(params![
                     id,
                     event["type"].as_str().unwrap_or_default(),
-                    event.to_string(),
+                    super::to_stored(event)?,
                     updated
                 ])?;
             }

@@ -17,7 +17,7 @@ use crate::images::{ImageRef, content_hash};
 pub const SCREENSHOTS_DIR: &str = "screenshots";
 
 /// Stands in for an image whose file is gone, so the history can still be sent.
-const MISSING_IMAGE: &str = "[image no longer available: its file was removed]";
+pub(crate) const MISSING_IMAGE: &str = "[image no longer available: its file was removed]";
 
 pub(crate) fn file_path(data_dir: &Path, sha256: &str, media_type: &str) -> PathBuf {
     let extension = match media_type {
@@ -56,8 +56,20 @@ pub(crate) fn save(
     bytes: &[u8],
     now: i64,
 ) -> Result<ImageRef, StoreError> {
+    let sha256 = content_hash(bytes);
+    // One file per hash: its media type is the one stored first, else what the bytes are.
+    let known: Option<String> = conn
+        .prepare_cached("SELECT media_type FROM screenshots WHERE sha256 = ?1")?
+        .query_row([&sha256], |r| r.get(0))
+        .optional()?;
+    let media_type = known.unwrap_or_else(|| {
+        crate::images::media_type_of(bytes)
+            .unwrap_or(media_type)
+            .to_string()
+    });
+    let media_type = media_type.as_str();
     let image = ImageRef {
-        sha256: content_hash(bytes),
+        sha256,
         media_type: media_type.into(),
         bytes: bytes.len(),
     };
@@ -77,12 +89,15 @@ pub(crate) fn save(
     Ok(image)
 }
 
-/// A reader never sees half a file: write beside it, then rename.
+/// A reader never sees half a file: write beside it, then rename. Directories and file are
+/// private (0700, 0600).
 fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let parent = path.parent().unwrap_or(path);
-    std::fs::create_dir_all(parent).map_err(|e| StoreError::io(parent, e))?;
+    for dir in [parent.parent().unwrap_or(parent), parent] {
+        crate::files::private_dir(dir).map_err(|e| StoreError::io(dir, e))?;
+    }
     let partial = path.with_extension(format!("part{}", std::process::id()));
-    if let Err(e) = std::fs::write(&partial, bytes) {
+    if let Err(e) = crate::files::write_private(&partial, bytes, false) {
         let _ = std::fs::remove_file(&partial);
         return Err(StoreError::io(path, e));
     }

@@ -57,7 +57,7 @@ pub(crate) fn write(
         session_id,
         seq,
         role,
-        content.to_string(),
+        super::to_stored(content)?,
         search::indexed_text(content),
         now
     ])?;
@@ -66,6 +66,15 @@ pub(crate) fn write(
          WHERE id = ?1",
     )?
     .execute(params![session_id, seq + 1, now])?;
+    Ok(())
+}
+
+/// Drops a session's messages from `len` on (a repair that merged or removed some).
+pub(crate) fn truncate(conn: &Connection, session_id: &str, len: i64) -> Result<(), StoreError> {
+    conn.prepare_cached("DELETE FROM messages WHERE session_id = ?1 AND seq >= ?2")?
+        .execute(params![session_id, len])?;
+    conn.prepare_cached("UPDATE sessions SET message_count = ?2 WHERE id = ?1")?
+        .execute(params![session_id, len])?;
     Ok(())
 }
 
@@ -79,7 +88,7 @@ pub(crate) fn load(conn: &Connection, session_id: &str) -> Result<Vec<Value>, St
     let mut messages = Vec::new();
     for row in rows {
         let (role, content) = row?;
-        let content: Value = serde_json::from_str(&content)?;
+        let content: Value = super::from_stored(&content)?;
         messages.push(json!({"role": role, "content": content}));
     }
     Ok(messages)

@@ -49,6 +49,8 @@ struct Inner {
     conn: Mutex<Connection>,
     dir: PathBuf,
     db_path: PathBuf,
+    /// The mode the data directory had when this open made it private.
+    tightened_from: Option<u32>,
 }
 
 impl Store {
@@ -57,13 +59,26 @@ impl Store {
     /// written by a newer version, and a directory it cannot write.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, StoreError> {
         let dir = dir.as_ref();
-        let conn = open::open(dir)?;
+        let (conn, tightened_from) = open::open(dir)?;
         Ok(Self {
             inner: Arc::new(Inner {
                 conn: Mutex::new(conn),
                 dir: dir.into(),
                 db_path: dir.join(DB_FILE),
+                tightened_from,
             }),
+        })
+    }
+
+    /// A line to show the person when this open found the data directory readable by others
+    /// and made it private; `None` otherwise (so it is said once).
+    pub fn privacy_notice(&self) -> Option<String> {
+        self.inner.tightened_from.map(|mode| {
+            format!(
+                "the data directory {} was open to other users (mode {mode:o}); it is now \
+                 private (700), readable by you only",
+                self.inner.dir.display()
+            )
         })
     }
 
@@ -103,6 +118,25 @@ fn os_error(conn: &Connection) -> Option<std::io::Error> {
     // a field of it, and the connection is not used concurrently (it is behind a Mutex).
     let errno = unsafe { rusqlite::ffi::sqlite3_system_errno(conn.handle()) };
     (errno != 0).then(|| std::io::Error::from_raw_os_error(errno))
+}
+
+/// JSON as a row holds it, refused past the depth the store reads back
+/// ([`crate::json_depth::MAX_STORED_DEPTH`]): what is written can always be read.
+fn to_stored(value: &serde_json::Value) -> Result<String, StoreError> {
+    let depth = crate::json_depth::value_depth(value);
+    if depth > crate::json_depth::MAX_STORED_DEPTH {
+        return Err(StoreError::TooDeep { depth });
+    }
+    Ok(value.to_string())
+}
+
+/// A row's JSON, read with the limit it was written with.
+fn from_stored<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, StoreError> {
+    let depth = crate::json_depth::text_depth(text);
+    if depth > crate::json_depth::MAX_STORED_DEPTH {
+        return Err(StoreError::TooDeep { depth });
+    }
+    Ok(serde_json::from_str(text)?)
 }
 
 /// Now, in Unix milliseconds: how times are stored.

@@ -9,24 +9,47 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::StoreError;
 use super::migrations::{self, APPLICATION_ID, LATEST};
+use crate::files;
 
 /// The database's file name inside the data directory.
 pub const DB_FILE: &str = "history.db";
 
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
-/// Opens (creating if needed) the history in `dir`, migrated to the latest schema.
-pub fn open(dir: &Path) -> Result<Connection, StoreError> {
-    std::fs::create_dir_all(dir).map_err(|source| match StoreError::io(dir, source) {
-        StoreError::Io { source, .. } => StoreError::CreateDir {
-            path: dir.into(),
-            source,
-        },
-        other => other,
-    })?;
+/// Opens (creating if needed) the history in `dir`, migrated to the latest schema. The
+/// directory is made private (0700) and the database file too (0600, created so before
+/// SQLite opens it; SQLite gives its WAL and shared-memory files the database's mode).
+/// Returns the mode `dir` had if it had to be tightened.
+pub fn open(dir: &Path) -> Result<(Connection, Option<u32>), StoreError> {
+    let tightened =
+        files::private_dir(dir).map_err(|source| match StoreError::io(dir, source) {
+            StoreError::Io { source, .. } => StoreError::CreateDir {
+                path: dir.into(),
+                source,
+            },
+            other => other,
+        })?;
+    let screenshots = dir.join(super::SCREENSHOTS_DIR);
+    files::private_dir(&screenshots).map_err(|e| StoreError::io(&screenshots, e))?;
     check_writable(dir)?;
     let path = dir.join(DB_FILE);
     let existing = check_header(&path)?;
+    if existing {
+        for file in [
+            path.clone(),
+            wal_file(&path, "-wal"),
+            wal_file(&path, "-shm"),
+        ] {
+            match files::make_private(&file) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(StoreError::io(&file, e));
+                }
+                _ => {}
+            }
+        }
+    } else {
+        files::create_private(&path, false).map_err(|e| StoreError::io(&path, e))?;
+    }
     let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     if !existing {
         flags |= OpenFlags::SQLITE_OPEN_CREATE;
@@ -40,7 +63,14 @@ pub fn open(dir: &Path) -> Result<Connection, StoreError> {
         let os_error = super::os_error(&conn);
         return Err(e.at(&path, os_error));
     }
-    Ok(conn)
+    Ok((conn, tightened))
+}
+
+/// SQLite's companion file of the database at `path` (`-wal`, `-shm`).
+fn wal_file(path: &Path, suffix: &str) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    name.into()
 }
 
 /// Identity and version first (reads only), then the connection settings and migrations.

@@ -98,6 +98,13 @@ impl Recorder {
             }
             recorder.store_message(index as i64, message)?;
         }
+        if history.len() < stored {
+            // The repair removed or merged messages: the rows past the end go.
+            let len = history.len() as i64;
+            store.with(|conn| messages::truncate(conn, session_id, len))?;
+            recorder.message_count = len;
+            recorder.last_role = history.last().map(|m| m.role);
+        }
         Ok((recorder, history))
     }
 
@@ -272,7 +279,7 @@ impl Recorder {
         .execute(params![
             id,
             body["type"].as_str().unwrap_or_default(),
-            body.to_string(),
+            super::to_stored(&body)?,
             now,
             self.task_id
         ])?;
@@ -339,7 +346,7 @@ fn trailing_text(conn: &Connection, session_id: &str) -> Result<String, StoreErr
     )?;
     let mut text = String::new();
     for body in statement.query_map([session_id], |r| r.get::<_, String>(0))? {
-        let event: Value = serde_json::from_str(&body?)?;
+        let event: Value = super::from_stored(&body?)?;
         text.push_str(event["text"].as_str().unwrap_or_default());
     }
     Ok(text)

@@ -93,7 +93,7 @@ pub(crate) fn events(conn: &Connection, id: &str) -> Result<Vec<Value>, StoreErr
     let rows = statement.query_map([id], |r| r.get::<_, String>(0))?;
     let mut events = Vec::new();
     for body in rows {
-        events.push(serde_json::from_str(&body?)?);
+        events.push(super::from_stored(&body?)?);
     }
     Ok(events)
 }
@@ -157,6 +157,9 @@ impl Store {
     /// The full id of the one session whose id is or starts with `id` (ids are long; a
     /// person types the first few characters).
     pub fn resolve_id(&self, id: &str) -> Result<String, StoreError> {
+        if id.is_empty() {
+            return Err(StoreError::EmptyId);
+        }
         self.with(|conn| {
             if require(conn, id).is_ok() {
                 return Ok(id.to_string());

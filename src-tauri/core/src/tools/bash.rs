@@ -4,8 +4,10 @@
 //! Each command is handed to the shell through a quoted here-document and `eval`, so a syntax
 //! error is an ordinary failed command instead of a shell waiting for the rest of a string.
 //! A random marker printed after it on stdout (with the exit status) and on stderr tells where
-//! the command's output ends. The shell leads its own process group: a timeout, a stop or a
-//! restart kills the whole group, the command and everything it started, never the app.
+//! the command's output ends; another, printed before it, sets apart what background jobs
+//! wrote since the last command. The shell runs under a keeper (`crate::processes`): a
+//! timeout, a stop, a restart, the end of the run or Deskhand's death ends it and everything
+//! it started, `setsid` ones included, never the app.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -111,13 +113,17 @@ impl Tool for BashTool {
                 Err(e) => return ToolOutput::error(e),
             },
         };
-        let mut stdout = Stream::new(self.output_limit);
-        let mut stderr = Stream::new(self.output_limit);
+        let mut outputs = Outputs::new(self.output_limit);
         let ended = tokio::select! {
-            ended = tokio::time::timeout(self.timeout, shell.execute(command, &mut stdout, &mut stderr)) => ended,
+            ended = tokio::time::timeout(self.timeout, shell.execute(command, &mut outputs)) => ended,
             () = ctx.cancel.cancelled() => return ToolOutput::error(crate::agent::CANCELLED),
         };
-        let output = |note: Option<String>| format_output(stdout.finish(), stderr.finish(), note);
+        if !matches!(ended, Ok(Ok(Ended::Status(_)))) {
+            // Cut off before its end marker: what was read but held back is its output.
+            outputs.stdout.push(&std::mem::take(&mut shell.stdout_rest));
+            outputs.stderr.push(&std::mem::take(&mut shell.stderr_rest));
+        }
+        let output = |note: Option<String>| outputs.text(note);
         match ended {
             Ok(Ok(Ended::Status(status))) => {
                 *slot = Some(shell);
@@ -177,8 +183,11 @@ struct Shell {
     stdin: ChildStdin,
     stdout: ChildStdout,
     stderr: ChildStderr,
-    /// The shell's pid, which is also its process group's id.
-    group: i32,
+    /// Bytes read past the last marker line of each stream (a background job's output).
+    stdout_rest: Vec<u8>,
+    stderr_rest: Vec<u8>,
+    /// The pid of the shell's keeper (see `processes`), which ends it and all it started.
+    keeper: u32,
 }
 
 impl Shell {
@@ -190,6 +199,7 @@ impl Shell {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        crate::processes::keep(&mut command);
         for (name, _) in std::env::vars_os() {
             if super::is_withheld_variable(&name) {
                 command.env_remove(name);
@@ -211,20 +221,21 @@ impl Shell {
             stdin,
             stdout,
             stderr,
-            group: pid as i32,
+            stdout_rest: Vec::new(),
+            stderr_rest: Vec::new(),
+            keeper: pid,
         })
     }
 
-    async fn execute(
-        &mut self,
-        command: &str,
-        stdout: &mut Stream,
-        stderr: &mut Stream,
-    ) -> std::io::Result<Ended> {
+    /// Runs `command`. A first marker, printed before it, tells what background jobs wrote
+    /// since the last command (into `background`) from what this command writes.
+    async fn execute(&mut self, command: &str, out: &mut Outputs) -> std::io::Result<Ended> {
         let id = uuid::Uuid::new_v4().simple().to_string();
+        let begin = format!("__deskhand_begin_{id}__");
         let marker = format!("__deskhand_done_{id}__");
         let script = format!(
-            "IFS= read -r -d '' __deskhand_command <<'__deskhand_command_{id}__'\n\
+            "printf '%s\\n' {begin}; printf '%s\\n' {begin} >&2\n\
+             IFS= read -r -d '' __deskhand_command <<'__deskhand_command_{id}__'\n\
              {command}\n\
              __deskhand_command_{id}__\n\
              eval \"$__deskhand_command\" < /dev/null; \
@@ -232,10 +243,38 @@ impl Shell {
         );
         self.stdin.write_all(script.as_bytes()).await?;
         self.stdin.flush().await?;
+        let begin = begin.as_bytes();
+        let started = tokio::try_join!(
+            read_until_marker(
+                &mut self.stdout,
+                &mut self.stdout_rest,
+                begin,
+                &mut out.background_stdout
+            ),
+            read_until_marker(
+                &mut self.stderr,
+                &mut self.stderr_rest,
+                begin,
+                &mut out.background_stderr
+            ),
+        )?;
+        if started.0.is_none() || started.1.is_none() {
+            return Ok(Ended::ShellExited);
+        }
         let marker = marker.as_bytes();
         let (status, _) = tokio::try_join!(
-            stdout.read_until_marker(&mut self.stdout, marker),
-            stderr.read_until_marker(&mut self.stderr, marker),
+            read_until_marker(
+                &mut self.stdout,
+                &mut self.stdout_rest,
+                marker,
+                &mut out.stdout
+            ),
+            read_until_marker(
+                &mut self.stderr,
+                &mut self.stderr_rest,
+                marker,
+                &mut out.stderr
+            ),
         )?;
         Ok(match status {
             Some(status) => Ended::Status(status.trim().parse().unwrap_or(-1)),
@@ -253,71 +292,84 @@ impl Shell {
 
 impl Drop for Shell {
     fn drop(&mut self) {
-        // SAFETY: kill(2) with a negative pid signals that process group; `group` is the
-        // shell's own group (it was started with `process_group(0)`), never the app's.
-        unsafe {
-            libc::kill(-self.group, libc::SIGKILL);
-        }
+        // The keeper ends the shell and everything it started, `setsid` ones included.
+        crate::processes::end(self.keeper);
     }
 }
 
-/// One output stream of one command: what arrived, capped, less the end marker.
-struct Stream {
-    kept: CappedOutput,
-    /// The last bytes, held back while they could be the start of the marker.
-    pending: Vec<u8>,
+/// What one command's run collected from the shell's two streams, each capped: what
+/// background jobs wrote before it started, and its own output.
+struct Outputs {
+    background_stdout: CappedOutput,
+    background_stderr: CappedOutput,
+    stdout: CappedOutput,
+    stderr: CappedOutput,
 }
 
-impl Stream {
+impl Outputs {
     fn new(limit: usize) -> Self {
         Self {
-            kept: CappedOutput::new(limit),
-            pending: Vec::new(),
+            background_stdout: CappedOutput::new(limit),
+            background_stderr: CappedOutput::new(limit),
+            stdout: CappedOutput::new(limit),
+            stderr: CappedOutput::new(limit),
         }
     }
 
-    /// Copies `reader` in until `marker`, and returns the rest of the marker's line, or
-    /// `None` if the stream ended first.
-    async fn read_until_marker(
-        &mut self,
-        reader: &mut (impl AsyncRead + Unpin),
-        marker: &[u8],
-    ) -> std::io::Result<Option<String>> {
-        let mut found: Option<Vec<u8>> = None;
-        let mut buffer = vec![0u8; 16 * 1024];
-        loop {
-            let n = reader.read(&mut buffer).await?;
-            if n == 0 {
-                return Ok(None);
-            }
-            match &mut found {
-                Some(rest) => rest.extend_from_slice(&buffer[..n]),
-                None => {
-                    self.pending.extend_from_slice(&buffer[..n]);
-                    if let Some(at) = find(&self.pending, marker) {
-                        self.kept.push(&self.pending[..at]);
-                        found = Some(self.pending.split_off(at + marker.len()));
-                        self.pending.clear();
-                    } else {
-                        let keep = self.pending.len().min(marker.len() - 1);
-                        let flush = self.pending.len() - keep;
-                        self.kept.push(&self.pending[..flush]);
-                        self.pending.drain(..flush);
-                    }
-                }
-            }
-            if let Some(rest) = &found
-                && let Some(end) = rest.iter().position(|&b| b == b'\n')
-            {
-                return Ok(Some(String::from_utf8_lossy(&rest[..end]).into_owned()));
-            }
-        }
+    /// The command's output, then what background jobs wrote between commands under its own
+    /// heading (so it is not taken for this command's), then `note`.
+    fn text(self, note: Option<String>) -> String {
+        let (stdout, stderr) = (self.background_stdout.text(), self.background_stderr.text());
+        let note = if stdout.is_empty() && stderr.is_empty() {
+            note
+        } else {
+            Some(format!(
+                "[output of background jobs, written before this command started]\n{}",
+                format_output(stdout, stderr, note)
+            ))
+        };
+        format_output(self.stdout.text(), self.stderr.text(), note)
     }
+}
 
-    /// Everything kept, including what was held back when the command did not finish.
-    fn finish(mut self) -> String {
-        self.kept.push(&self.pending);
-        self.kept.text()
+/// Copies `reader` into `kept` until `marker`, and returns the rest of the marker's line, or
+/// `None` if the stream ended first. `carry` holds bytes read past that line, for the next
+/// call; bytes that could be the start of the marker are held back until they are not.
+async fn read_until_marker(
+    reader: &mut (impl AsyncRead + Unpin),
+    carry: &mut Vec<u8>,
+    marker: &[u8],
+    kept: &mut CappedOutput,
+) -> std::io::Result<Option<String>> {
+    // Held in the caller's `carry`, so that what a command printed before a timeout is
+    // still there to show when this future is dropped.
+    let pending = carry;
+    let mut buffer = vec![0u8; 16 * 1024];
+    let mut searched = 0;
+    loop {
+        if let Some(at) = find(&pending[searched..], marker).map(|at| at + searched) {
+            let line = at + marker.len();
+            if let Some(end) = pending[line..].iter().position(|&b| b == b'\n') {
+                kept.push(&pending[..at]);
+                let rest = String::from_utf8_lossy(&pending[line..line + end]).into_owned();
+                pending.drain(..line + end + 1);
+                return Ok(Some(rest));
+            }
+            searched = at;
+        } else {
+            let keep = pending.len().min(marker.len() - 1);
+            let flush = pending.len() - keep;
+            kept.push(&pending[..flush]);
+            pending.drain(..flush);
+            searched = 0;
+        }
+        let n = reader.read(&mut buffer).await?;
+        if n == 0 {
+            kept.push(pending);
+            pending.clear();
+            return Ok(None);
+        }
+        pending.extend_from_slice(&buffer[..n]);
     }
 }
 

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own part of this module
 
 pub mod cli;
+pub mod raw_http;
 pub mod rss;
 pub mod x11;
 
@@ -88,6 +89,7 @@ pub fn fast_retries() -> RetryPolicy {
         max_retries: 3,
         base_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
+        ..RetryPolicy::default()
     }
 }
 

@@ -3,13 +3,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use clap::Args;
+use deskhand::agent::history;
 use deskhand::agent::{AgentEvent, ApprovalPolicy, DEFAULT_MAX_TURNS, Decision, RunStatus};
 use deskhand::images::load_attachment;
-use deskhand::llm::ContentBlock;
 use deskhand::llm::config::ProviderSettings;
-use deskhand::store::Store;
 use deskhand::tasks::{
     DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, Engine, Origin, RunSettings, TaskInfo,
     TaskSpec, TaskState, TaskUpdate, Watch, parse_seconds,
@@ -19,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use reqwest::Method;
 use serde_json::json;
 
+use crate::UsageError;
 use crate::approver;
 use crate::printer::Printer;
 use crate::service::{Service, ServiceArgs};
@@ -78,7 +78,7 @@ pub struct AskArgs {
     data_dir: Option<PathBuf>,
     /// Continue this stored session (its id, or the first characters of it) with its full
     /// history.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     session: Option<String>,
     /// Hand the task to the running `deskhand serve`, print its id and return (follow it
     /// with `deskhand tasks watch ID`).
@@ -87,17 +87,26 @@ pub struct AskArgs {
     /// The service's socket, for --background (default: $XDG_RUNTIME_DIR/deskhand/api.sock).
     #[arg(long, env = "DESKHAND_SOCKET")]
     socket: Option<PathBuf>,
+    /// What to do; `-` reads it from stdin (for a long prompt).
     prompt: String,
 }
+
+/// The most a prompt read from stdin may be: the API's whole request is 32 MB at most.
+const MAX_STDIN_PROMPT: u64 = 32 * 1024 * 1024;
 
 impl AskArgs {
     /// The run these flags ask for, as the engine takes it.
     fn spec(&self) -> Result<TaskSpec> {
         let approval: ApprovalPolicy = self.approve.parse().map_err(anyhow::Error::msg)?;
-        let mut input = vec![ContentBlock::text(&self.prompt)];
+        let prompt = self.prompt()?;
+        let mut attachments = Vec::new();
         for path in &self.attach {
-            input.push(load_attachment(path)?);
+            attachments.push(load_attachment(path)?);
         }
+        // Refused before anything is stored or sent: the API would refuse it, and a stored
+        // empty prompt would break the session.
+        let input = history::prompt_content(&prompt, attachments)
+            .map_err(|empty| UsageError(empty.to_string()))?;
         Ok(TaskSpec {
             session: self.session.clone(),
             input,
@@ -127,6 +136,30 @@ impl AskArgs {
     }
 }
 
+impl AskArgs {
+    /// The prompt: the argument, or stdin for `-`.
+    fn prompt(&self) -> Result<String> {
+        match self.prompt.as_str() {
+            "-" => read_stdin_prompt(),
+            _ => Ok(self.prompt.clone()),
+        }
+    }
+}
+
+/// The prompt from stdin, up to [`MAX_STDIN_PROMPT`] bytes of UTF-8.
+fn read_stdin_prompt() -> Result<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(MAX_STDIN_PROMPT + 1)
+        .read_to_end(&mut bytes)
+        .context("cannot read the prompt from stdin")?;
+    if bytes.len() as u64 > MAX_STDIN_PROMPT {
+        bail!("the prompt on stdin is over {MAX_STDIN_PROMPT} bytes, more than the API takes");
+    }
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("the prompt on stdin is not UTF-8"))
+}
+
 /// Runs the task in this process and follows it on the terminal, or hands it to the
 /// service with --background.
 pub async fn run(args: AskArgs) -> Result<RunStatus> {
@@ -134,7 +167,7 @@ pub async fn run(args: AskArgs) -> Result<RunStatus> {
         return background(&args).await;
     }
     let spec = args.spec()?;
-    let store = Store::open_default(args.data_dir.clone())?;
+    let store = crate::open_store(args.data_dir.clone())?;
     let engine = Engine::new(store);
     let cancel = CancellationToken::new();
     watch_ctrl_c(cancel.clone());
@@ -165,7 +198,7 @@ async fn background(args: &AskArgs) -> Result<RunStatus> {
         data_dir: args.data_dir.clone(),
     })?;
     let body = json!({
-        "prompt": args.prompt,
+        "prompt": args.prompt()?,
         "session_id": args.session,
         "approve": args.approve,
         "max_turns": args.max_turns,

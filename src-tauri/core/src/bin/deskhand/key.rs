@@ -37,7 +37,7 @@ pub fn run(args: KeyArgs) -> Result<()> {
             keyring.set(provider, &key)?;
             let last4 = key.last4().map(|l| format!(" (…{l})")).unwrap_or_default();
             eprintln!("stored the {} key{last4} in the OS keyring", provider.name);
-            if std::env::var_os(provider.env).is_some_and(|v| !v.is_empty()) {
+            if deskhand::key_guard::env_var(provider.env).is_some_and(|v| !v.is_empty()) {
                 eprintln!(
                     "note: {} is set, and overrides the stored key while it is",
                     provider.env

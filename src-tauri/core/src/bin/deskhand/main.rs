@@ -53,6 +53,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // SAFETY: the first thing main does, before any other thread exists.
+    unsafe { deskhand::key_guard::protect_keys() };
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
@@ -77,11 +79,44 @@ fn main() -> ExitCode {
     }
 }
 
+/// The history in `dir` (else the default data directory), saying once if it had to be made
+/// private.
+fn open_store(dir: Option<std::path::PathBuf>) -> anyhow::Result<deskhand::store::Store> {
+    let store = deskhand::store::Store::open_default(dir)?;
+    if let Some(notice) = store.privacy_notice() {
+        eprintln!("deskhand: {notice}");
+    }
+    Ok(store)
+}
+
+/// A mistake in how the command was called, found after parsing (an empty prompt): exit
+/// status 2, as clap gives a wrong flag.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
 fn fail(error: anyhow::Error) -> ExitCode {
     // Errors quote servers, plugins and files; shown escaped like everything from outside.
-    eprintln!(
-        "deskhand: {}",
-        deskhand::visible::text(&format!("{error:#}"))
-    );
+    eprintln!("deskhand: {}", deskhand::visible::text(&one_line(&error)));
+    if error.downcast_ref::<UsageError>().is_some() {
+        return ExitCode::from(2);
+    }
     ExitCode::from(RunStatus::Error.exit_code() as u8)
+}
+
+/// The error and its causes on one line, each said once: a cause that the message before it
+/// already quotes (as `cannot read X: <cause>` does) is not repeated.
+fn one_line(error: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in error.chain() {
+        let cause = cause.to_string();
+        if line.contains(&cause) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&cause);
+    }
+    line
 }

@@ -124,7 +124,11 @@ impl TaskUpdates for Events {
                 return Ok(None);
             };
             let chunk = chunk.context("the service's event stream broke off")?;
-            for event in self.parser.push(&chunk) {
+            let events = self
+                .parser
+                .push(&chunk)
+                .context("the service's event stream cannot be read")?;
+            for event in events {
                 let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
                     continue;
                 };

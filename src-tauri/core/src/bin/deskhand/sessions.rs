@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use deskhand::store::{ExportFormat, SessionSummary, Store};
+use deskhand::store::{ExportFormat, SessionSummary};
 use deskhand::visible;
 
 #[derive(Args)]
@@ -70,7 +70,7 @@ enum SessionsCommand {
 }
 
 pub fn run(args: SessionsArgs) -> Result<()> {
-    let store = Store::open_default(args.data_dir)?;
+    let store = crate::open_store(args.data_dir)?;
     match args.command {
         SessionsCommand::List { json } => {
             for session in store.sessions()? {
@@ -119,7 +119,8 @@ pub fn run(args: SessionsArgs) -> Result<()> {
             };
             let text = store.export(&id, format)?;
             match output {
-                Some(path) => std::fs::write(&path, text)
+                // Private (0600): an export holds the whole transcript and its images.
+                Some(path) => deskhand::files::write_private(&path, text.as_bytes(), false)
                     .with_context(|| format!("cannot write {}", path.display()))?,
                 // Into a file or a pipe it is the data itself; on a terminal it is shown, and
                 // JSON stays the same JSON.
@@ -129,9 +130,7 @@ pub fn run(args: SessionsArgs) -> Result<()> {
             }
         }
         SessionsCommand::Import { file } => {
-            let text = std::fs::read_to_string(&file)
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            let id = store.import(&text)?;
+            let id = store.import_file(&file)?;
             println!("{}", visible::line(&id));
         }
         SessionsCommand::Delete { id } => {

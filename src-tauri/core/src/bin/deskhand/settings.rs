@@ -8,8 +8,6 @@ use clap::{Args, Subcommand, ValueEnum};
 use deskhand::agent::{Budget, SecretPlaces};
 use serde_json::Value;
 
-use deskhand::store::Store;
-
 #[derive(Args)]
 pub struct SettingsArgs {
     #[command(subcommand)]
@@ -86,7 +84,7 @@ impl Setting {
 }
 
 pub fn run(args: SettingsArgs) -> Result<()> {
-    let store = Store::open_default(args.data_dir)?;
+    let store = crate::open_store(args.data_dir)?;
     match args.command {
         None => {
             for setting in Setting::ALL {

@@ -305,6 +305,7 @@ impl PluginServer {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        crate::processes::keep(&mut command);
         for (name, _) in std::env::vars_os() {
             let configured = name
                 .to_str()
@@ -317,7 +318,7 @@ impl PluginServer {
         let mut child = command
             .spawn()
             .map_err(|e| format!("could not start `{}`: {e}", self.config.command_line()))?;
-        let group = ProcessGroup(child.id().map_or(0, |id| id as i32));
+        let group = ProcessGroup(child.id().unwrap_or(0));
         let stderr = ServerStderr::drain(child.stderr.take());
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
             return Err("its standard input and output could not be connected".into());
@@ -504,19 +505,13 @@ pub fn namespaced(server: &str, tool: &str) -> String {
     format!("{}_{suffix}", &clean[..55])
 }
 
-/// The server's process group: killed when this is dropped, so that a server that hangs or
-/// is replaced never lingers, with anything it started.
-struct ProcessGroup(i32);
+/// The server's keeper (see `crate::processes`): when this is dropped, it ends the server
+/// and everything it started, so that a server that hangs or is replaced never lingers.
+struct ProcessGroup(u32);
 
 impl Drop for ProcessGroup {
     fn drop(&mut self) {
-        if self.0 > 0 {
-            // SAFETY: kill(2) on the negative pid of the group the server leads (it was
-            // started with `process_group(0)`); never the app's own group.
-            unsafe {
-                libc::kill(-self.0, libc::SIGKILL);
-            }
-        }
+        crate::processes::end(self.0);
     }
 }
 

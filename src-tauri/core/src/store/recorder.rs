@@ -103,6 +103,7 @@ impl Recorder {
             let len = history.len() as i64;
             store.with(|conn| messages::truncate(conn, session_id, len))?;
             recorder.message_count = len;
+            recorder.stored_count = len;
             recorder.last_role = history.last().map(|m| m.role);
         }
         Ok((recorder, history))
@@ -187,8 +188,11 @@ impl Recorder {
                     (Role::User, Some(Role::User)) => self.message_count - 1,
                     _ => self.message_count,
                 };
+                // The rows themselves (the session's counter may be an import's).
                 let found: i64 = tx
-                    .prepare_cached("SELECT message_count FROM sessions WHERE id = ?1")?
+                    .prepare_cached(
+                        "SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE session_id = ?1",
+                    )?
                     .query_row([id], |r| r.get(0))?;
                 if found != self.stored_count {
                     return Err(StoreError::Conflict {

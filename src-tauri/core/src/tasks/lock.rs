@@ -44,15 +44,11 @@ impl SessionLock {
             path: path.clone(),
             source,
         };
+        // Private like the rest of the data directory (the lock files are empty).
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
+            crate::files::private_dir(dir).map_err(io)?;
         }
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io)?;
+        let file: File = crate::files::create_private(&path, false).map_err(io)?;
         // SAFETY: flock on a descriptor this function owns; it only changes the lock state.
         let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if locked == 0 {

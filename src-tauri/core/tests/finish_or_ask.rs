@@ -34,6 +34,7 @@ fn the_same_click_on_a_static_screen_is_noted_then_ends_stalled_without_a_person
     let Some(_display) = x11::display() else {
         return;
     };
+    x11::wait_until_still();
     let dir = tempfile::tempdir().unwrap();
     // A model that clicks the same empty spot of the desktop forever.
     let mut turns = clicks(20, "left_click", [20, 700]);
@@ -85,6 +86,7 @@ fn a_click_that_changes_nothing_says_so_and_a_click_that_opens_a_window_does_not
     let Some(_display) = x11::display() else {
         return;
     };
+    x11::wait_until_still();
     let dir = tempfile::tempdir().unwrap();
     // A left click on the bare desktop does nothing; a right click opens the window
     // manager's menu; Escape closes it again.

@@ -33,6 +33,30 @@ pub fn display() -> Option<MutexGuard<'static, ()>> {
 }
 
 /// Runs a command and returns its stdout; panics with its stderr on failure.
+/// Waits (at most 5 s) until two captures of the whole display 200 ms apart are the same: a
+/// window that the previous test closed takes a moment to go, and a test about what an
+/// action changes on the screen must not see it go.
+pub fn wait_until_still() {
+    let capture = || {
+        Command::new("import")
+            .args(["-window", "root", "-depth", "8", "rgb:-"])
+            .stderr(Stdio::null())
+            .output()
+            .map(|o| o.stdout)
+            .unwrap_or_default()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut last = capture();
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        let next = capture();
+        if !next.is_empty() && next == last {
+            return;
+        }
+        last = next;
+    }
+}
+
 pub fn run(program: &str, args: &[&str]) -> String {
     let out = Command::new(program)
         .args(args)

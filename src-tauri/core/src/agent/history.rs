@@ -63,13 +63,18 @@ fn is_blank(text: &str) -> bool {
     text.trim().is_empty()
 }
 
-/// Drops blank text blocks, then empty messages, merging neighbours of the same role.
+/// Drops blank text blocks and blocks in the wrong role's message (a `tool_result` from the
+/// assistant, a `tool_use` from the user: the API refuses both, and an import can hold them),
+/// then empty messages, merging neighbours of the same role.
 fn drop_empty(history: &mut Vec<Message>) -> usize {
     let mut changes = 0;
     for message in history.iter_mut() {
         let before = message.content.len();
+        let role = message.role;
         message.content.retain_mut(|block| match block {
             ContentBlock::Text { text } => !is_blank(text),
+            ContentBlock::ToolResult { .. } if role == Role::Assistant => false,
+            ContentBlock::ToolUse { .. } if role == Role::User => false,
             ContentBlock::ToolResult { content, .. } => {
                 let before = content.len();
                 content.retain(

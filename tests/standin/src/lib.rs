@@ -74,6 +74,7 @@
 
 mod cache;
 mod openai;
+mod responses;
 mod rules;
 mod script;
 mod server;

@@ -55,7 +55,7 @@ fn unauthorized(message: &str) -> Rejection {
     }
 }
 
-fn check_access(
+pub(crate) fn check_access(
     uri: &Uri,
     headers: &HeaderMap,
     azure: bool,
@@ -475,8 +475,8 @@ impl Completion {
                     let arguments = raw_input_json.clone().unwrap_or_else(|| input.to_string());
                     calls.push((id, name.clone(), arguments));
                 }
-                // Chat Completions has no thinking blocks.
-                ReplyBlock::Thinking { .. } => {}
+                // Chat Completions has no thinking blocks, nor a native computer.
+                ReplyBlock::Thinking { .. } | ReplyBlock::ComputerCall { .. } => {}
             }
         }
         let finish_reason = match reply.effective_stop_reason() {

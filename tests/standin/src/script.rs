@@ -323,6 +323,16 @@ impl Reply {
         self
     }
 
+    /// A Responses API `computer_call` with a generated id and these safety checks.
+    pub fn computer_call(mut self, action: Value, pending_safety_checks: Vec<Value>) -> Reply {
+        self.content.push(ReplyBlock::ComputerCall {
+            id: None,
+            action,
+            pending_safety_checks,
+        });
+        self
+    }
+
     pub fn thinking(mut self, thinking: impl Into<String>, signature: impl Into<String>) -> Reply {
         self.content.push(ReplyBlock::Thinking {
             thinking: thinking.into(),
@@ -401,6 +411,17 @@ pub enum ReplyBlock {
         thinking: String,
         #[serde(default)]
         signature: String,
+    },
+    /// A `computer_call` of OpenAI's Responses API (served only there), e.g. action
+    /// `{"type": "click", "button": "left", "x": 10, "y": 20}`, with the safety checks
+    /// (`{"id", "code", "message"}`) its output must acknowledge.
+    ComputerCall {
+        /// `None` means a generated `call_standin_N`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        action: Value,
+        #[serde(default)]
+        pending_safety_checks: Vec<Value>,
     },
 }
 

@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 
 use crate::cache::PromptCache;
 use crate::openai;
+use crate::responses;
 use crate::rules;
 use crate::script::{Reply, Rule, Script, Turn};
 use crate::sse::Message;
@@ -116,6 +117,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         // OpenAI, local servers (base …/v1), OpenRouter (…/api/v1) and Azure (by deployment).
         .route("/v1/chat/completions", post(chat_completions))
         .route("/api/v1/chat/completions", post(chat_completions))
+        .route("/v1/responses", post(responses))
         .route(
             "/openai/deployments/{deployment}/chat/completions",
             post(chat_completions),
@@ -140,6 +142,7 @@ async fn not_found() -> Response {
 pub(crate) enum Api {
     Messages,
     ChatCompletions,
+    Responses,
 }
 
 impl Api {
@@ -166,6 +169,7 @@ impl Api {
                 Box::new(message)
             }
             Api::ChatCompletions => Box::new(openai::Completion::resolve(shared, reply, request)),
+            Api::Responses => Box::new(responses::Response::resolve(shared, reply, request)),
         }
     }
 
@@ -178,7 +182,7 @@ impl Api {
     ) -> Response {
         match self {
             Api::Messages => error_response(status, error_type, message, retry_after),
-            Api::ChatCompletions => {
+            Api::ChatCompletions | Api::Responses => {
                 openai::error_response(status, error_type, message, retry_after)
             }
         }
@@ -215,6 +219,15 @@ async fn chat_completions(
     handle(&shared, Api::ChatCompletions, &uri, &headers, &body)
 }
 
+async fn responses(
+    State(shared): State<Arc<Shared>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    handle(&shared, Api::Responses, &uri, &headers, &body)
+}
+
 /// Validates and records a request, then answers it with the next turn in its API's format.
 fn handle(
     shared: &Arc<Shared>,
@@ -236,6 +249,7 @@ fn handle(
             (value, verdict)
         }
         Api::ChatCompletions => openai::check(uri, headers, body, shared),
+        Api::Responses => responses::check(uri, headers, body, shared),
     };
     let turn = {
         let mut log = shared.log();
@@ -408,7 +422,7 @@ fn error_response(
 fn with_request_id(mut response: Response, api: Api, request_id: &str) -> Response {
     let name = match api {
         Api::Messages => "request-id",
-        Api::ChatCompletions => "x-request-id",
+        Api::ChatCompletions | Api::Responses => "x-request-id",
     };
     response.headers_mut().insert(
         name,

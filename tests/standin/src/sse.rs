@@ -119,6 +119,8 @@ impl Message {
         let blocks: Vec<Block> = reply
             .content
             .iter()
+            // A Responses API computer call has no Messages API form.
+            .filter(|block| !matches!(block, ReplyBlock::ComputerCall { .. }))
             .map(|block| match block {
                 ReplyBlock::Text { text } => Block::Text { text: text.clone() },
                 ReplyBlock::Thinking {
@@ -154,6 +156,7 @@ impl Message {
                         toolset_name: toolset_name.clone(),
                     }
                 }
+                ReplyBlock::ComputerCall { .. } => unreachable!("filtered out above"),
             })
             .collect();
         let usage = reply.usage.unwrap_or_else(|| {

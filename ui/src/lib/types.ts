@@ -37,7 +37,9 @@ export type ContentBlock =
       is_error?: boolean;
     }
   | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'redacted_thinking'; data: string };
+  | { type: 'redacted_thinking'; data: string }
+  /** An item of OpenAI's Responses API kept for that API; nothing to show. */
+  | { type: 'openai_item'; item: unknown };
 
 export interface Message {
   role: Role;

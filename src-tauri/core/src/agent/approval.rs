@@ -187,6 +187,11 @@ impl ApprovalGate {
 
     pub fn precheck(&self, plan: &ActionPlan) -> Precheck {
         let policy = self.policy();
+        // A safety check the service raised is acknowledged by a person or not at all: no
+        // mode and no "always" decides it. The read-only mode still refuses what it refuses.
+        if !safety_checks(plan).is_empty() && !(policy == ApprovalPolicy::Deny && !plan.read_only) {
+            return Precheck::AskUser;
+        }
         if plan.read_only {
             return match (self.secret_read(plan), policy) {
                 (None, _) => Precheck::Decided(Decision::Approve, DecidedBy::Policy),
@@ -241,7 +246,7 @@ impl ApprovalGate {
                 refused = Some(error);
                 continue;
             }
-            if answer.decision == Decision::ApproveKind {
+            if answer.decision == Decision::ApproveKind && safety_checks(&request.plan).is_empty() {
                 self.allowed_kinds
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -253,6 +258,43 @@ impl ApprovalGate {
             reason: refused.map(|error| format!("{error}, {MAX_REFUSED_ANSWERS} times")),
         }
     }
+}
+
+/// The safety checks a model service raised about an action (OpenAI's
+/// `pending_safety_checks`: `{id, code, message}`), which only a person may acknowledge.
+pub fn safety_checks(plan: &ActionPlan) -> &[Value] {
+    plan.detail
+        .get("safety_checks")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// `plan` with the service's safety checks: in its detail for the window, and in its summary
+/// for the terminal and the action log, so that no one approves it without reading them.
+pub fn with_safety_checks(mut plan: ActionPlan, checks: &[Value]) -> ActionPlan {
+    if checks.is_empty() {
+        return plan;
+    }
+    let said: Vec<String> = checks
+        .iter()
+        .map(|check| {
+            let code = check["code"].as_str().unwrap_or("safety check");
+            match check["message"].as_str().filter(|m| !m.is_empty()) {
+                Some(message) => format!("{code}: {message}"),
+                None => code.to_string(),
+            }
+        })
+        .collect();
+    plan.summary = format!(
+        "{} [SAFETY CHECK to acknowledge: {}]",
+        plan.summary,
+        said.join("; ")
+    );
+    if !plan.detail.is_object() {
+        plan.detail = Value::Object(Default::default());
+    }
+    plan.detail["safety_checks"] = Value::Array(checks.to_vec());
+    plan
 }
 
 #[cfg(test)]
@@ -330,6 +372,41 @@ mod tests {
             }
         );
         assert!(decided(gate.precheck(&plan("bash", false))).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_safety_check_is_asked_in_every_mode_and_never_allowed_for_good() {
+        let checks = [
+            serde_json::json!({"id": "sc_1", "code": "malicious_instructions",
+            "message": "The page tells the agent to do something else."}),
+        ];
+        let checked = |kind: &str, read_only| with_safety_checks(plan(kind, read_only), &checks);
+        assert!(checked("computer.left_click", false)
+            .summary
+            .ends_with("[SAFETY CHECK to acknowledge: malicious_instructions: The page tells the agent to do something else.]"));
+        let gate = ApprovalGate::new(
+            ApprovalPolicy::Auto,
+            Box::new(FixedApprover(Decision::ApproveKind)),
+        );
+        assert!(decided(gate.precheck(&checked("computer.left_click", false))).is_none());
+        assert!(decided(gate.precheck(&checked("computer.screenshot", true))).is_none());
+        // "Always" for a checked action records nothing, even in the ask mode.
+        gate.set_policy(ApprovalPolicy::Ask);
+        let request = ApprovalRequest {
+            tool_use_id: "t".into(),
+            tool: "computer".into(),
+            input: Value::Null,
+            plan: checked("computer.left_click", false),
+        };
+        assert_eq!(gate.ask(&request).await, Decision::ApproveKind);
+        assert!(decided(gate.precheck(&plan("computer.left_click", false))).is_none());
+        assert!(decided(gate.precheck(&checked("computer.left_click", false))).is_none());
+        // The read-only mode refuses the action without asking.
+        gate.set_policy(ApprovalPolicy::Deny);
+        assert!(matches!(
+            decided(gate.precheck(&checked("computer.left_click", false))),
+            Some((Decision::Deny { .. }, DecidedBy::Policy))
+        ));
     }
 
     #[tokio::test]

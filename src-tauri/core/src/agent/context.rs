@@ -226,6 +226,7 @@ fn estimate_block(block: &ContentBlock) -> u64 {
         }
         ContentBlock::Thinking { thinking, .. } => thinking.len() as u64 / 4,
         ContentBlock::RedactedThinking { data } => data.len() as u64 / 4,
+        ContentBlock::OpenAiItem { item } => item.to_string().len() as u64 / 4,
     }
 }
 

@@ -82,6 +82,7 @@ impl Redactor {
             match block {
                 ContentBlock::Text { text } => self.text(text),
                 ContentBlock::ToolUse { input, .. } => self.value(input),
+                ContentBlock::OpenAiItem { item } => self.value(item),
                 ContentBlock::ToolResult { content, .. } => self.results(content),
                 ContentBlock::Thinking { thinking, .. } => self.text(thinking),
                 ContentBlock::Image { .. } | ContentBlock::RedactedThinking { .. } => {}

@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::approval::{ApprovalGate, ApprovalRequest, DecidedBy, Decision, Precheck};
+use super::approval::{
+    ApprovalGate, ApprovalRequest, DecidedBy, Decision, Precheck, with_safety_checks,
+};
 use super::context::{ContextPolicy, Summary, estimate_request};
 use super::event::{AgentEvent, RunStatus};
 use super::forecast::over_budget_forecast;
@@ -15,6 +17,7 @@ use super::redact::{DeltaRedactor, Redactor};
 use super::stall::{StallBreaker, StallPolicy};
 use super::verify::{Check, Checker, Verification};
 use crate::images::ImageRef;
+use crate::llm::responses;
 use crate::llm::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, StopReason, StreamEvent,
     ToolResultContent, Usage, anthropic, pricing::Price,
@@ -250,7 +253,10 @@ impl Agent {
                 let mut output = match refusal {
                     Some(message) => ToolOutput::error(message),
                     None => {
-                        let mut output = self.call_tool(call.id, name, input, sink, cancel).await;
+                        let checks = responses::pending_safety_checks(&assistant, call.id);
+                        let mut output = self
+                            .call_tool(call.id, name, input, checks, sink, cancel)
+                            .await;
                         stalled = stall
                             .after_step(call.id, name, input, &mut output, &self.gate, sink, cancel)
                             .await;
@@ -482,11 +488,14 @@ impl Agent {
 
     /// Validates, plans, gates and runs one tool call. Every failure becomes an error result
     /// the model can act on.
+    /// `safety_checks` are those the service raised about this call: the person must
+    /// acknowledge them, whatever the mode.
     async fn call_tool(
         &self,
         id: &str,
         name: &str,
         input: &serde_json::Value,
+        safety_checks: &[serde_json::Value],
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
     ) -> ToolOutput {
@@ -494,7 +503,11 @@ impl Agent {
             Ok(tool) => tool,
             Err(message) => return ToolOutput::error(message),
         };
-        let plan = match tool.plan(input) {
+        let plan_of = |input| {
+            tool.plan(input)
+                .map(|p| with_safety_checks(p, safety_checks))
+        };
+        let plan = match plan_of(input) {
             Ok(plan) => plan,
             Err(message) => return ToolOutput::error(message),
         };
@@ -523,6 +536,9 @@ impl Agent {
         });
         if let Decision::Deny { reason } = decision {
             let why = match (by, reason) {
+                (DecidedBy::User, _) if !safety_checks.is_empty() => {
+                    "not run: the user did not acknowledge the safety check".to_string()
+                }
                 (DecidedBy::User, Some(reason)) => format!("the user denied this action: {reason}"),
                 (DecidedBy::User, None) => "the user denied this action".to_string(),
                 (_, Some(reason)) => format!("not allowed: {reason}"),
@@ -533,7 +549,7 @@ impl Agent {
         // What runs must be what the person saw: a file edited while they read the diff
         // would otherwise be written with changes they never approved.
         if by == DecidedBy::User {
-            match tool.plan(input) {
+            match plan_of(input) {
                 Ok(now) if now == plan => {}
                 Ok(_) => return ToolOutput::error(CHANGED_WHILE_ASKING),
                 Err(message) => return ToolOutput::error(message),

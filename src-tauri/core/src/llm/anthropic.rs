@@ -237,16 +237,22 @@ impl Serialize for WireMessages<'_> {
         use serde::ser::{Error, SerializeSeq};
         let mut seq = serializer.serialize_seq(Some(self.messages.len()))?;
         for (index, message) in self.messages.iter().enumerate() {
-            if !self.breakpoints.contains(&index) {
+            // Items of OpenAI's Responses API stay with that API.
+            let foreign = message
+                .content
+                .iter()
+                .any(|block| matches!(block, ContentBlock::OpenAiItem { .. }));
+            let breakpoint = self.breakpoints.contains(&index);
+            if !breakpoint && !foreign {
                 seq.serialize_element(message)?;
                 continue;
             }
             let mut value = serde_json::to_value(message).map_err(S::Error::custom)?;
-            if let Some(last) = value["content"]
-                .as_array_mut()
-                .and_then(|blocks| blocks.last_mut())
-            {
-                last["cache_control"] = cache_control();
+            if let Some(blocks) = value["content"].as_array_mut() {
+                blocks.retain(|block| block["type"] != "openai_item");
+                if let Some(last) = blocks.last_mut().filter(|_| breakpoint) {
+                    last["cache_control"] = cache_control();
+                }
             }
             seq.serialize_element(&value)?;
         }

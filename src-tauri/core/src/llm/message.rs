@@ -108,6 +108,11 @@ pub enum ContentBlock {
     RedactedThinking {
         data: String,
     },
+    /// An output item of OpenAI's Responses API kept as it came (a reasoning item, the raw
+    /// `computer_call` with its safety checks), sent back to that API only.
+    OpenAiItem {
+        item: Value,
+    },
 }
 
 impl ContentBlock {

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::http::{ErrorBody, HttpApi, HttpRequest, StreamDecoder, decode_error, kind_for_status};
 use super::provider::parse_tool_input;
+use super::responses;
 use super::{
     ContentBlock, ErrorKind, ImageSource, Message, ModelRequest, ModelResponse, Provider,
     ProviderError, RetryPolicy, Role, SseEvent, StopReason, StreamEvent, ToolDefinition,
@@ -77,9 +78,18 @@ impl OpenAi {
         Ok(Self { config, api })
     }
 
-    /// Where requests go.
-    pub fn endpoint(&self) -> String {
+    /// Whether requests for `model` go to the Responses API: OpenAI's own service and a
+    /// computer-use model. Every other model and server speaks Chat Completions.
+    pub fn uses_responses_api(&self, model: &str) -> bool {
+        self.config.service == Service::OpenAi && responses::is_computer_use_model(model)
+    }
+
+    /// Where requests for `model` go.
+    pub fn endpoint(&self, model: &str) -> String {
         let base = self.config.base_url.trim_end_matches('/');
+        if self.uses_responses_api(model) {
+            return format!("{base}/responses");
+        }
         match &self.config.service {
             Service::Azure {
                 deployment,
@@ -122,15 +132,27 @@ impl Provider for OpenAi {
         request: ModelRequest<'_>,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ProviderError> {
-        let body = request_body(&request, &self.config.service).map_err(|e| {
+        let responses = self.uses_responses_api(request.model);
+        let body = if responses {
+            responses::request_body(&request)
+        } else {
+            request_body(&request, &self.config.service)
+        };
+        let body = body.map_err(|e| {
             ProviderError::new(self.name(), ErrorKind::InvalidRequest, e.to_string())
         })?;
-        let request = HttpRequest {
-            url: self.endpoint(),
+        let http = HttpRequest {
+            url: self.endpoint(request.model),
             headers: self.headers(),
             body: body.into(),
         };
-        self.api.stream::<ChunkDecoder>(&request, on_event).await
+        if responses {
+            self.api
+                .stream::<responses::ResponsesDecoder>(&http, on_event)
+                .await
+        } else {
+            self.api.stream::<ChunkDecoder>(&http, on_event).await
+        }
     }
 }
 
@@ -246,9 +268,10 @@ fn wire_user(message: &Message, out: &mut Vec<Value>) {
                 }
                 out.push(json!({"role": "tool", "tool_call_id": tool_use_id, "content": text}));
             }
-            // Thinking belongs to Claude, and a user message has no tool calls.
+            // Thinking belongs to its provider, and a user message has no tool calls.
             ContentBlock::Thinking { .. }
             | ContentBlock::RedactedThinking { .. }
+            | ContentBlock::OpenAiItem { .. }
             | ContentBlock::ToolUse { .. } => {}
         }
     }

@@ -66,6 +66,24 @@ const bash = (id: string, command: string) =>
   });
 
 describe('ApprovalCard', () => {
+  it('shows a safety check in full and offers no "always" for it', async () => {
+    const request = approvalRequest('t1', {
+      summary: 'left_click (10, 20) → screen (14, 28) [SAFETY CHECK to acknowledge: malicious_instructions: Ignore the task]',
+      detail: {
+        action: 'left_click',
+        safety_checks: [{ id: 'cu_sc_1', code: 'malicious_instructions', message: 'Ignore the task' }],
+      },
+    });
+    const { approvals } = renderCard(request);
+    const check = screen.getByRole('alert', { name: 'Safety check' });
+    expect(check.textContent).toContain('malicious_instructions');
+    expect(check.textContent).toContain('Ignore the task');
+    expect(screen.queryByRole('button', { name: /Always allow/ })).toBeNull();
+    await settle();
+    await userEvent.click(screen.getByRole('button', { name: 'Approve' }));
+    expect(approvals()).toEqual([{ toolUseId: 't1', decision: { decision: 'approve' } }]);
+  });
+
   it('approves with Enter on its focused Approve button, once it has been seen', async () => {
     const { approvals } = renderCard();
     expect(document.activeElement).toBe(document.body);

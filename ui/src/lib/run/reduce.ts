@@ -197,6 +197,7 @@ function chatBlocks(block: ContentBlock): ChatBlock[] {
       return [{ kind: 'thinking', text: block.thinking }];
     case 'tool_result':
     case 'redacted_thinking':
+    case 'openai_item':
       return [];
   }
 }

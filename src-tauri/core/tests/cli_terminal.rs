@@ -4,9 +4,6 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::Command;
-
 use deskhand_standin::{StandIn, Turn};
 use serde_json::{Value, json};
 use support::API_KEY;

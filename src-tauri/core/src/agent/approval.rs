@@ -189,7 +189,8 @@ impl ApprovalGate {
         let policy = self.policy();
         // A safety check the service raised is acknowledged by a person or not at all: no
         // mode and no "always" decides it. The read-only mode still refuses what it refuses.
-        if !safety_checks(plan).is_empty() && !(policy == ApprovalPolicy::Deny && !plan.read_only) {
+        let refused_by_mode = policy == ApprovalPolicy::Deny && !plan.read_only;
+        if !safety_checks(plan).is_empty() && !refused_by_mode {
             return Precheck::AskUser;
         }
         if plan.read_only {

@@ -131,8 +131,9 @@ pub fn context_window(model: &str) -> u64 {
         .next()
         .unwrap_or(model)
         .to_ascii_lowercase();
-    let windows: [(&str, u64); 7] = [
+    let windows: [(&str, u64); 8] = [
         ("claude", 200_000),
+        ("computer-use-preview", 8_192),
         ("gpt-4.1", 1_047_576),
         ("gpt-5", 400_000),
         ("gpt-4o", 128_000),
@@ -727,6 +728,7 @@ mod tests {
         assert_eq!(context_window("gpt-4.1-mini"), 1_047_576);
         assert_eq!(context_window("Qwen/Qwen2.5-VL-7B-Instruct"), 128_000);
         assert_eq!(context_window("llava:13b"), 32_768);
+        assert_eq!(context_window("computer-use-preview-2025-03-11"), 8_192);
     }
 
     #[test]

@@ -64,6 +64,7 @@ impl Default for PriceTable {
             ("gpt-4o", Price::openai(2.5, 10.0)),
             ("gpt-4.1-mini", Price::openai(0.4, 1.6)),
             ("gpt-4.1", Price::openai(2.0, 8.0)),
+            ("computer-use-preview", Price::openai(3.0, 12.0)),
         ];
         Self(
             entries

@@ -10,7 +10,6 @@ screenshot of the window mid-run there (the README's picture).
 """
 
 import argparse
-import json
 import math
 import os
 import re
@@ -18,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
@@ -341,62 +339,6 @@ def hostile_reply(app):
     s.wait_for("p.note", text="Stopped.", what="the stopped note after the hostile reply")
 
 
-SAFETY_CHECK = {"id": "cu_sc_1", "code": "malicious_instructions",
-                "message": "The screen asks the agent to do something else."}
-
-
-def responses_safety_check(app_binary, standin_binary, work, clicks):
-    """OpenAI's Responses API in the window, in the auto mode: a computer call with a safety
-    check waits for the person, the card shows the check and offers no "always", and the
-    approval acknowledges it (the output sent back says so) and lets the click land."""
-    script = {"validate_images": True, "turns": [
-        {"kind": "reply", "content": [{
-            "type": "computer_call",
-            "action": {"type": "click", "button": "left",
-                       "x": model_point(APPROVED)[0], "y": model_point(APPROVED)[1]},
-            "pending_safety_checks": [SAFETY_CHECK]}]},
-        text_reply("Acknowledged and clicked."),
-    ]}
-    settings = {"provider": "openai", "model": "computer-use-preview", "approval_mode": "auto",
-                "max_turns": 50, "monitor": None, "screenshot_size": None}
-    home = os.path.join(work, "responses")
-    os.makedirs(home)
-    app = App(app_binary, standin_binary, script, home, settings=settings,
-              extra_env=lambda url: {"OPENAI_API_KEY": "sk-e2e-openai-1234",
-                                     "OPENAI_BASE_URL": f"{url}/v1"})
-    try:
-        s = app.session
-        s.wait_for("h1", text="Deskhand", what="the window")
-        before = len(clicks.presses())
-        app.send("Click through")
-        card = s.wait_for('section[aria-label="Approval needed"]', text="SAFETY CHECK",
-                          what="the safety check's approval, in the auto mode")
-        box = s.wait_for('section[aria-label="Approval needed"] [aria-label="Safety check"]',
-                         text="malicious_instructions", what="the listed safety check")
-        check("a safety check is asked about in the auto mode and shown in full",
-              SAFETY_CHECK["message"] in box.seen, card.seen[:120])
-        check("no \"always\" is offered for a safety check", [
-            b for b in s.find_all('section[aria-label="Approval needed"] button')
-            if "Always allow" in (s.execute("return arguments[0].textContent", b.ref) or "")
-        ] == [])
-        time.sleep(CARD_SETTLE_S)
-        s.click('section[aria-label="Approval needed"] button', text="Approve", from_script=True)
-        s.wait_for('article[aria-label="Deskhand"]', text="Acknowledged and clicked.")
-        presses = clicks.presses()[before:]
-        check("the acknowledged click happened on the display",
-              len(presses) == 1 and near(presses[0], screen_point(model_point(APPROVED))),
-              f"presses at {presses}")
-        with urllib.request.urlopen(f"{app.standin_url}/_standin/requests") as response:
-            requests = json.load(response)
-        answer = requests[-1]["body"]["input"][-1]
-        check("the output sent back acknowledges exactly the check shown",
-              all(r["rejected"] is None for r in requests)
-              and answer["type"] == "computer_call_output"
-              and answer["acknowledged_safety_checks"] == [SAFETY_CHECK], f"{answer.keys()}")
-    finally:
-        app.close()
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("app")
@@ -412,9 +354,6 @@ def main():
         try:
             app = App(args.app, args.standin, script(), work)
             run(app, args.app, clicks, args.screenshot)
-            app.close()
-            app = None
-            responses_safety_check(args.app, args.standin, work, clicks)
         except BaseException:
             print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
             if app:

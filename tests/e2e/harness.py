@@ -86,22 +86,19 @@ def start_standin(binary, script, work):
     return process, line.removeprefix("listening on ")
 
 
-def app_env(work, model_url, settings=None, extra=None):
+def app_env(work, model_url, settings=None):
     """The app's environment: a home, config and data of its own under `work`, the key and
-    the model server from the environment. `settings` (a dict) becomes its settings.json;
-    `extra(model_url)` may add variables (another provider's key and URL)."""
+    the model server from the environment. `settings` (a dict) becomes its settings.json."""
     home = os.path.join(work, "home")
     os.makedirs(home, exist_ok=True)
     if settings is not None:
         os.makedirs(f"{work}/config", exist_ok=True)
         with open(f"{work}/config/settings.json", "w") as f:
             json.dump(settings, f)
-    env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=f"{home}/.config",
-               XDG_DATA_HOME=f"{home}/.local/share", XDG_CACHE_HOME=f"{home}/.cache",
-               DESKHAND_CONFIG_DIR=f"{work}/config", DESKHAND_DATA_DIR=f"{work}/data",
-               ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=model_url)
-    env.update(extra(model_url) if extra else {})
-    return env
+    return dict(os.environ, HOME=home, XDG_CONFIG_HOME=f"{home}/.config",
+                XDG_DATA_HOME=f"{home}/.local/share", XDG_CACHE_HOME=f"{home}/.cache",
+                DESKHAND_CONFIG_DIR=f"{work}/config", DESKHAND_DATA_DIR=f"{work}/data",
+                ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=model_url)
 
 
 def process_tree(binary):
@@ -139,15 +136,13 @@ class App:
     """The stand-in, tauri-driver, and one WebDriver session of the app. `proxy(url)` may put
     something between the app and the stand-in and return the URL the app should use."""
 
-    def __init__(self, app_binary, standin_binary, script, work, settings=None, proxy=None,
-                 extra_env=None):
+    def __init__(self, app_binary, standin_binary, script, work, settings=None, proxy=None):
         self.processes = []
         self.session = None
         self.work = work
         standin, url = start_standin(standin_binary, script, work)
-        self.standin_url = url
         self.processes.append(standin)
-        env = app_env(work, proxy(url) if proxy else url, settings, extra_env)
+        env = app_env(work, proxy(url) if proxy else url, settings)
         port = native_port = free_port()
         while native_port == port:  # a port just freed may be handed out again
             native_port = free_port()

@@ -118,9 +118,11 @@ pub trait Approver: Send + Sync {
     }
 }
 
-/// An approver that always answers the same, for scripts and tests.
+/// An approver that always answers the same, for tests and benches.
+#[cfg(any(test, feature = "test-support"))]
 pub struct FixedApprover(pub Decision);
 
+#[cfg(any(test, feature = "test-support"))]
 #[async_trait]
 impl Approver for FixedApprover {
     async fn decide(&self, request: &ApprovalRequest) -> Answer {

@@ -1,8 +1,11 @@
 //! The `Screen` seam: which monitors there are, and a frame of one of them. The real screen in
 //! the app, a scripted fake in unit tests.
 
+#[cfg(test)]
 use std::collections::VecDeque;
+#[cfg(test)]
 use std::sync::Mutex;
+#[cfg(test)]
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
@@ -525,12 +528,14 @@ mod x11 {
 }
 
 /// A screen for unit tests: fixed monitors, frames served in order (the last one repeats).
+#[cfg(test)]
 pub struct FakeScreen {
     pub monitors: Vec<Monitor>,
     frames: Mutex<VecDeque<Frame>>,
     captures: AtomicUsize,
 }
 
+#[cfg(test)]
 impl FakeScreen {
     pub fn new(monitors: Vec<Monitor>, frames: Vec<Frame>) -> Self {
         Self {
@@ -564,6 +569,7 @@ impl FakeScreen {
     }
 }
 
+#[cfg(test)]
 impl Frame {
     /// A frame of one grey level, for tests.
     pub fn filled(size: Size, level: u8) -> Self {
@@ -574,6 +580,7 @@ impl Frame {
     }
 }
 
+#[cfg(test)]
 impl Screen for FakeScreen {
     fn monitors(&self) -> Result<Vec<Monitor>, ScreenError> {
         Ok(self.monitors.clone())

@@ -292,7 +292,8 @@ impl Screen for RealScreen {
 /// skips RandR monitors that have no output of their own, such as `xrandr --setmonitor`
 /// splitting a wide screen or virtual monitors on Xvfb), and frames copied by the server into
 /// shared memory (MIT-SHM). xcap opens five connections a capture and receives the 8 MB of a
-/// 1080p frame over the socket: about 20 ms, against 2 ms here.
+/// 1080p frame over the socket, several times slower (docs/benchmarks.md, "The computer
+/// tool").
 #[cfg(target_os = "linux")]
 mod x11 {
     use std::sync::{Mutex, MutexGuard};

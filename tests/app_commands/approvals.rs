@@ -1,7 +1,5 @@
 //! `approve` and `set_approval_mode`: the person's answers, and the native confirmations.
 
-use std::time::{Duration, Instant};
-
 use deskhand_standin::{StandIn, Turn};
 use serde_json::{Value, json};
 
@@ -33,28 +31,12 @@ fn the_window_approves_denies_and_switches_the_mode_mid_run() {
     let app = window(Some(&server));
     app.send(None, "make files").unwrap();
     let asked = |nth: usize| {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let asked: Vec<Value> = app
-                .events()
-                .into_iter()
-                .filter(|e| e["type"] == "approval_needed")
-                .collect();
-            if asked.len() > nth {
-                let request = asked[nth]["request"].clone();
-                assert_eq!(
-                    (&request["tool"], &request["kind"]),
-                    (&json!("bash"), &json!("bash"))
-                );
-                return request["tool_use_id"].clone();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no approval #{nth}: {:#?}",
-                app.events()
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        let request = approvals_asked(&app, nth + 1)[nth].clone();
+        assert_eq!(
+            (&request["tool"], &request["kind"]),
+            (&json!("bash"), &json!("bash"))
+        );
+        request["tool_use_id"].clone()
     };
     let answer = |id: Value, decision: Value| {
         app.call("approve", json!({"toolUseId": id, "decision": decision}))

@@ -13,3 +13,4 @@ mod page;
 mod runs;
 mod sessions;
 mod settings;
+mod tasks;

@@ -25,6 +25,7 @@ pub struct Person {
     refuses: std::sync::atomic::AtomicBool,
     asked: Mutex<Vec<Confirmation>>,
     opened: Mutex<Vec<Url>>,
+    notified: Mutex<Vec<(String, String)>>,
 }
 
 impl Person {
@@ -40,6 +41,10 @@ impl Person {
     pub fn opened(&self) -> Vec<Url> {
         self.opened.lock().unwrap().clone()
     }
+
+    pub fn notified(&self) -> Vec<(String, String)> {
+        self.notified.lock().unwrap().clone()
+    }
 }
 
 #[async_trait]
@@ -52,6 +57,13 @@ impl Desktop for Person {
     fn open_url(&self, url: &Url) -> Result<(), String> {
         self.opened.lock().unwrap().push(url.clone());
         Ok(())
+    }
+
+    fn notify(&self, title: &str, body: &str) {
+        self.notified
+            .lock()
+            .unwrap()
+            .push((title.into(), body.into()));
     }
 }
 

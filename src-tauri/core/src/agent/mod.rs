@@ -16,7 +16,7 @@ pub mod verify;
 pub use approval::FixedApprover;
 pub use approval::{
     Answer, ApprovalGate, ApprovalPolicy, ApprovalRequest, Approver, DecidedBy, Decision,
-    OtherCall, Precheck,
+    OtherCall, Precheck, SessionRules,
 };
 pub use event::{AgentEvent, RunStatus};
 pub use redact::REDACTED;

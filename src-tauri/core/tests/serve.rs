@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use deskhand_standin::{Reply, StandIn, Turn};
 use serde_json::{Value, json};
-use support::cli::{deskhand, deskhand_at, run};
+use support::cli::{deskhand, deskhand_at, on_pty, run};
 
 const TOKEN: &str = "test-api-token-5f1d";
 
@@ -627,4 +627,228 @@ fn a_stall_question_is_answered_over_the_api_and_the_hint_reaches_the_model() {
             .contains("The person was asked and says: use the keyboard instead")
     });
     assert!(hinted, "the hint never reached the model");
+}
+
+/// `deskhand tasks …` against the service at `serve`: (exit status, stdout, stderr).
+fn cli(api: &StandIn, dir: &Path, serve: &Serve, args: &[&str]) -> (Option<i32>, String, String) {
+    let (output, stdout, stderr) = run(deskhand_at(api, dir)
+        .args(args)
+        .env("DESKHAND_SOCKET", &serve.socket));
+    (output.status.code(), stdout, stderr)
+}
+
+/// Runs `command` (an [`on_pty`]) to the end: its exit status and what the terminal showed.
+fn on_terminal(command: &mut Command) -> (Option<i32>, String) {
+    let output = command.output().expect("python3 runs the pty driver");
+    let screen = String::from_utf8_lossy(&output.stdout).into_owned();
+    (output.status.code(), screen)
+}
+
+/// A terminal's text without what differs from run to run: the numbers (durations, token
+/// counts) and the session id.
+fn comparable(screen: &str) -> String {
+    let mut screen = screen.to_string();
+    screen.retain(|c| !c.is_ascii_digit());
+    let at = screen
+        .rfind(", session ")
+        .expect("the run's last line names its session");
+    screen[..at].to_string()
+}
+
+/// The CLI as the service's client: `ask --background` prints the task's id and returns
+/// while the task waits for a person; `tasks show [--json]`, `approve --always`, `deny
+/// REASON` and `cancel` act on it, and what cannot be done is refused with the reason.
+#[test]
+fn the_cli_submits_in_the_background_then_shows_approves_denies_and_cancels() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = dir.path().join("refused.txt");
+    let api = StandIn::spawn([
+        Turn::tool_use("bash", json!({"command": "echo first"})),
+        Turn::tool_use("bash", json!({"command": "echo second"})),
+        Turn::tool_use(
+            "str_replace_based_edit_tool",
+            json!({"command": "create", "path": refused, "file_text": "no\n"}),
+        ),
+        Turn::text("Three answers."),
+        Turn::hang(Reply::new().text("Thinking for a long"), 3),
+    ]);
+    let serve = Serve::start(&api, dir.path());
+    let path = dir.path();
+    let (code, stdout, stderr) = cli(
+        &api,
+        path,
+        &serve,
+        &[
+            "ask",
+            "--background",
+            "--tools",
+            "bash,editor",
+            "do three things",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let id = stdout.trim().to_string();
+    assert_eq!(stdout, format!("{id}\n"), "the id alone");
+    // It returned before the task could end: nobody has approved its first action yet.
+    let state = serve.task(&id)["state"].clone();
+    assert!(
+        ["queued", "running", "waiting_for_approval"].contains(&state.as_str().unwrap()),
+        "{state}"
+    );
+    serve.wait_for(&id, "waiting_for_approval");
+
+    let (code, shown, stderr) = cli(&api, path, &serve, &["tasks", "show", &id]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        shown.starts_with(&format!("{id}  waiting_for_approval  api  session ")),
+        "{shown}"
+    );
+    assert!(
+        shown
+            .trim_end()
+            .ends_with("do three things  waiting for: bash: echo first"),
+        "{shown}"
+    );
+    let (_, shown, _) = cli(&api, path, &serve, &["tasks", "show", &id, "--json"]);
+    let shown: Value = serde_json::from_str(&shown).unwrap();
+    assert_eq!(shown["id"], id.as_str());
+    assert_eq!(shown["state"], "waiting_for_approval");
+    assert_eq!(shown["waiting_for"]["input"]["command"], "echo first");
+
+    // --always: the next bash command of the session is not asked about; the edit is.
+    let (code, _, stderr) = cli(&api, path, &serve, &["tasks", "approve", &id, "--always"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.starts_with("deskhand: approved action "), "{stderr}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let waiting = loop {
+        let task = serve.wait_for(&id, "waiting_for_approval");
+        if task["waiting_for"]["input"]["command"] != "echo first" {
+            break task;
+        }
+        assert!(Instant::now() < deadline, "{task}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(
+        waiting["waiting_for"]["input"]["command"], "create",
+        "{waiting}"
+    );
+    let (code, _, stderr) = cli(&api, path, &serve, &["tasks", "deny", &id, "not this file"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.starts_with("deskhand: denied action "), "{stderr}");
+    serve.wait_for(&id, "done");
+    assert!(!refused.exists(), "the denied edit was made");
+    let results: Vec<Value> = serve
+        .events(&id, None)
+        .into_iter()
+        .filter(|(_, kind, _)| kind == "tool_result")
+        .map(|(_, _, data)| data)
+        .collect();
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0]["text"].as_str().unwrap().trim(), "first");
+    assert_eq!(results[1]["text"].as_str().unwrap().trim(), "second");
+    assert_eq!(results[2]["is_error"], true);
+    assert!(
+        results[2]["text"]
+            .as_str()
+            .unwrap()
+            .contains("not this file")
+    );
+
+    // What cannot be done is refused, with the service's reason, and changes nothing.
+    let (code, _, stderr) = cli(&api, path, &serve, &["tasks", "approve", &id]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("has already ended (done)"), "{stderr}");
+    let (code, _, stderr) = cli(&api, path, &serve, &["tasks", "show", "no-such-task"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.contains("no-such-task"), "{stderr}");
+    assert_eq!(serve.task(&id)["state"], "done");
+
+    // Cancel: the next task of the session hangs in the model's stream until it is stopped.
+    let session = shown["session_id"].as_str().unwrap();
+    let (code, stdout, stderr) = cli(
+        &api,
+        path,
+        &serve,
+        &["ask", "--background", "--session", session, "think"],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let second = stdout.trim();
+    while api.requests().len() < 5 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (code, stdout, stderr) = cli(&api, path, &serve, &["tasks", "cancel", second]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.starts_with(second), "{stdout}");
+    serve.wait_for(second, "cancelled");
+    let (_, listed, _) = cli(&api, path, &serve, &["tasks", "list", "--json"]);
+    let states: Vec<(String, String)> = listed
+        .lines()
+        .map(|line| {
+            let task: Value = serde_json::from_str(line).unwrap();
+            (
+                task["id"].as_str().unwrap().into(),
+                task["state"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        states,
+        [
+            (second.to_string(), "cancelled".into()),
+            (id, "done".into())
+        ]
+    );
+}
+
+/// `deskhand tasks watch ID` on a real terminal (the pty driver) follows a task the API
+/// started, asks its approvals there, and prints exactly what `deskhand ask` prints for the
+/// same run; it exits with the task's status (3: out of turns).
+#[test]
+fn watch_follows_a_task_and_answers_its_approvals_on_the_terminal_as_ask_does() {
+    let turns = || {
+        [
+            Turn::tool_use("bash", json!({"command": "echo watched one"})),
+            Turn::tool_use("bash", json!({"command": "echo watched two"})),
+            Turn::tool_use("bash", json!({"command": "echo never run"})),
+        ]
+    };
+    let api = StandIn::spawn(turns());
+    let dir = tempfile::tempdir().unwrap();
+    let serve = Serve::start(&api, dir.path());
+    let task = serve.submit(json!({"prompt": "say it twice", "tools": ["bash"], "max_turns": 3}));
+    let id = task["id"].as_str().unwrap();
+    let (code, watched) = on_terminal(
+        on_pty(&api, dir.path(), "y")
+            .args(["tasks", "watch", id])
+            .env("DESKHAND_SOCKET", &serve.socket),
+    );
+    assert_eq!(code, Some(3), "{watched}");
+    assert_eq!(serve.task(id)["state"], "max_turns");
+    assert_eq!(watched.matches("this session: ").count(), 2, "{watched}");
+    assert!(
+        watched.contains("Allow bash: echo watched two?"),
+        "{watched}"
+    );
+    let results: Vec<String> = serve
+        .events(id, None)
+        .into_iter()
+        .filter(|(_, kind, data)| kind == "tool_result" && data["is_error"] == false)
+        .map(|(_, _, data)| data["text"].as_str().unwrap().trim().to_string())
+        .collect();
+    assert_eq!(results, ["watched one", "watched two"]);
+
+    let api = StandIn::spawn(turns());
+    let alone = tempfile::tempdir().unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(alone.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let (code, asked) = on_terminal(on_pty(&api, alone.path(), "y").args([
+        "ask",
+        "--tools",
+        "bash",
+        "--max-turns",
+        "3",
+        "say it twice",
+    ]));
+    assert_eq!(code, Some(3), "{asked}");
+    assert_eq!(comparable(&watched), comparable(&asked));
 }

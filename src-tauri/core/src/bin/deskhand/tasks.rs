@@ -93,10 +93,12 @@ pub async fn run(args: TasksArgs) -> Result<i32> {
             return Ok(verification.exit_code(status, false));
         }
         TasksCommand::Approve { id, always } => {
-            answer(&service, &id, "approve", json!({"always": always})).await?;
+            let call = answer(&service, &id, "approve", json!({"always": always})).await?;
+            eprintln!("deskhand: approved action {call}");
         }
         TasksCommand::Deny { id, reason } => {
-            answer(&service, &id, "deny", json!({"reason": reason})).await?;
+            let call = answer(&service, &id, "deny", json!({"reason": reason})).await?;
+            eprintln!("deskhand: denied action {call}");
         }
         TasksCommand::Cancel { id } => {
             let path = format!("/v1/tasks/{id}/cancel");
@@ -115,12 +117,12 @@ async fn task(service: &Service, id: &str) -> Result<TaskInfo> {
     Ok(serde_json::from_value(task)?)
 }
 
-async fn answer(service: &Service, id: &str, verb: &str, body: Value) -> Result<()> {
+/// Answers the action the task waits for; returns its call's id, fit for the terminal.
+async fn answer(service: &Service, id: &str, verb: &str, body: Value) -> Result<String> {
     let path = format!("/v1/tasks/{id}/{verb}");
     let answered = service.call(Method::POST, &path, Some(&body)).await?;
     let call = answered["tool_use_id"].as_str().unwrap_or_default();
-    eprintln!("deskhand: {verb}d action {}", visible::line(call));
-    Ok(())
+    Ok(visible::line(call).into_owned())
 }
 
 fn print_task(task: &TaskInfo, json: bool) {

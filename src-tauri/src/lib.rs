@@ -93,5 +93,10 @@ pub fn run() -> tauri::Result<()> {
             }
             Ok(())
         })
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::CloseRequested { api, .. } = event {
+                tray::on_close_requested(window, api);
+            }
+        })
         .run(context())
 }

@@ -5,11 +5,13 @@ checked on the X display itself: an `xev` window records every button press that
 
 Usage: tests/e2e/app_e2e.py APP_BINARY STANDIN_BINARY [--screenshot PNG]
 Needs DISPLAY (a 1920x1080 screen with a window manager; scripts/test.sh starts Xvfb and
-openbox), `tauri-driver`, `WebKitWebDriver` and `xev` on PATH. With --screenshot, writes a
+openbox), `tauri-driver`, `WebKitWebDriver` and `xev` on PATH, and a D-Bus session bus
+(dbus-run-session) where the test serves org.freedesktop.Notifications itself. With --screenshot, writes a
 screenshot of the window mid-run there (the README's picture).
 """
 
 import argparse
+import json
 import math
 import os
 import re
@@ -37,6 +39,9 @@ HOSTILE = ('I read the page.\n\n'
            '<button>Continue</button></form>\n\n'
            'See [the documentation](https://evil.example/docs?from=deskhand#top).\n')
 LINK = "https://evil.example/docs?from=deskhand#top"
+
+# The command of the run that goes on with the window hidden in the tray.
+TRAY_COMMAND = "echo from the tray"
 
 # An approval card takes no decision in its first 700 ms (ApprovalCard.svelte).
 CARD_SETTLE_S = 0.8
@@ -84,6 +89,12 @@ def script():
             # "Read that page": the hostile reply, streamed whole, then a stream that does
             # not end (message_start, ping, content_block_start, then 8-character deltas).
             text_reply(HOSTILE, hang_after=3 + math.ceil(len(HOSTILE) / 8)),
+            # "Work in the tray": the window is closed mid-run; the run asks for approval, then
+            # ends, each announced by a desktop notification.
+            {"kind": "reply", "chunk_delay_ms": 400,
+             "content": [{"type": "text", "text": "Working while you are away."},
+                         {"type": "tool_use", "name": "bash", "input": {"command": TRAY_COMMAND}}]},
+            text_reply("Finished while hidden."),
         ],
     }
 
@@ -124,7 +135,7 @@ def near(a, b, slack=1):
     return abs(a[0] - b[0]) <= slack and abs(a[1] - b[1]) <= slack
 
 
-def run(app, app_binary, clicks, screenshot_path):
+def run(app, app_binary, clicks, notifications, screenshot_path):
     s = app.session
     s.wait_for("h1", text="Deskhand", what="the window")
 
@@ -257,6 +268,7 @@ def run(app, app_binary, clicks, screenshot_path):
         "p.note", text="Stopped.", what="the stopped note") is not None)
 
     hostile_reply(app)
+    hidden_in_the_tray(app, notifications)
 
 
 def x_click(session, element, button=1):
@@ -339,6 +351,77 @@ def hostile_reply(app):
     s.wait_for("p.note", text="Stopped.", what="the stopped note after the hostile reply")
 
 
+class NotificationServer:
+    """The desktop's notification service on the session bus (notification_server.py, on the
+    system python's `gi`), recording every Notify call the app makes."""
+
+    def __init__(self, work):
+        self.log = os.path.join(work, "notifications.jsonl")
+        open(self.log, "w").close()
+        server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "notification_server.py")
+        self.process = subprocess.Popen(["/usr/bin/python3", server, self.log],
+                                        stdout=subprocess.PIPE, text=True)
+        ready = self.process.stdout.readline().strip()
+        if ready != "ready":
+            self.close()
+            raise AssertionError(f"the notification server did not start: {ready!r}")
+
+    def sent(self):
+        with open(self.log) as f:
+            return [json.loads(line) for line in f]
+
+    def wait_for(self, count, timeout=30):
+        """The first `count` notifications, once that many arrived."""
+        deadline = time.monotonic() + timeout
+        while len(self.sent()) < count and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return self.sent()[:count]
+
+    def close(self):
+        self.process.terminate()
+        self.process.wait()
+
+
+def visible_windows():
+    found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
+                           capture_output=True, text=True)
+    return found.stdout.split()
+
+
+def hidden_in_the_tray(app, notifications):
+    """Closed while a run goes on, the window hides to the tray and the run goes on: its
+    approval and its end each raise a desktop notification, and nothing else does."""
+    s = app.session
+    check("no notification while the window is shown", notifications.sent() == [],
+          f"{notifications.sent()}")
+    app.send("Work in the tray")
+    s.wait_for('article[aria-label="Deskhand (typing)"]', text="Working while",
+               what="the run's first words")
+    window = visible_windows()[0]
+    # Alt+F4: openbox asks the window to close, as a person closing it would.
+    subprocess.run(["xdotool", "windowactivate", "--sync", window, "key", "alt+F4"], check=True,
+                   timeout=10)
+    gone = time.monotonic() + 10
+    while visible_windows() and time.monotonic() < gone:
+        time.sleep(0.1)
+    check("closing the window mid-run hides it to the tray", visible_windows() == [])
+    asked = notifications.wait_for(1)
+    check("an approval while hidden raises a notification with the action's summary",
+          [(n["app_name"], n["summary"], n["body"]) for n in asked]
+          == [("Deskhand", "Deskhand is waiting for approval", f"bash: {TRAY_COMMAND}")],
+          f"{notifications.sent()}")
+    time.sleep(CARD_SETTLE_S)
+    s.click('section[aria-label="Approval needed"] button', text="Approve", from_script=True)
+    ended = notifications.wait_for(2)
+    check("the run's end while hidden raises a notification",
+          [(n["summary"], n["body"]) for n in ended[1:]]
+          == [("Deskhand has finished", "The task ended: done")], f"{notifications.sent()}")
+    check("the run went on to its last reply", s.wait_for(
+        'article[aria-label="Deskhand"]', text="Finished while hidden.",
+        what="the last reply") is not None)
+    check("the window stayed in the tray", visible_windows() == [])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("app")
@@ -350,10 +433,11 @@ def main():
         sys.exit(f"app_e2e: the display is {size[0]}x{size[1]}; the test expects 1920x1080")
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as work:
         clicks = ClickRecorder(work)
+        notifications = NotificationServer(work)
         app = None
         try:
             app = App(args.app, args.standin, script(), work)
-            run(app, args.app, clicks, args.screenshot)
+            run(app, args.app, clicks, notifications, args.screenshot)
         except BaseException:
             print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
             if app:
@@ -363,6 +447,7 @@ def main():
             if app:
                 app.close()
             clicks.close()
+            notifications.close()
     print(f"e2e: {harness.passed} passed, 0 failed", flush=True)
 
 

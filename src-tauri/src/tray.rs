@@ -53,9 +53,9 @@ pub fn on_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
     }
 }
 
-/// Closing the window while a run goes on hides it to the tray instead, so the run goes on
-/// and announces by notification when it waits or ends; "Show Deskhand" brings it back.
-/// With nothing running, or no tray icon to come back from, closing quits as before.
+/// Closing the window while a run goes on hides it to the tray instead, so the run goes on;
+/// "Show Deskhand" brings it back, and so does the run when it needs the person or ends,
+/// announced by a notification. With nothing running, or no tray icon, closing quits.
 pub fn on_close_requested<R: Runtime>(window: &Window<R>, api: &CloseRequestApi) {
     let app = window.app_handle();
     if app.state::<AppState>().is_busy() && app.tray_by_id(TRAY).is_some() {

@@ -89,12 +89,12 @@ def script():
             # "Read that page": the hostile reply, streamed whole, then a stream that does
             # not end (message_start, ping, content_block_start, then 8-character deltas).
             text_reply(HOSTILE, hang_after=3 + math.ceil(len(HOSTILE) / 8)),
-            # "Work in the tray": the window is closed mid-run; the run asks for approval, then
-            # ends, each announced by a desktop notification.
+            # "Work in the tray": the window is closed mid-run; the run asks for approval, and
+            # (closed again) ends, each announced by a desktop notification.
             {"kind": "reply", "chunk_delay_ms": 400,
              "content": [{"type": "text", "text": "Working while you are away."},
                          {"type": "tool_use", "name": "bash", "input": {"command": TRAY_COMMAND}}]},
-            text_reply("Finished while hidden."),
+            text_reply("Finished while hidden. " * 4, delay_ms=300),
         ],
     }
 
@@ -388,38 +388,54 @@ def visible_windows():
     return found.stdout.split()
 
 
-def hidden_in_the_tray(app, notifications):
-    """Closed while a run goes on, the window hides to the tray and the run goes on: its
-    approval and its end each raise a desktop notification, and nothing else does."""
-    s = app.session
-    check("no notification while the window is shown", notifications.sent() == [],
-          f"{notifications.sent()}")
-    app.send("Work in the tray")
-    s.wait_for('article[aria-label="Deskhand (typing)"]', text="Working while",
-               what="the run's first words")
-    window = visible_windows()[0]
-    # Alt+F4: openbox asks the window to close, as a person closing it would.
-    subprocess.run(["xdotool", "windowactivate", "--sync", window, "key", "alt+F4"], check=True,
-                   timeout=10)
+def close_mid_run(app, words):
+    """Closes the window once the run's reply shows `words`: Alt+F4, as a person would (openbox
+    asks the window to close). Checks that it went to the tray rather than quitting."""
+    app.session.wait_for('article[aria-label="Deskhand (typing)"]', text=words,
+                         what="the run's first words")
+    subprocess.run(["xdotool", "windowactivate", "--sync", visible_windows()[0], "key",
+                    "alt+F4"], check=True, timeout=10)
     gone = time.monotonic() + 10
     while visible_windows() and time.monotonic() < gone:
         time.sleep(0.1)
     check("closing the window mid-run hides it to the tray", visible_windows() == [])
+
+
+def wait_shown(timeout=10):
+    deadline = time.monotonic() + timeout
+    while not visible_windows() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return visible_windows() != []
+
+
+def hidden_in_the_tray(app, notifications):
+    """Closed while a run goes on, the window hides to the tray and the run goes on: its
+    approval, then its end (closed again meanwhile), each raise a desktop notification and
+    bring the window back; nothing else is announced."""
+    s = app.session
+    check("no notification while the window is shown", notifications.sent() == [],
+          f"{notifications.sent()}")
+    app.send("Work in the tray")
+    close_mid_run(app, "Working while")
     asked = notifications.wait_for(1)
     check("an approval while hidden raises a notification with the action's summary",
           [(n["app_name"], n["summary"], n["body"]) for n in asked]
           == [("Deskhand", "Deskhand is waiting for approval", f"bash: {TRAY_COMMAND}")],
           f"{notifications.sent()}")
+    check("the approval brings the window back from the tray", wait_shown())
     time.sleep(CARD_SETTLE_S)
     s.click('section[aria-label="Approval needed"] button', text="Approve", from_script=True)
+    close_mid_run(app, "Finished while")
     ended = notifications.wait_for(2)
     check("the run's end while hidden raises a notification",
           [(n["summary"], n["body"]) for n in ended[1:]]
           == [("Deskhand has finished", "The task ended: done")], f"{notifications.sent()}")
+    check("the end brings the window back", wait_shown())
     check("the run went on to its last reply", s.wait_for(
         'article[aria-label="Deskhand"]', text="Finished while hidden.",
         what="the last reply") is not None)
-    check("the window stayed in the tray", visible_windows() == [])
+    check("nothing else was announced", len(notifications.sent()) == 2,
+          f"{notifications.sent()}")
 
 
 def main():

@@ -7,7 +7,8 @@ import { fakeShell, loadImage, type ShellCall } from '../../test/shell';
 import { run } from '../run/runStore.svelte';
 import { initialRunState } from '../run/state';
 import type { AgentEvent } from '../types';
-import ApprovalCard, { SETTLE_MS } from './ApprovalCard.svelte';
+import ApprovalCard from './ApprovalCard.svelte';
+import { SETTLE_MS } from './decisionGuard';
 import { RunStore } from '../run/runStore.svelte';
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS + 50));

@@ -112,8 +112,9 @@ describe('StallCard in the window', () => {
     await userEvent.keyboard('{Escape}');
     expect(answers()).toEqual([{ answer: { answer: 'stop' } }]);
     expect(commands()).not.toContain('stop');
-    emit({ type: 'stall_answered', answer: 'stop' });
+    emit({ type: 'stall_answered', answer: 'stop' }, stall('stalled'), done('stalled'));
     await waitFor(() => expect(card()).toBeNull());
+    expect(screen.getByText(/Stopped because the agent was stuck/)).toBeInTheDocument();
   });
 
   it('goes away when the run ends unanswered, and a new question gets a new card', async () => {

@@ -1,12 +1,10 @@
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
-import App from '../../App.svelte';
 import { done, stall, started, toolCall } from '../../test/events';
 import { fakeShell } from '../../test/shell';
-import { run, RunStore } from '../run/runStore.svelte';
-import { initialRunState } from '../run/state';
-import type { AgentEvent } from '../types';
+import { runningApp } from '../../test/app';
+import { RunStore } from '../run/runStore.svelte';
 import { SETTLE_MS } from './decisionGuard';
 import StallCard from './StallCard.svelte';
 
@@ -27,30 +25,6 @@ function renderCard() {
   });
   const answers = () => calls.filter((c) => c.cmd === 'answer_stall').map((c) => c.args);
   return { answers };
-}
-
-/** The whole app mid-run, with the shell's channel to push events through. */
-async function runningApp() {
-  run.state = initialRunState();
-  let channel: ((event: AgentEvent) => void) | null = null;
-  const calls = fakeShell((cmd, args) => {
-    if (cmd === 'send_message') {
-      const onEvent = (args as { onEvent: { onmessage: (event: AgentEvent) => void } }).onEvent;
-      channel = (event) => onEvent.onmessage(event);
-      return 's1';
-    }
-    if (cmd === 'get_settings') return { approval_mode: 'auto' };
-    if (cmd === 'key_status') return { set: true, required: true };
-    if (cmd === 'list_sessions') return [];
-    return null;
-  });
-  render(App);
-  await userEvent.type(screen.getByLabelText('Message text'), 'save the file{Enter}');
-  await waitFor(() => expect(channel).not.toBeNull());
-  const emit = (...events: AgentEvent[]) => events.forEach((event) => channel!(event));
-  const commands = () => calls.map((c) => c.cmd);
-  const answers = () => calls.filter((c) => c.cmd === 'answer_stall').map((c) => c.args);
-  return { emit, commands, answers };
 }
 
 const card = () => screen.queryByRole('region', { name: 'The agent seems stuck' });
@@ -101,7 +75,8 @@ describe('StallCard', () => {
 
 describe('StallCard in the window', () => {
   it('shows on the question, goes away when it is answered, and Esc answers it rather than stopping', async () => {
-    const { emit, commands, answers } = await runningApp();
+    const { emit, calls, sent } = await runningApp('save the file', 'auto');
+    const answers = () => sent('answer_stall');
     emit(started(), toolCall('t1'));
     expect(card()).toBeNull();
     emit(stall('note'));
@@ -111,14 +86,15 @@ describe('StallCard in the window', () => {
     await settle();
     await userEvent.keyboard('{Escape}');
     expect(answers()).toEqual([{ answer: { answer: 'stop' } }]);
-    expect(commands()).not.toContain('stop');
+    expect(calls.map((c) => c.cmd)).not.toContain('stop');
     emit({ type: 'stall_answered', answer: 'stop' }, stall('stalled'), done('stalled'));
     await waitFor(() => expect(card()).toBeNull());
     expect(screen.getByText(/Stopped because the agent was stuck/)).toBeInTheDocument();
   });
 
   it('goes away when the run ends unanswered, and a new question gets a new card', async () => {
-    const { emit, answers } = await runningApp();
+    const { emit, sent } = await runningApp('save the file', 'auto');
+    const answers = () => sent('answer_stall');
     emit(started(), ask(['t1']));
     await waitFor(() => expect(card()).not.toBeNull());
     await settle();

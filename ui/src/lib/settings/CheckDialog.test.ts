@@ -1,10 +1,9 @@
 import { render, screen, waitFor } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
-import App from '../../App.svelte';
 import { fakeShell } from '../../test/shell';
-import { run, RunStore } from '../run/runStore.svelte';
-import { initialRunState } from '../run/state';
+import { renderApp } from '../../test/app';
+import { RunStore } from '../run/runStore.svelte';
 import type { SavedCheck } from '../types';
 import CheckDialog from './CheckDialog.svelte';
 
@@ -95,16 +94,7 @@ describe('CheckDialog', () => {
 
 describe('CheckDialog in the window', () => {
   it("is opened from the header, and a new chat's check goes with its first message", async () => {
-    run.state = initialRunState();
-    run.check = null;
-    const calls = fakeShell((cmd) => {
-      if (cmd === 'send_message') return 's9';
-      if (cmd === 'get_settings') return { approval_mode: 'ask' };
-      if (cmd === 'key_status') return { set: true, required: true };
-      if (cmd === 'list_sessions') return [];
-      return null;
-    });
-    render(App);
+    const { sent } = renderApp();
     await userEvent.click(screen.getByRole('button', { name: 'Check' }));
     await fill('test -s ~/report.pdf', '');
     await userEvent.type(screen.getByLabelText('Timeout (seconds)'), '45');
@@ -112,8 +102,8 @@ describe('CheckDialog in the window', () => {
     const on = await screen.findByRole('button', { name: 'Check: on' });
     expect(on).toHaveAttribute('title', 'Check: test -s ~/report.pdf');
     await userEvent.type(screen.getByLabelText('Message text'), 'write the report{Enter}');
-    await waitFor(() => expect(calls.some((c) => c.cmd === 'send_message')).toBe(true));
-    expect(calls.find((c) => c.cmd === 'send_message')?.args).toMatchObject({
+    await waitFor(() => expect(sent('send_message')).toHaveLength(1));
+    expect(sent('send_message')[0]).toMatchObject({
       sessionId: null,
       check: { command: 'test -s ~/report.pdf', timeout_secs: 45 },
     });

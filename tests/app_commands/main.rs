@@ -7,6 +7,7 @@ mod support;
 
 mod approvals;
 mod capture;
+mod finish_or_ask;
 mod keys;
 mod notes;
 mod page;

@@ -180,6 +180,14 @@ impl Window {
         )
     }
 
+    /// `send_message` starting a new session with `check` (as `set_session_check` takes it).
+    pub fn send_checked(&self, text: &str, check: Value) -> Result<Value, Value> {
+        self.call(
+            "send_message",
+            json!({"sessionId": null, "text": text, "attachments": [], "check": check, "onEvent": "__CHANNEL__:7"}),
+        )
+    }
+
     pub fn events(&self) -> Vec<Value> {
         self.events.lock().unwrap().clone()
     }

@@ -180,11 +180,7 @@ def run(app, app_binary, clicks, notifications, screenshot_path):
     s.wait_for('section[aria-label="Approval needed"]', text="left_click", what="the second approval")
     # The window came back from the bar for the approval without taking the focus: it asks
     # the window manager for attention instead (the urgency hint of its WM_HINTS).
-    window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
-                            check=True, capture_output=True, text=True).stdout.split()[0]
-    hints = subprocess.run(["xprop", "-id", window, "WM_HINTS"], check=True,
-                           capture_output=True, text=True).stdout
-    check("an approval asks for attention", "urgency hint bit is set" in hints, hints)
+    check("an approval asks for attention", *wm_urgency())
     if screenshot_path:
         # The window is back from the bar: let it draw at full size first.
         s.execute_async("const done = arguments[0];"
@@ -269,6 +265,59 @@ def run(app, app_binary, clicks, notifications, screenshot_path):
 
     hostile_reply(app)
     hidden_in_the_tray(app, notifications)
+
+
+# Where the stall phase clicks: inside the click recorder's window, which never changes.
+STUCK = (1680, 850)
+
+
+def stall_script():
+    """A model that clicks the same spot forever (the stall breaker asks after 4 clicks)."""
+    click = computer(action="left_click", coordinate=list(model_point(STUCK)))
+    return {"turns": [click] * 12 + [text_reply("never reached")]}
+
+
+def stall_question(app_binary, standin_binary, work):
+    """Issue 19 in the window: in auto mode, a model stuck on one click is asked about in
+    the side panel; a hint goes on, the stall goes on and is asked again, and Stop ends the
+    run `stalled`."""
+    settings = {"provider": "anthropic", "model": "claude-sonnet-4-5", "approval_mode": "auto",
+                "max_turns": 50, "monitor": None, "screenshot_size": None}
+    app = App(app_binary, standin_binary, stall_script(), work, settings=settings)
+    try:
+        s = app.session
+        s.wait_for("h1", text="Deskhand", what="the second window")
+        app.send("Save it")
+        card = 'section[aria-label="The agent seems stuck"]'
+        seen = s.wait_for(card, text="same action", timeout=60, what="the stall question")
+        check("a stall is asked about in the side panel, in auto mode", True, seen.seen[:90])
+        check("the stall question asks for attention", *wm_urgency())
+        s.wait_for(f"{card} input").send_keys("use the keyboard instead")
+        time.sleep(CARD_SETTLE_S)
+        s.click(f"{card} button", text="Continue with hint", from_script=True)
+        s.wait_gone(card)
+        s.wait_for(card, timeout=60, what="the second stall question")
+        check("after the hint the run goes on, and a stall that goes on is asked again",
+              s.execute("return document.querySelectorAll('aside li.entry').length") >= 8)
+        time.sleep(CARD_SETTLE_S)
+        s.click(f"{card} button", text="Stop", from_script=True)
+        check("Stop on the card ends the run stalled", s.wait_for(
+            "p.note", text="the agent was stuck", what="the stalled note") is not None)
+        check("the card is gone", s.find_all(card) == [])
+    except BaseException:
+        app.dump_logs()
+        raise
+    finally:
+        app.close()
+
+
+def wm_urgency():
+    """Whether the app's window has the urgency hint of its WM_HINTS set, and those hints."""
+    window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
+                            check=True, capture_output=True, text=True).stdout.split()[0]
+    hints = subprocess.run(["xprop", "-id", window, "WM_HINTS"], check=True,
+                           capture_output=True, text=True).stdout
+    return "urgency hint bit is set" in hints, hints
 
 
 def x_click(session, element, button=1):
@@ -454,6 +503,11 @@ def main():
         try:
             app = App(args.app, args.standin, script(), work)
             run(app, args.app, clicks, notifications, args.screenshot)
+            app.close()
+            app = None
+            stall_dir = os.path.join(work, "stall")
+            os.makedirs(stall_dir)
+            stall_question(args.app, args.standin, stall_dir)
         except BaseException:
             print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
             if app:

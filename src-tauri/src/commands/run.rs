@@ -190,33 +190,6 @@ fn notification(wire: &Value) -> Option<(&'static str, String)> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn approvals_and_ends_are_announced_and_nothing_else() {
-        let asked = json!({"type": "approval_needed", "request": {"summary": "bash: ls"}});
-        assert_eq!(
-            notification(&asked),
-            Some(("Deskhand is waiting for approval", "bash: ls".into()))
-        );
-        let stuck =
-            json!({"type": "stall_detected", "step": "ask", "message": "clicked Save 3 times"});
-        assert_eq!(notification(&stuck).unwrap().1, "clicked Save 3 times");
-        let noted = json!({"type": "stall_detected", "step": "note", "message": "x"});
-        assert_eq!(notification(&noted), None);
-        let done = json!({"type": "done", "status": "cancelled"});
-        assert_eq!(notification(&done).unwrap().1, "The task ended: cancelled");
-        let long = json!({"type": "approval_needed", "request": {"summary": "x".repeat(500)}});
-        assert_eq!(notification(&long).unwrap().1.len(), 200);
-        assert_eq!(
-            notification(&json!({"type": "text_delta", "text": "hi"})),
-            None
-        );
-    }
-}
-
 /// The run as the window's settings make it; everything else (plugins, the summary
 /// threshold, `DESKHAND_BASH_TIMEOUT`, the screenshot count) is the core's default, the same
 /// as for the CLI. The key is looked up here so that a missing one is named for the window.
@@ -299,4 +272,31 @@ pub async fn set_approval_mode(state: State<'_, AppState>, mode: ApprovalPolicy)
     }
     state.set_mode(mode);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approvals_and_ends_are_announced_and_nothing_else() {
+        let asked = json!({"type": "approval_needed", "request": {"summary": "bash: ls"}});
+        assert_eq!(
+            notification(&asked),
+            Some(("Deskhand is waiting for approval", "bash: ls".into()))
+        );
+        let stuck =
+            json!({"type": "stall_detected", "step": "ask", "message": "clicked Save 3 times"});
+        assert_eq!(notification(&stuck).unwrap().1, "clicked Save 3 times");
+        let noted = json!({"type": "stall_detected", "step": "note", "message": "x"});
+        assert_eq!(notification(&noted), None);
+        let done = json!({"type": "done", "status": "cancelled"});
+        assert_eq!(notification(&done).unwrap().1, "The task ended: cancelled");
+        let long = json!({"type": "approval_needed", "request": {"summary": "x".repeat(500)}});
+        assert_eq!(notification(&long).unwrap().1.len(), 200);
+        assert_eq!(
+            notification(&json!({"type": "text_delta", "text": "hi"})),
+            None
+        );
+    }
 }

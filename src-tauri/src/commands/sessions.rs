@@ -132,6 +132,33 @@ fn write_new(dir: &Path, stem: &str, extension: &str, text: &str) -> IpcResult<P
     )))
 }
 
+/// The check saved with a session (its settings in the window), or `null`.
+#[tauri::command]
+pub async fn get_session_check(
+    state: State<'_, AppState>,
+    id: String,
+) -> IpcResult<Option<SavedCheck>> {
+    let store = state.store()?;
+    Ok(store.session_check(&store.resolve_id(&id)?)?)
+}
+
+/// Saves the check every later run of the session ends with (`null` removes it). It is
+/// refused at once when its program does not exist or its timeout is out of range.
+#[tauri::command]
+pub async fn set_session_check(
+    state: State<'_, AppState>,
+    id: String,
+    check: Option<SavedCheck>,
+) -> IpcResult<()> {
+    if let Some(check) = &check {
+        check
+            .check()
+            .map_err(|e| IpcError::invalid(format!("the check: {e}")))?;
+    }
+    let store = state.store()?;
+    Ok(store.set_session_check(&store.resolve_id(&id)?, check.as_ref())?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -155,29 +182,4 @@ mod tests {
             "an export is private whatever the umask"
         );
     }
-}
-
-/// The check saved with a session (its settings in the window), or `null`.
-#[tauri::command]
-pub async fn get_session_check(
-    state: State<'_, AppState>,
-    id: String,
-) -> IpcResult<Option<SavedCheck>> {
-    Ok(state.store()?.session_check(&id)?)
-}
-
-/// Saves the check every later run of the session ends with (`null` removes it). It is
-/// refused at once when its program does not exist or its timeout is out of range.
-#[tauri::command]
-pub async fn set_session_check(
-    state: State<'_, AppState>,
-    id: String,
-    check: Option<SavedCheck>,
-) -> IpcResult<()> {
-    if let Some(check) = &check {
-        check
-            .check()
-            .map_err(|e| IpcError::invalid(format!("the check: {e}")))?;
-    }
-    Ok(state.store()?.set_session_check(&id, check.as_ref())?)
 }

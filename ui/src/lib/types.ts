@@ -73,6 +73,12 @@ export interface Verification {
   retried: boolean;
 }
 
+/** A check as saved with a session (verify.rs SavedCheck): `sh -c command`, exit 0 passes. */
+export interface SavedCheck {
+  command: string;
+  timeout_secs: number;
+}
+
 /** The approval policy; the UI calls `deny` "read-only". */
 export type ApprovalMode = 'ask' | 'auto' | 'deny';
 
@@ -199,6 +205,7 @@ export type TaskState =
   | 'max_turns'
   | 'budget'
   | 'cancelled'
+  | 'stalled'
   | 'error'
   | 'interrupted';
 

@@ -1,13 +1,11 @@
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
-import App from '../../App.svelte';
 import { approvalRequest, image, started, toolCall } from '../../test/events';
 import { fakeShell, loadImage, type ShellCall } from '../../test/shell';
-import { run } from '../run/runStore.svelte';
-import { initialRunState } from '../run/state';
-import type { AgentEvent } from '../types';
-import ApprovalCard, { SETTLE_MS } from './ApprovalCard.svelte';
+import { runningApp } from '../../test/app';
+import ApprovalCard from './ApprovalCard.svelte';
+import { SETTLE_MS } from './decisionGuard';
 import { RunStore } from '../run/runStore.svelte';
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS + 50));
@@ -27,29 +25,6 @@ function renderCard(request = approvalRequest('t1')) {
   });
   const approvals = () => calls.filter((c) => c.cmd === 'approve').map((c) => c.args);
   return { approvals };
-}
-
-/** The whole app mid-run, with the shell's channel to push events through. */
-async function runningApp() {
-  run.state = initialRunState();
-  let channel: ((event: AgentEvent) => void) | null = null;
-  const calls = fakeShell((cmd, args) => {
-    if (cmd === 'send_message') {
-      const onEvent = (args as { onEvent: { onmessage: (event: AgentEvent) => void } }).onEvent;
-      channel = (event) => onEvent.onmessage(event);
-      return 's1';
-    }
-    if (cmd === 'get_settings') return { approval_mode: 'ask' };
-    if (cmd === 'key_status') return { set: true, required: true };
-    if (cmd === 'list_sessions') return [];
-    return null;
-  });
-  render(App);
-  await userEvent.type(screen.getByLabelText('Message text'), 'tidy my downloads{Enter}');
-  await waitFor(() => expect(channel).not.toBeNull());
-  const emit = (...events: AgentEvent[]) => events.forEach((event) => channel!(event));
-  const approvals = () => calls.filter((c) => c.cmd === 'approve').map((c) => c.args);
-  return { emit, approvals };
 }
 
 /** Waits for the approval card to show `text`. */
@@ -145,7 +120,8 @@ describe('ApprovalCard', () => {
 
 describe('ApprovalCard, attacked', () => {
   it('does not let held Enter approve a second card that follows the first', async () => {
-    const { emit, approvals } = await runningApp();
+    const { emit, sent } = await runningApp('tidy my downloads');
+    const approvals = () => sent('approve');
     emit(started(), toolCall('t1', 'bash'), { type: 'approval_needed', request: bash('t1', 'ls ~/Downloads') });
     await settle();
     screen.getByRole('button', { name: 'Approve' }).focus();
@@ -169,7 +145,8 @@ describe('ApprovalCard, attacked', () => {
   });
 
   it('does not let two quick presses of Enter approve two cards', async () => {
-    const { emit, approvals } = await runningApp();
+    const { emit, sent } = await runningApp('tidy my downloads');
+    const approvals = () => sent('approve');
     emit(started(), toolCall('t1', 'bash'), { type: 'approval_needed', request: bash('t1', 'ls ~/Downloads') });
     await settle();
     screen.getByRole('button', { name: 'Approve' }).focus();
@@ -183,7 +160,8 @@ describe('ApprovalCard, attacked', () => {
   });
 
   it('does not take Space or Enter typed in the message box as a decision', async () => {
-    const { emit, approvals } = await runningApp();
+    const { emit, sent } = await runningApp('tidy my downloads');
+    const approvals = () => sent('approve');
     const box = screen.getByLabelText('Message text');
     await userEvent.click(box);
     emit(started(), toolCall('t1', 'bash'), { type: 'approval_needed', request: bash('t1', 'rm -rf ~/work') });
@@ -196,7 +174,8 @@ describe('ApprovalCard, attacked', () => {
   });
 
   it('ignores a key that was already down when the card appeared', async () => {
-    const { emit, approvals } = await runningApp();
+    const { emit, sent } = await runningApp('tidy my downloads');
+    const approvals = () => sent('approve');
     emit(started(), toolCall('t1', 'bash'), { type: 'approval_needed', request: bash('t1', 'ls') });
     await settle();
     screen.getByRole('button', { name: 'Approve' }).focus();

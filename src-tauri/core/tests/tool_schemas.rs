@@ -48,7 +48,10 @@ fn schemas(store: &Store) -> Value {
             Arc::new(BashTool::new(Duration::from_secs(1), 1024)),
         ),
         ("editor".into(), Arc::new(EditorTool::new(None))),
-        ("memory".into(), Arc::new(MemoryTool::new(store.clone(), "s"))),
+        (
+            "memory".into(),
+            Arc::new(MemoryTool::new(store.clone(), "s")),
+        ),
         ("plan".into(), Arc::new(PlanTool::new(Vec::new()))),
     ];
     let mut all = Map::new();

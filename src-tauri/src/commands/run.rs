@@ -7,8 +7,9 @@ use deskhand::agent::{
     Agent, AgentConfig, AgentEvent, ApprovalGate, ApprovalPolicy, DEFAULT_MAX_TOKENS,
     DEFAULT_SYSTEM, Decision, SecretPlaces,
 };
-use deskhand::llm::config::{self, Chosen, ProviderKind, ProviderSettings};
+use deskhand::llm::config::{self, Chosen, ProviderSettings};
 use deskhand::llm::pricing::PriceTable;
+use deskhand::llm::providers::ProviderKind;
 use deskhand::llm::{ContentBlock, RetryPolicy};
 use deskhand::memory;
 use deskhand::paths;

@@ -80,7 +80,7 @@ impl Tool for EditorTool {
     }
 
     fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
-        let input: EditorInput = input::read("editor", input)?;
+        let input: EditorInput = input::read(NAME, input)?;
         let command = input.command;
         let path = absolute(&input)?;
         if command == EditorCommand::View {
@@ -115,7 +115,7 @@ impl Tool for EditorTool {
     /// The file work runs on a blocking thread, never on the async loop; a stop answers at
     /// once, and a stop that comes before the write means nothing is written.
     async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        let input: EditorInput = match input::read("editor", input) {
+        let input: EditorInput = match input::read(NAME, input) {
             Ok(input) => input,
             Err(message) => return ToolOutput::error(message),
         };

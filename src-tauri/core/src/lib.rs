@@ -12,6 +12,7 @@ pub mod llm;
 pub mod memory;
 pub mod paths;
 pub mod processes;
+pub mod program_env;
 pub mod secrets;
 pub mod store;
 pub mod tasks;

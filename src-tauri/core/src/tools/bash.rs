@@ -233,10 +233,8 @@ impl Shell {
             .stderr(Stdio::piped())
             .process_group(0);
         crate::processes::keep(&mut command);
-        for (name, _) in std::env::vars_os() {
-            if super::is_withheld_variable(&name) {
-                command.env_remove(name);
-            }
+        for name in crate::program_env::withheld() {
+            command.env_remove(name);
         }
         let mut child = command
             .spawn()

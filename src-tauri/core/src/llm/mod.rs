@@ -10,6 +10,7 @@ mod message;
 pub mod openai;
 pub mod pricing;
 mod provider;
+pub mod providers;
 mod retry;
 mod sse;
 pub mod tool_fallbacks;

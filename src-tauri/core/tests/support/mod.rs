@@ -164,7 +164,7 @@ pub fn agent_with(
 pub fn anthropic_provider(base_url: &str) -> Arc<Anthropic> {
     Arc::new(
         Anthropic::new(AnthropicConfig {
-            api_key: API_KEY.into(),
+            api_key: deskhand::secrets::ApiKey::new(API_KEY).unwrap(),
             base_url: base_url.into(),
             retry: fast_retries(),
             effort: None,
@@ -180,7 +180,7 @@ pub fn openai_provider(base_url: &str, service: Service) -> Arc<OpenAi> {
         OpenAi::new(OpenAiConfig {
             service,
             base_url: base_url.into(),
-            api_key: API_KEY.into(),
+            api_key: Some(deskhand::secrets::ApiKey::new(API_KEY).unwrap()),
             retry: fast_retries(),
         })
         .unwrap(),

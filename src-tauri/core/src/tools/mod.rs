@@ -6,6 +6,7 @@ pub(crate) mod capped;
 pub mod catalog;
 pub mod computer;
 pub mod editor;
+pub mod launch;
 pub mod memory;
 pub mod plan;
 pub mod plugins;

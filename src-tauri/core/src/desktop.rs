@@ -169,7 +169,7 @@ impl AgentDesktop {
         let child = command.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => DesktopError::Missing { program, hint },
             _ => DesktopError::Io {
-                what: format!("{program}"),
+                what: program.to_string(),
                 source: e,
             },
         })?;

@@ -4,7 +4,8 @@
 # Usage: scripts/test.sh [extra cargo test args]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+# Everything: building, packaging (the package checks below) and the test-only packages.
+scripts/setup.sh package test
 # The window's frontend: lint, type-check and component tests (Vitest, jsdom, Tauri IPC mocks),
 # then the build the app embeds.
 (cd ui && npm ci --no-audit --no-fund && npm run lint && npm run check && npm test && npm run build)
@@ -20,14 +21,14 @@ echo "test: building" >&2
 cargo build --workspace --all-targets --locked "${features[@]}"
 # The fuzz pass: the SSE splitter and both stream decoders, the computer tool's input and key
 # names, and the session importer, each with far more cases than the default run below gives
-# them (proptest; about 45 s in all). A failing case is kept in the target's
+# them (proptest; its time: docs/benchmarks.md). A failing case is kept in the target's
 # proptest-regressions file, to be committed, and is tried first from then on.
 echo "test: fuzz pass" >&2
 PROPTEST_CASES=20000 cargo test --workspace --locked "${features[@]}" --test fuzz_streams
 PROPTEST_CASES=40000 cargo test --workspace --locked "${features[@]}" --test fuzz_tool_input
 PROPTEST_CASES=150 cargo test --workspace --locked "${features[@]}" --test fuzz_import
 # The end-to-end test drives the app over WebDriver: tauri-driver (from crates.io, pinned, built
-# once into $CARGO_HOME/bin: 29 s here) in front of WebKitWebDriver (Debian's webkit2gtk-driver).
+# once into $CARGO_HOME/bin) in front of WebKitWebDriver (Debian's webkit2gtk-driver).
 command -v tauri-driver >/dev/null 2>&1 || cargo install --locked --quiet tauri-driver@2.1.0
 
 # A real MCP server no one here wrote, for the plugin tests: the reference `mcp-server-time`

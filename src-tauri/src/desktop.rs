@@ -57,10 +57,8 @@ impl Desktop for NativeDesktop {
             .stderr(std::process::Stdio::null());
         // The browser gets the environment the person started Deskhand with: no API keys,
         // none of the window's own WebKit settings.
-        for (name, _) in std::env::vars_os() {
-            if deskhand::tools::is_withheld_variable(&name) {
-                command.env_remove(name);
-            }
+        for name in deskhand::program_env::withheld() {
+            command.env_remove(name);
         }
         let mut child = command
             .spawn()

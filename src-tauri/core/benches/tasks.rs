@@ -1,7 +1,8 @@
 //! Tasks and the local API, in process over a real Unix socket (the router of `deskhand
 //! serve`, reqwest as the client): how long a submit takes to answer with the task's id, how
 //! long after the core emits an event an SSE client has it, the same with 50 clients watching
-//! one task, and the resident memory of an idle `deskhand serve` process.
+//! one task, the server's own CPU per event with 50 clients in other processes, and the
+//! resident memory of an idle `deskhand serve` process.
 //!
 //! Run: `cargo bench -p deskhand --bench tasks` (with `--profile dev`, the dependencies
 //! optimised and the engine not, as the tests build it).
@@ -103,6 +104,7 @@ async fn main() {
     submit_latency().await;
     event_latency(1).await;
     event_latency(WATCHERS).await;
+    server_cpu(WATCHERS).await;
     idle_rss();
 }
 
@@ -136,27 +138,7 @@ async fn event_latency(watchers: usize) {
     let dir = tempfile::tempdir().unwrap();
     let (engine, _) = serve(dir.path());
     let socket = dir.path().join("api.sock");
-    let task = engine
-        .submit(deskhand::tasks::TaskSpec {
-            session: None,
-            input: vec![ContentBlock::text("stream")],
-            settings: RunSettings {
-                provider: ProviderSettings {
-                    model: Some("clocked".into()),
-                    ..ProviderSettings::default()
-                },
-                made_provider: Some(Arc::new(Clocked {
-                    events: EVENTS,
-                    gap: Duration::from_millis(3),
-                })),
-                tools: Some(Vec::new()),
-                ..RunSettings::default()
-            },
-            origin: deskhand::tasks::Origin::Api,
-            wrap_tools: None,
-        })
-        .await
-        .unwrap();
+    let task = clocked_task(&engine).await;
     let cpu_before = cpu_time();
     let clients = (0..watchers).map(|_| {
         let client = client(&socket);
@@ -213,6 +195,70 @@ async fn event_latency(watchers: usize) {
         "{watchers} SSE watcher(s): an event reaches every one {:.3} ms (median of {} events) after the core emits it; CPU {:.3} ms per event (server and clients)",
         median(latencies.clone()).as_secs_f64() * 1e3,
         latencies.len(),
+        cpu.as_secs_f64() * 1e3 / EVENTS as f64
+    );
+}
+
+/// A task on `engine` whose model streams EVENTS pieces 3 ms apart.
+async fn clocked_task(engine: &Engine) -> deskhand::tasks::TaskInfo {
+    engine
+        .submit(deskhand::tasks::TaskSpec {
+            session: None,
+            input: vec![ContentBlock::text("stream")],
+            settings: RunSettings {
+                provider: ProviderSettings {
+                    model: Some("clocked".into()),
+                    ..ProviderSettings::default()
+                },
+                made_provider: Some(Arc::new(Clocked {
+                    events: EVENTS,
+                    gap: Duration::from_millis(3),
+                })),
+                tools: Some(Vec::new()),
+                ..RunSettings::default()
+            },
+            origin: deskhand::tasks::Origin::Api,
+            wrap_tools: None,
+        })
+        .await
+        .unwrap()
+}
+
+/// The server's own CPU per event with `watchers` SSE clients in other processes (curl), so
+/// that none of the clients' work is counted: this process's CPU time over the stream,
+/// divided by the events.
+async fn server_cpu(watchers: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let (engine, _) = serve(dir.path());
+    let socket = dir.path().join("api.sock");
+    let task = clocked_task(&engine).await;
+    let cpu_before = cpu_time();
+    let clients: Vec<_> = (0..watchers)
+        .map(|i| {
+            let out = dir.path().join(format!("client-{i}.txt"));
+            let child = tokio::process::Command::new("curl")
+                .args(["-sN", "--max-time", "60", "--unix-socket"])
+                .arg(&socket)
+                .arg(format!("http://deskhand/v1/tasks/{}/events", task.id))
+                .arg("-o")
+                .arg(&out)
+                .spawn()
+                .expect("curl runs");
+            (child, out)
+        })
+        .collect();
+    for (mut child, out) in clients {
+        assert!(child.wait().await.unwrap().success());
+        let text = std::fs::read_to_string(out).unwrap();
+        assert_eq!(
+            text.matches("event: text_delta").count(),
+            EVENTS,
+            "every client got every event"
+        );
+    }
+    let cpu = cpu_time() - cpu_before;
+    println!(
+        "{watchers} SSE watchers in other processes (curl): CPU of the server alone {:.3} ms per event ({EVENTS} events)",
         cpu.as_secs_f64() * 1e3 / EVENTS as f64
     );
 }

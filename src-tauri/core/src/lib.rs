@@ -13,6 +13,7 @@ pub mod llm;
 pub mod memory;
 pub mod paths;
 pub mod processes;
+pub mod program_env;
 pub mod sandbox;
 pub mod secrets;
 pub mod store;

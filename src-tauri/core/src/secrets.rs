@@ -3,7 +3,9 @@
 //! variable. Never written to a file: with no keyring, asking for one is an error that says
 //! how to get one, not a silent plaintext fallback.
 
+#[cfg(test)]
 use std::collections::HashMap;
+#[cfg(test)]
 use std::sync::Mutex;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -204,6 +206,7 @@ impl SecretStore for OsKeyring {
 }
 
 /// Keys in memory, for tests of everything around the keyring.
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     keys: Mutex<HashMap<&'static str, ApiKey>>,
@@ -211,6 +214,7 @@ pub struct MemoryStore {
     pub unavailable: Option<String>,
 }
 
+#[cfg(test)]
 impl MemoryStore {
     fn check(&self, provider: &KeyedProvider) -> Result<(), SecretError> {
         match &self.unavailable {
@@ -223,6 +227,7 @@ impl MemoryStore {
     }
 }
 
+#[cfg(test)]
 impl SecretStore for MemoryStore {
     fn get(&self, provider: &KeyedProvider) -> Result<Option<ApiKey>, SecretError> {
         self.check(provider)?;

@@ -780,7 +780,7 @@ fn a_gzip_body_is_refused_unread_since_compression_is_never_asked_for() {
     }
 }
 
-/// The figures of the README's "Hostile model servers" paragraph: a 100 MB tool input
+/// The figures of docs/benchmarks.md, "Hostile servers": a 100 MB tool input
 /// streamed in deltas of 1 MB and of 16 MB, how long the server takes to send it, how long
 /// `deskhand` takes until its next request (receiving, parsing, answering and storing the
 /// call), and its peak memory; medians of three runs.

@@ -569,3 +569,76 @@ fn the_openapi_file_matches_the_servers_real_routes() {
         }
     }
 }
+
+/// A task whose agent is stuck asks over the API, in auto mode too: `stall_detected` with
+/// step `ask` reaches the stream, a bad answer is refused, and a hint posted to
+/// `/v1/tasks/{id}/stall` reaches the model. With no question open the route says so.
+#[test]
+fn a_stall_question_is_answered_over_the_api_and_the_hint_reaches_the_model() {
+    let Some(_display) = support::x11::display() else {
+        return;
+    };
+    support::x11::wait_until_still();
+    let api = StandIn::spawn(
+        (0..8)
+            .map(|_| {
+                Turn::tool_use(
+                    "computer",
+                    json!({"action": "left_click", "coordinate": [20, 700]}),
+                )
+            })
+            .collect::<Vec<_>>(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let serve = Serve::start(&api, dir.path());
+    let task = serve.submit(json!({
+        "prompt": "click the button",
+        "tools": ["computer"],
+        "approve": "auto",
+        "max_turns": 6,
+        "stall": {"ask_timeout_secs": 20},
+    }));
+    let id = task["id"].as_str().unwrap().to_string();
+    let stall = format!("/v1/tasks/{id}/stall");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, answer) = serve.curl(
+            "POST",
+            &stall,
+            Some(r#"{"answer": "hint", "text": "use the keyboard instead"}"#),
+        );
+        if status == 200 {
+            assert_eq!(answer["answer"], "hint");
+            break;
+        }
+        assert_eq!(
+            (status, answer["error"]["kind"].as_str()),
+            (409, Some("not_pending")),
+            "{answer}"
+        );
+        assert!(Instant::now() < deadline, "the task never asked");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (status, _) = serve.curl("POST", &stall, Some(r#"{"answer": "hint", "text": " "}"#));
+    assert_eq!(status, 400, "an empty hint");
+    let (status, _) = serve.curl("POST", &stall, Some(r#"{"answer": "no_one"}"#));
+    assert_eq!(status, 400, "only a person's answers");
+    let events = serve.events(&id, None);
+    let rungs: Vec<&str> = events
+        .iter()
+        .filter(|(_, kind, _)| kind == "stall_detected")
+        .map(|(_, _, data)| data["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(rungs[..2], ["note", "ask"], "{rungs:?}");
+    assert!(
+        events
+            .iter()
+            .any(|(_, kind, data)| kind == "stall_answered" && data["answer"] == "hint")
+    );
+    let hinted = api.accepted().iter().any(|request| {
+        request.body["messages"]
+            .to_string()
+            .contains("The person was asked and says: use the keyboard instead")
+    });
+    assert!(hinted, "the hint never reached the model");
+}

@@ -108,6 +108,7 @@ pub async fn send_message<R: Runtime>(
     }
     tauri::async_runtime::spawn(async move {
         let state = app.state::<AppState>();
+        let mut finished = false;
         while let Some(update) = watch.next().await {
             let wire = match update {
                 TaskUpdate::Event { wire, .. } => wire,
@@ -133,13 +134,19 @@ pub async fn send_message<R: Runtime>(
                     if let Some(window) = main_window(&app) {
                         let _ = state.bar.restore(&window);
                     }
+                    // Before the page sees `done`: a message sent as soon as it does must
+                    // not be refused `busy` (the engine queues it behind this task's end).
+                    state.finish();
+                    finished = true;
                 }
                 _ => {}
             }
             // A closed window drops the channel; the task still ends cleanly.
             let _ = on_event.send(wire);
         }
-        state.finish();
+        if !finished {
+            state.finish();
+        }
     });
     Ok(task.session_id)
 }

@@ -105,11 +105,10 @@ pub fn agent(provider: Arc<dyn Provider>) -> Agent {
             Box::new(FixedApprover(Decision::Approve)),
         )),
         config: AgentConfig {
-            model: "bench".into(),
             system: "bench".into(),
             max_turns: 1000,
             max_tokens: 1024,
-            ..AgentConfig::default()
+            ..AgentConfig::new("bench")
         },
     }
 }

@@ -19,8 +19,10 @@ pub enum ApprovalPolicy {
     Ask,
     /// Allow everything.
     Auto,
-    /// Allow read-only actions only.
-    Deny,
+    /// Allow read-only actions only; refuse the rest without asking. Named `deny` on the
+    /// wire (`--approve deny`, settings, IPC), as it always was.
+    #[serde(rename = "deny")]
+    ReadOnly,
 }
 
 impl std::str::FromStr for ApprovalPolicy {
@@ -29,7 +31,7 @@ impl std::str::FromStr for ApprovalPolicy {
         match s {
             "ask" => Ok(Self::Ask),
             "auto" => Ok(Self::Auto),
-            "deny" | "read-only" => Ok(Self::Deny),
+            "deny" | "read-only" => Ok(Self::ReadOnly),
             _ => Err(format!(
                 "unknown approval policy `{s}` (expected ask, auto or deny)"
             )),
@@ -118,9 +120,11 @@ pub trait Approver: Send + Sync {
     }
 }
 
-/// An approver that always answers the same, for scripts and tests.
+/// An approver that always answers the same, for tests and benches.
+#[cfg(any(test, feature = "test-support"))]
 pub struct FixedApprover(pub Decision);
 
+#[cfg(any(test, feature = "test-support"))]
 #[async_trait]
 impl Approver for FixedApprover {
     async fn decide(&self, request: &ApprovalRequest) -> Answer {
@@ -200,7 +204,7 @@ impl ApprovalGate {
         if plan.read_only {
             return match (self.secret_read(plan), policy) {
                 (None, _) => Precheck::Decided(Decision::Approve, DecidedBy::Policy),
-                (Some(place), ApprovalPolicy::Deny) => Precheck::Decided(
+                (Some(place), ApprovalPolicy::ReadOnly) => Precheck::Decided(
                     Decision::Deny {
                         reason: Some(format!(
                             "it reads {place}, a secret place, which the read-only mode never \
@@ -214,7 +218,7 @@ impl ApprovalGate {
         }
         match policy {
             ApprovalPolicy::Auto => Precheck::Decided(Decision::Approve, DecidedBy::Policy),
-            ApprovalPolicy::Deny => Precheck::Decided(
+            ApprovalPolicy::ReadOnly => Precheck::Decided(
                 Decision::Deny {
                     reason: Some("the approval policy allows read-only actions only".into()),
                 },
@@ -365,7 +369,7 @@ mod tests {
             Some((Decision::Approve, DecidedBy::SessionRule))
         );
         assert!(decided(gate.precheck(&plan("editor.create", false))).is_none());
-        gate.set_policy(ApprovalPolicy::Deny);
+        gate.set_policy(ApprovalPolicy::ReadOnly);
         assert!(matches!(
             decided(gate.precheck(&plan("bash", false))),
             Some((Decision::Deny { .. }, DecidedBy::Policy))
@@ -379,5 +383,23 @@ mod tests {
             decided(gate.precheck(&plan("editor.create", false))),
             Some((Decision::Approve, DecidedBy::Policy))
         );
+    }
+
+    /// The read-only mode keeps its wire name, `deny`, in the CLI flag, the settings file
+    /// and IPC; `read-only` is read too.
+    #[test]
+    fn the_read_only_mode_is_deny_on_the_wire() {
+        assert_eq!(
+            serde_json::to_value(ApprovalPolicy::ReadOnly).unwrap(),
+            serde_json::json!("deny")
+        );
+        assert_eq!(
+            serde_json::from_value::<ApprovalPolicy>(serde_json::json!("deny")).unwrap(),
+            ApprovalPolicy::ReadOnly
+        );
+        for name in ["deny", "read-only"] {
+            assert_eq!(name.parse(), Ok(ApprovalPolicy::ReadOnly));
+        }
+        assert!("read_only".parse::<ApprovalPolicy>().is_err());
     }
 }

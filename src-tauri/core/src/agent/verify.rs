@@ -177,10 +177,8 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    for (name, _) in std::env::vars_os() {
-        if crate::tools::is_withheld_variable(&name) {
-            command.env_remove(name);
-        }
+    for name in crate::program_env::withheld() {
+        command.env_remove(name);
     }
     command.envs(check.env.iter().map(|(k, v)| (k, v)));
     let mut child = match command.spawn() {

@@ -208,4 +208,44 @@ mod tests {
             request("t2").answer(Decision::Deny { reason: None })
         );
     }
+
+    #[tokio::test]
+    async fn a_stall_answer_reaches_the_question_once_and_none_without_one() {
+        let approvals = Arc::new(PendingApprovals::default());
+        let approver = TaskApprover {
+            approvals: approvals.clone(),
+        };
+        let question = StallQuestion {
+            tool_use_id: "t1".into(),
+            pattern: crate::agent::stall::StallPattern::SameAction,
+            message: "clicked Save 3 times".into(),
+        };
+        assert!(
+            !approvals.answer_stall(StallAnswer::Continue),
+            "nothing asked"
+        );
+        // Opened when the event goes out, answered before the run waits: the answer is kept.
+        approvals.open_stall();
+        let hint = StallAnswer::Hint {
+            text: "use the menu".into(),
+        };
+        assert!(approvals.answer_stall(hint.clone()));
+        assert!(
+            !approvals.answer_stall(StallAnswer::Stop),
+            "answered already"
+        );
+        assert_eq!(approver.stalled(&question).await, hint);
+        // A task that ends drops the question: the run hears nobody.
+        approvals.open_stall();
+        let waiting = tokio::spawn({
+            let approvals = approvals.clone();
+            let question = question.clone();
+            async move { TaskApprover { approvals }.stalled(&question).await }
+        });
+        while approvals.stall().waiting.is_some() {
+            tokio::task::yield_now().await;
+        }
+        approvals.clear();
+        assert_eq!(waiting.await.unwrap(), StallAnswer::NoOne);
+    }
 }

@@ -86,6 +86,9 @@ struct Inner {
     store: Store,
     live: Mutex<HashMap<String, Arc<Live>>>,
     sessions: Mutex<HashMap<String, Arc<Slot>>>,
+    /// Tasks of this process whose end the store could not record (a full disk): their
+    /// watchers must still see them end.
+    unrecorded_ends: Mutex<HashMap<String, TaskInfo>>,
 }
 
 /// Cheap to clone; clones share the tasks.
@@ -103,6 +106,7 @@ impl Engine {
                 store,
                 live: Mutex::default(),
                 sessions: Mutex::default(),
+                unrecorded_ends: Mutex::default(),
             }),
         };
         if let Err(e) = engine.recover() {
@@ -213,12 +217,20 @@ impl Engine {
         Ok(info)
     }
 
-    /// A task as stored.
+    /// A task as stored, or as it ended here when the store could not record its end.
     pub fn task(&self, id: &str) -> Result<TaskInfo, TaskError> {
-        self.inner
+        let stored = self
+            .inner
             .store
             .task(id)?
-            .ok_or_else(|| TaskError::NotFound(id.into()))
+            .ok_or_else(|| TaskError::NotFound(id.into()))?;
+        if stored.state.is_final() {
+            return Ok(stored);
+        }
+        Ok(lock(&self.inner.unrecorded_ends)
+            .get(id)
+            .cloned()
+            .unwrap_or(stored))
     }
 
     /// Live tasks and the newest `limit` finished ones, newest first, from every process.
@@ -479,6 +491,8 @@ impl Run {
             self.publish(TaskUpdate::Notice(format!(
                 "cannot record the task's end: {e}"
             )));
+            let ended = lock(&self.live.info).clone();
+            lock(&self.engine.inner.unrecorded_ends).insert(id.clone(), ended);
         }
         self.live.approvals.clear();
         lock(&self.engine.inner.live).remove(&id);

@@ -19,7 +19,7 @@ pub struct Launch {
 
 impl Launch {
     /// `program` with `args`, under the wrapper, with this launch's environment and without
-    /// the variables no program gets (`is_withheld_variable`).
+    /// the variables no program gets (`program_env`).
     pub fn command(&self, program: &str, args: &[&str]) -> Command {
         let mut command = match self.wrapper.split_first() {
             Some((first, rest)) => {
@@ -30,10 +30,8 @@ impl Launch {
             None => Command::new(program),
         };
         command.args(args);
-        for (name, _) in std::env::vars_os() {
-            if super::is_withheld_variable(&name) {
-                command.env_remove(name);
-            }
+        for name in crate::program_env::withheld() {
+            command.env_remove(name);
         }
         for name in &self.remove {
             command.env_remove(name);

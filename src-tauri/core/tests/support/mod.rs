@@ -152,11 +152,10 @@ pub fn agent_with(
         tools: Arc::new(tools),
         gate: Arc::new(ApprovalGate::new(policy, approver)),
         config: AgentConfig {
-            model: "claude-test".into(),
             system: "You are a test.".into(),
             max_turns,
             max_tokens: 1024,
-            ..AgentConfig::default()
+            ..AgentConfig::new("claude-test")
         },
     }
 }

@@ -1,6 +1,7 @@
 //! The `Input` seam: the mouse and keyboard. enigo in the app (on Linux its x11rb backend,
 //! with no libxdo), a recorder in unit tests.
 
+#[cfg(test)]
 use std::sync::{Arc, Mutex};
 
 pub use enigo::{Axis, Button, Direction, Key};
@@ -68,6 +69,7 @@ impl Input for EnigoInput {
 }
 
 /// What a `RecordingInput` was asked to do.
+#[cfg(test)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum InputEvent {
     MoveTo(i32, i32),
@@ -78,12 +80,14 @@ pub enum InputEvent {
 }
 
 /// Records every call instead of acting, for unit tests. Clones share one record.
+#[cfg(test)]
 #[derive(Clone, Default)]
 pub struct RecordingInput {
     pub events: Arc<Mutex<Vec<InputEvent>>>,
     position: Arc<Mutex<(i32, i32)>>,
 }
 
+#[cfg(test)]
 impl RecordingInput {
     pub fn events(&self) -> Vec<InputEvent> {
         self.events
@@ -101,6 +105,7 @@ impl RecordingInput {
     }
 }
 
+#[cfg(test)]
 impl Input for RecordingInput {
     fn move_to(&mut self, x: i32, y: i32) -> Result<(), InputError> {
         *self.position.lock().unwrap_or_else(|e| e.into_inner()) = (x, y);

@@ -1,8 +1,11 @@
 //! The `Screen` seam: which monitors there are, and a frame of one of them. The real screen in
 //! the app, a scripted fake in unit tests.
 
+#[cfg(test)]
 use std::collections::VecDeque;
+#[cfg(test)]
 use std::sync::Mutex;
+#[cfg(test)]
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
@@ -323,7 +326,8 @@ impl Screen for RealScreen {
 /// skips RandR monitors that have no output of their own, such as `xrandr --setmonitor`
 /// splitting a wide screen or virtual monitors on Xvfb), and frames copied by the server into
 /// shared memory (MIT-SHM). xcap opens five connections a capture and receives the 8 MB of a
-/// 1080p frame over the socket: about 20 ms, against 2 ms here.
+/// 1080p frame over the socket, several times slower (docs/benchmarks.md, "The computer
+/// tool").
 #[cfg(target_os = "linux")]
 mod x11 {
     use std::sync::{Mutex, MutexGuard};
@@ -565,12 +569,14 @@ mod x11 {
 }
 
 /// A screen for unit tests: fixed monitors, frames served in order (the last one repeats).
+#[cfg(test)]
 pub struct FakeScreen {
     pub monitors: Vec<Monitor>,
     frames: Mutex<VecDeque<Frame>>,
     captures: AtomicUsize,
 }
 
+#[cfg(test)]
 impl FakeScreen {
     pub fn new(monitors: Vec<Monitor>, frames: Vec<Frame>) -> Self {
         Self {
@@ -604,6 +610,7 @@ impl FakeScreen {
     }
 }
 
+#[cfg(test)]
 impl Frame {
     /// A frame of one grey level, for tests.
     pub fn filled(size: Size, level: u8) -> Self {
@@ -614,6 +621,7 @@ impl Frame {
     }
 }
 
+#[cfg(test)]
 impl Screen for FakeScreen {
     fn monitors(&self) -> Result<Vec<Monitor>, ScreenError> {
         Ok(self.monitors.clone())

@@ -62,6 +62,36 @@ fn isolated(api: &StandIn, dir: &Path) -> std::process::Command {
     command
 }
 
+/// `deskhand ask --desktop agent --no-sandbox --tools bash --approve auto PROMPT`, its
+/// display numbers from `first`.
+fn ask_on_agent_desktop(
+    api: &StandIn,
+    dir: &Path,
+    first: u32,
+    prompt: &str,
+) -> std::process::Command {
+    let mut command = isolated(api, dir);
+    command
+        .env("DESKHAND_FIRST_DISPLAY", first.to_string())
+        .args([
+            "ask",
+            "--desktop",
+            "agent",
+            "--no-sandbox",
+            "--tools",
+            "bash",
+        ])
+        .args(["--approve", "auto", prompt]);
+    command
+}
+
+fn no_desktop_records(dir: &Path) -> bool {
+    std::fs::read_dir(dir.join("run/deskhand/desktops"))
+        .unwrap()
+        .next()
+        .is_none()
+}
+
 #[test]
 fn an_agent_desktop_run_types_into_its_own_xterm_and_the_person_sees_no_input() {
     let Some(_display) = x11::display() else {
@@ -133,12 +163,7 @@ fn an_agent_desktop_run_types_into_its_own_xterm_and_the_person_sees_no_input() 
     // The desktop ended with the run.
     assert!(!Path::new(&format!("/tmp/.X{agent_display}-lock")).exists());
     assert!(processes_with(&["Xvfb", &format!(":{agent_display}")]).is_empty());
-    assert!(
-        std::fs::read_dir(dir.path().join("run/deskhand/desktops"))
-            .unwrap()
-            .next()
-            .is_none()
-    );
+    assert!(no_desktop_records(dir.path()));
 }
 
 #[test]
@@ -152,17 +177,12 @@ fn a_taken_display_number_is_skipped() {
     std::fs::write(&lock, "         1\n").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn(vec![bash("echo $DISPLAY"), Reply::new().text("ok").into()]);
-    let (output, _, stderr) = run(isolated(&api, dir.path())
-        .env("DESKHAND_FIRST_DISPLAY", taken.to_string())
-        .args([
-            "ask",
-            "--desktop",
-            "agent",
-            "--no-sandbox",
-            "--tools",
-            "bash",
-        ])
-        .args(["--approve", "auto", "which display"]));
+    let (output, _, stderr) = run(&mut ask_on_agent_desktop(
+        &api,
+        dir.path(),
+        taken,
+        "which display",
+    ));
     let _ = std::fs::remove_file(&lock);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let display = tool_results(&api)[0].trim().to_string();
@@ -177,17 +197,7 @@ fn leftovers_of_a_sigkilled_deskhand_are_cleaned_by_the_next_start() {
     };
     let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn(vec![bash("sleep 60"), Reply::new().text("never").into()]);
-    let mut child = isolated(&api, dir.path())
-        .env("DESKHAND_FIRST_DISPLAY", "223")
-        .args([
-            "ask",
-            "--desktop",
-            "agent",
-            "--no-sandbox",
-            "--tools",
-            "bash",
-        ])
-        .args(["--approve", "auto", "wait"])
+    let mut child = ask_on_agent_desktop(&api, dir.path(), 223, "wait")
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -223,17 +233,7 @@ fn leftovers_of_a_sigkilled_deskhand_are_cleaned_by_the_next_start() {
 
     // The next run on an agent desktop cleans them before it starts its own.
     let api = StandIn::spawn(vec![Reply::new().text("fresh").into()]);
-    let (output, _, stderr) = run(isolated(&api, dir.path())
-        .env("DESKHAND_FIRST_DISPLAY", "223")
-        .args([
-            "ask",
-            "--desktop",
-            "agent",
-            "--no-sandbox",
-            "--tools",
-            "bash",
-        ])
-        .args(["--approve", "auto", "again"]));
+    let (output, _, stderr) = run(&mut ask_on_agent_desktop(&api, dir.path(), 223, "again"));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     assert!(!registry.join(format!("{display}.pids")).exists());
     assert!(!registry.join(display.to_string()).exists());
@@ -247,17 +247,8 @@ fn a_missing_or_broken_xvfb_is_a_clear_error() {
     let bin = dir.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let api = StandIn::spawn(vec![Reply::new().text("unused").into()]);
-    let (output, _, stderr) = run(isolated(&api, dir.path())
-        .env("PATH", &bin)
-        .args([
-            "ask",
-            "--desktop",
-            "agent",
-            "--no-sandbox",
-            "--tools",
-            "bash",
-        ])
-        .args(["--approve", "auto", "hi"]));
+    let (output, _, stderr) =
+        run(ask_on_agent_desktop(&api, dir.path(), 226, "hi").env("PATH", &bin));
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(
         stderr.contains("cannot start an agent desktop: Xvfb is not installed"),
@@ -272,28 +263,13 @@ fn a_missing_or_broken_xvfb_is_a_clear_error() {
     .unwrap();
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(&xvfb, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let (output, _, stderr) = run(isolated(&api, dir.path())
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .env("DESKHAND_FIRST_DISPLAY", "226")
-        .args([
-            "ask",
-            "--desktop",
-            "agent",
-            "--no-sandbox",
-            "--tools",
-            "bash",
-        ])
-        .args(["--approve", "auto", "hi"]));
+    let (output, _, stderr) = run(ask_on_agent_desktop(&api, dir.path(), 226, "hi")
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display())));
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("did not start"), "{stderr}");
     assert!(stderr.contains("no screens"), "{stderr}");
     assert!(api.requests().is_empty());
-    assert!(
-        std::fs::read_dir(dir.path().join("run/deskhand/desktops"))
-            .unwrap()
-            .next()
-            .is_none()
-    );
+    assert!(no_desktop_records(dir.path()));
 }
 
 #[test]

@@ -344,3 +344,26 @@ fn a_missing_share_or_share_without_sandbox_is_refused_before_anything_runs() {
     assert!(stderr.contains("need the sandbox"), "{stderr}");
     assert!(api.requests().is_empty());
 }
+
+/// Bash in the sandbox reaches the model server on 127.0.0.1 by default, and not with
+/// `--no-network`.
+#[test]
+fn the_sandbox_has_the_network_unless_it_is_cut() {
+    for (flags, expected) in [(&[][..], "net=on"), (&["--no-network"][..], "net=off")] {
+        let dir = tempfile::tempdir().unwrap();
+        let api = StandIn::spawn(vec![Reply::new().text("unused").into()]);
+        let port = api.addr().port();
+        let api = StandIn::spawn(vec![
+            bash(&format!(
+                "(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo net=on || echo net=off"
+            )),
+            Reply::new().text("done").into(),
+        ]);
+        let (output, _, stderr) = run(deskhand_at(&api, dir.path())
+            .args(["ask", "--sandbox"])
+            .args(flags)
+            .args(["--tools", "bash", "--approve", "auto", "reach out"]));
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        assert_eq!(tool_results(&api)[0].trim(), expected, "{flags:?}");
+    }
+}

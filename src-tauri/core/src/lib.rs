@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod api;
+pub mod desktop;
 pub mod files;
 pub mod images;
 pub mod json_depth;
@@ -13,6 +14,7 @@ pub mod memory;
 pub mod paths;
 pub mod processes;
 pub mod program_env;
+pub mod sandbox;
 pub mod secrets;
 pub mod store;
 pub mod tasks;

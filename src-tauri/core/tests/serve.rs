@@ -272,6 +272,20 @@ fn tasks_are_submitted_streamed_approved_denied_and_cancelled_over_the_socket() 
         (
             "POST",
             "/v1/tasks".into(),
+            Some(r#"{"prompt": "x", "share": ["/tmp"]}"#),
+            400,
+            "invalid",
+        ),
+        (
+            "POST",
+            "/v1/tasks".into(),
+            Some(r#"{"prompt": "x", "desktop": "elsewhere"}"#),
+            400,
+            "invalid",
+        ),
+        (
+            "POST",
+            "/v1/tasks".into(),
             Some(r#"{"prompt": "x", "session_id": "nope"}"#),
             404,
             "not_found",

@@ -22,6 +22,9 @@ pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct Check {
     pub command: String,
     pub timeout: Duration,
+    /// Variables set for it: an agent desktop's display and bus, so it looks where the
+    /// agent worked.
+    pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -66,6 +69,7 @@ impl Check {
         Ok(Self {
             command: command.into(),
             timeout,
+            env: Vec::new(),
         })
     }
 }
@@ -157,7 +161,8 @@ pub const CHECK_NOT_RUN_EXIT: i32 = 7;
 /// Exit status: no check, and `--require-verified` was given.
 pub const UNVERIFIED_EXIT: i32 = 8;
 
-/// Runs `check` with this process's display and environment (API keys withheld), killing
+/// Runs `check` with this process's display and environment (API keys withheld; the
+/// check's own variables added), killing
 /// it and everything it started after its timeout.
 pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verification {
     let mut result = Verification {
@@ -175,6 +180,7 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
     for name in crate::program_env::withheld() {
         command.env_remove(name);
     }
+    command.envs(check.env.iter().map(|(k, v)| (k, v)));
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {

@@ -223,6 +223,22 @@ struct SubmitBody {
     /// Whether the chosen notes go into the system prompt (default true).
     memory: Option<bool>,
     stall: Option<StallBody>,
+    /// `agent`: the task runs on an agent desktop of its own; `person` (default): on the
+    /// service's display.
+    desktop: Option<DesktopBody>,
+    /// The bubblewrap sandbox for the agent's programs (default: on for an agent desktop).
+    sandbox: Option<bool>,
+    /// Folders on the service's machine shared with the sandbox.
+    share: Option<Vec<std::path::PathBuf>>,
+    /// Whether the sandbox has the network (default true).
+    network: Option<bool>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum DesktopBody {
+    Person,
+    Agent,
 }
 
 /// The stall breaker's thresholds for a task; each missing one is the service's setting.
@@ -346,6 +362,14 @@ impl SubmitBody {
             Some(stall) => stall.choice()?,
             None => StallChoice::default(),
         };
+        let agent_desktop = self.desktop == Some(DesktopBody::Agent);
+        let sandbox = crate::sandbox::SandboxChoice::for_run(
+            agent_desktop,
+            self.sandbox,
+            self.share.unwrap_or_default(),
+            self.network.unwrap_or(true),
+        )
+        .map_err(ApiError::invalid)?;
         Ok(TaskSpec {
             session: self.session_id,
             input: vec![ContentBlock::text(self.prompt)],
@@ -367,6 +391,8 @@ impl SubmitBody {
                 system: self.system,
                 memory: self.memory.unwrap_or(true),
                 stall,
+                agent_desktop,
+                sandbox,
                 ..RunSettings::default()
             },
             origin: Origin::Api,

@@ -543,6 +543,12 @@ impl Run {
             Ok(prepared) => prepared,
             Err(e) => return self.finish(TaskState::Error, Some(e.to_string())),
         };
+        if let Some(desktop) = &prepared.desktop {
+            self.publish(TaskUpdate::Notice(format!(
+                "the agent works on its own desktop, display {}",
+                desktop.display_name()
+            )));
+        }
         for problem in &prepared.problems {
             self.publish(TaskUpdate::Notice(format!(
                 "{problem}; going on without it"

@@ -14,15 +14,18 @@ use crate::agent::{
     Agent, AgentConfig, ApprovalGate, ApprovalPolicy, Budget, DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, SecretPlaces, SessionRules,
 };
+use crate::desktop::{AgentDesktop, DesktopError};
 use crate::llm::config::{self, ConfigError, ProviderSettings};
 use crate::llm::pricing::{Price, PriceTable, PriceTableError};
 use crate::llm::{Provider, RetryPolicy};
 use crate::memory;
 use crate::paths;
+use crate::sandbox::{Sandbox, SandboxChoice, SandboxError};
 use crate::secrets::{self, ApiKey, OsKeyring};
 use crate::store::{Store, StoreError};
 use crate::tools::catalog::{self, CatalogError, MemoryAccess, ToolSettings};
 use crate::tools::computer::scaling::Size;
+use crate::tools::launch::Launch;
 use crate::tools::plugins::{PluginConfig, PluginError, PluginTimeouts, Plugins, Selection};
 use crate::tools::{Tool, ToolRegistry};
 
@@ -69,6 +72,10 @@ pub struct RunSettings {
     /// Proof of done: run after the model stops (`agent::verify`).
     pub check: Option<Check>,
     pub stall: StallChoice,
+    /// Run on an agent desktop of its own (`crate::desktop`) instead of the person's screen.
+    pub agent_desktop: bool,
+    /// The sandbox the agent's programs run in (`crate::sandbox`); `None`: none.
+    pub sandbox: Option<SandboxChoice>,
 }
 
 /// The stall breaker as a front end chose it; each `None` falls back to the stored setting,
@@ -143,6 +150,8 @@ impl Default for RunSettings {
             memory: true,
             check: None,
             stall: StallChoice::default(),
+            agent_desktop: false,
+            sandbox: None,
         }
     }
 }
@@ -159,6 +168,10 @@ pub enum PrepareError {
     Tools(#[from] CatalogError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
+    #[error(transparent)]
+    Desktop(#[from] DesktopError),
     /// A cost limit for a model without a known price.
     #[error("{limit} needs the price of `{model}`: add it to {prices}")]
     NoPrice {
@@ -193,6 +206,7 @@ pub struct Resolved {
     selection: Selection,
     bash_timeout: Duration,
     stall: StallPolicy,
+    sandbox: Option<Sandbox>,
 }
 
 impl Resolved {
@@ -261,6 +275,11 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
     let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
     let selection = plugin_config.select(settings.tools.as_deref())?;
     let stall = settings.stall.policy(store)?;
+    let sandbox = settings
+        .sandbox
+        .as_ref()
+        .map(|choice| Sandbox::new(choice, &store.dir().join("sandbox-home")))
+        .transpose()?;
     Ok(Resolved {
         settings,
         provider,
@@ -271,6 +290,7 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
         selection,
         bash_timeout,
         stall,
+        sandbox,
     })
 }
 
@@ -280,6 +300,8 @@ pub struct Prepared {
     pub agent: Agent,
     pub plugins: Plugins,
     pub problems: Vec<String>,
+    /// The run's own desktop; dropping it (after the run) ends it.
+    pub desktop: Option<AgentDesktop>,
 }
 
 /// Makes the tools (starting plugin servers) and the agent for a run of `session_id` on
@@ -304,7 +326,26 @@ pub async fn prepare(
         selection,
         bash_timeout,
         stall,
+        sandbox,
     } = resolved;
+    let mut settings = settings;
+    let desktop = match settings.agent_desktop {
+        true => Some(AgentDesktop::start().await?),
+        false => None,
+    };
+    let mut launch = Launch {
+        env: desktop
+            .as_ref()
+            .map(AgentDesktop::environment)
+            .unwrap_or_default(),
+        ..Launch::default()
+    };
+    if let Some(check) = &mut settings.check {
+        check.env = launch.env.clone();
+    }
+    if let Some(sandbox) = &sandbox {
+        launch = sandbox.wrap(&launch);
+    }
     let tool_settings = ToolSettings {
         model: model.clone(),
         monitor: settings.monitor,
@@ -314,6 +355,9 @@ pub async fn prepare(
             store: store.clone(),
             session_id: session_id.to_string(),
         }),
+        display: desktop.as_ref().map(AgentDesktop::display_name),
+        launch,
+        sandboxed: sandbox.is_some(),
         ..ToolSettings::default()
     };
     let mut tools: ToolRegistry = catalog::registry(selection.builtin.as_deref(), &tool_settings)?;
@@ -363,5 +407,6 @@ pub async fn prepare(
         agent,
         plugins,
         problems,
+        desktop,
     })
 }

@@ -17,9 +17,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
+use super::launch::Launch;
 use super::{ActionPlan, Tool, ToolContext, ToolOutput, capped::CappedOutput, input};
 use crate::llm::{AnthropicNativeTool, ToolDefinition};
 
@@ -37,6 +38,7 @@ pub struct BashTool {
     shell: Mutex<Option<Shell>>,
     timeout: Duration,
     output_limit: usize,
+    launch: Launch,
 }
 
 impl BashTool {
@@ -45,7 +47,14 @@ impl BashTool {
             shell: Mutex::new(None),
             timeout,
             output_limit,
+            launch: Launch::default(),
         }
+    }
+
+    /// The shell started on a desktop or in a sandbox.
+    pub fn with_launch(mut self, launch: Launch) -> Self {
+        self.launch = launch;
+        self
     }
 }
 
@@ -89,7 +98,7 @@ impl BashTool {
     async fn restart(&self) -> ToolOutput {
         let mut slot = self.shell.lock().await;
         *slot = None; // dropping the shell kills its process group
-        match Shell::start() {
+        match Shell::start(&self.launch) {
             Ok(shell) => {
                 *slot = Some(shell);
                 ToolOutput::text("The shell has been restarted.")
@@ -141,7 +150,7 @@ impl Tool for BashTool {
         // stop), the shell drops with it and its process group is killed.
         let mut shell = match slot.take() {
             Some(shell) => shell,
-            None => match Shell::start() {
+            None => match Shell::start(&self.launch) {
                 Ok(shell) => shell,
                 Err(e) => return ToolOutput::error(e),
             },
@@ -224,18 +233,14 @@ struct Shell {
 }
 
 impl Shell {
-    fn start() -> Result<Shell, String> {
-        let mut command = Command::new("bash");
+    fn start(launch: &Launch) -> Result<Shell, String> {
+        let mut command = launch.command("bash", &["--noprofile", "--norc"]);
         command
-            .args(["--noprofile", "--norc"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
         crate::processes::keep(&mut command);
-        for name in crate::program_env::withheld() {
-            command.env_remove(name);
-        }
         let mut child = command
             .spawn()
             .map_err(|e| format!("cannot start bash: {e}"))?;

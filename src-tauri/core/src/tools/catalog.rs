@@ -7,6 +7,7 @@ use super::bash::{self, BashTool};
 use super::computer::ComputerTool;
 use super::computer::scaling::Size;
 use super::editor::EditorTool;
+use super::launch::Launch;
 use super::memory::MemoryTool;
 use super::plan::PlanTool;
 use super::{RegistryError, Tool, ToolRegistry};
@@ -31,6 +32,15 @@ pub struct ToolSettings {
     /// The history and the run's session, which the `memory` and `plan` tools work on;
     /// without them those two are not offered.
     pub memory: Option<MemoryAccess>,
+    /// The X display the computer tool works on (an agent desktop's `:N`); `None`: this
+    /// process's display.
+    pub display: Option<String>,
+    /// How the programs the tools start are launched (the desktop's environment, the
+    /// sandbox).
+    pub launch: Launch,
+    /// Whether the agent's programs are sandboxed: the editor, which works in this process
+    /// and would reach past the sandbox, is then not offered.
+    pub sandboxed: bool,
 }
 
 /// What the `memory` and `plan` tools need: the store, and the session the run is in (new,
@@ -60,6 +70,9 @@ impl Default for ToolSettings {
             bash_output_limit: bash::DEFAULT_OUTPUT_LIMIT,
             editor_max_characters: None,
             memory: None,
+            display: None,
+            launch: Launch::default(),
+            sandboxed: false,
         }
     }
 }
@@ -85,10 +98,13 @@ fn make(name: &str, settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogErr
     };
     match name {
         "computer" => Ok(Arc::new(ComputerTool::open(settings).map_err(unavailable)?)),
-        "bash" => Ok(Arc::new(BashTool::new(
-            settings.bash_timeout,
-            settings.bash_output_limit,
-        ))),
+        "bash" => Ok(Arc::new(
+            BashTool::new(settings.bash_timeout, settings.bash_output_limit)
+                .with_launch(settings.launch.clone()),
+        )),
+        "editor" if settings.sandboxed => Err(unavailable(
+            "it works outside the sandbox; in a sandbox files are edited through bash".into(),
+        )),
         "editor" => Ok(Arc::new(EditorTool::new(settings.editor_max_characters))),
         "memory" | "plan" => {
             let access = settings.memory.as_ref().ok_or_else(|| {

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod computer;
 pub mod editor;
 pub mod input;
+pub mod launch;
 pub mod memory;
 pub mod plan;
 pub mod plugins;

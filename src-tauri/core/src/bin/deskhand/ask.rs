@@ -11,6 +11,7 @@ use deskhand::agent::verify::{Check, DEFAULT_CHECK_TIMEOUT, Verification};
 use deskhand::agent::{AgentEvent, ApprovalPolicy, DEFAULT_MAX_TURNS, Decision, RunStatus};
 use deskhand::images::load_attachment;
 use deskhand::llm::config::ProviderSettings;
+use deskhand::sandbox::SandboxChoice;
 use deskhand::tasks::{
     DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, Engine, Origin, RunSettings, StallChoice,
     TaskInfo, TaskSpec, TaskState, TaskUpdate, Watch, parse_seconds,
@@ -118,6 +119,22 @@ pub struct AskArgs {
     /// The service's socket, for --background (default: $XDG_RUNTIME_DIR/deskhand/api.sock).
     #[arg(long, env = "DESKHAND_SOCKET")]
     socket: Option<PathBuf>,
+    /// Where the agent works: `person` (your screen) or `agent` (a private desktop that
+    /// Deskhand starts, sandboxed by default; see docs/agent-desktop.md).
+    #[arg(long, default_value = "person", value_parser = ["person", "agent"])]
+    desktop: String,
+    /// Run the agent's programs in a bubblewrap sandbox (default with --desktop agent).
+    #[arg(long, conflicts_with = "no_sandbox")]
+    sandbox: bool,
+    /// No sandbox, even on an agent desktop.
+    #[arg(long)]
+    no_sandbox: bool,
+    /// A folder the sandbox may read and write, at the same path; repeatable.
+    #[arg(long, value_name = "DIR")]
+    share: Vec<PathBuf>,
+    /// Cut the sandbox off the network.
+    #[arg(long)]
+    no_network: bool,
     /// What to do; `-` reads it from stdin (for a long prompt).
     prompt: String,
 }
@@ -146,6 +163,14 @@ impl AskArgs {
                     .map_err(|e| anyhow::anyhow!("--check: {e}"))
             })
             .transpose()?;
+        let agent_desktop = self.desktop == "agent";
+        let sandbox = SandboxChoice::for_run(
+            agent_desktop,
+            (self.sandbox || self.no_sandbox).then_some(self.sandbox),
+            self.share.clone(),
+            !self.no_network,
+        )
+        .map_err(UsageError)?;
         Ok(TaskSpec {
             session: self.session.clone(),
             input,
@@ -177,6 +202,8 @@ impl AskArgs {
                     cycles: self.stall_cycles,
                     ask_timeout: self.stall_ask_timeout,
                 },
+                agent_desktop,
+                sandbox,
             },
             origin: Origin::Cli,
             wrap_tools: None,
@@ -272,6 +299,10 @@ async fn background(args: &AskArgs) -> Result<()> {
         "summarize_at": args.summarize_at,
         "monitor": args.monitor,
         "memory": !args.no_memory,
+        "desktop": args.desktop,
+        "sandbox": (args.sandbox || args.no_sandbox).then_some(args.sandbox),
+        "share": args.share,
+        "network": !args.no_network,
         "stall": {
             "enabled": !args.no_stall_check,
             "repeats": args.stall_repeats,

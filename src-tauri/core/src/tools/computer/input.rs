@@ -27,10 +27,14 @@ pub trait Input: Send {
 pub struct EnigoInput(Enigo);
 
 impl EnigoInput {
-    pub fn open() -> Result<Self, InputError> {
-        Enigo::new(&Settings::default())
-            .map(Self)
-            .map_err(|e| InputError(format!("cannot connect to the display for input: {e}")))
+    /// On `x11_display` (`:N`), else the process's display.
+    pub fn open(x11_display: Option<String>) -> Result<Self, InputError> {
+        Enigo::new(&Settings {
+            x11_display,
+            ..Settings::default()
+        })
+        .map(Self)
+        .map_err(|e| InputError(format!("cannot connect to the display for input: {e}")))
     }
 }
 

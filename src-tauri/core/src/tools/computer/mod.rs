@@ -87,7 +87,14 @@ impl ComputerTool {
 
     /// The real screen and input, or why they cannot work here.
     pub fn open(settings: &ToolSettings) -> Result<Self, String> {
-        let screen = RealScreen::open().map_err(|e| e.to_string())?;
+        let screen = match &settings.display {
+            #[cfg(target_os = "linux")]
+            Some(display) => RealScreen::open_x11(display),
+            #[cfg(not(target_os = "linux"))]
+            Some(_) => return Err("an agent desktop needs Linux".into()),
+            None => RealScreen::open(),
+        }
+        .map_err(|e| e.to_string())?;
         let input = screen.input().map_err(|e| e.to_string())?;
         Self::new(
             Arc::new(screen),

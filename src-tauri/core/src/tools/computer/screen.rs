@@ -99,6 +99,10 @@ impl std::fmt::Display for Backend {
 pub struct RealScreen {
     #[cfg(target_os = "linux")]
     x11: Option<x11::X11>,
+    /// The X display named for this screen (an agent desktop's), where the process's
+    /// `DISPLAY` is someone else's: xcap, which reads `DISPLAY`, is never used then.
+    #[cfg(target_os = "linux")]
+    named: Option<String>,
     #[cfg(target_os = "linux")]
     wlroots: Option<super::wlroots::Wlroots>,
 }
@@ -116,7 +120,9 @@ impl RealScreen {
         let wayland = Self::on_wayland();
         let screen = Self {
             #[cfg(target_os = "linux")]
-            x11: (!wayland).then(x11::X11::open).transpose()?,
+            x11: (!wayland).then(|| x11::X11::open(None)).transpose()?,
+            #[cfg(target_os = "linux")]
+            named: None,
             #[cfg(target_os = "linux")]
             wlroots: wayland.then(super::wlroots::Wlroots::connect).transpose()?,
         };
@@ -124,6 +130,23 @@ impl RealScreen {
             return Err(ScreenError::NoDisplay(
                 "the display reports no monitors".into(),
             ));
+        }
+        Ok(screen)
+    }
+
+    /// The X display `display` (`:N`), whatever the process's `DISPLAY` says.
+    #[cfg(target_os = "linux")]
+    pub fn open_x11(display: &str) -> Result<Self, ScreenError> {
+        let x11 = x11::X11::open(Some(display))?;
+        let screen = Self {
+            x11: Some(x11),
+            named: Some(display.to_string()),
+            wlroots: None,
+        };
+        if screen.monitors()?.is_empty() {
+            return Err(ScreenError::NoDisplay(format!(
+                "the display {display} reports no monitors"
+            )));
         }
         Ok(screen)
     }
@@ -211,7 +234,12 @@ impl RealScreen {
         if let Some(wlroots) = &self.wlroots {
             return Ok(Box::new(wlroots.input()?));
         }
-        Ok(Box::new(super::input::EnigoInput::open()?))
+        #[cfg(target_os = "linux")]
+        return Ok(Box::new(super::input::EnigoInput::open(
+            self.named.clone(),
+        )?));
+        #[cfg(not(target_os = "linux"))]
+        Ok(Box::new(super::input::EnigoInput::open(None)?))
     }
 
     /// A frame through xcap: the monitor itself, or, for a monitor without an output of its
@@ -284,6 +312,12 @@ impl Screen for RealScreen {
         {
             return Ok(frame);
         }
+        #[cfg(target_os = "linux")]
+        if let Some(display) = &self.named {
+            return Err(ScreenError::Capture(format!(
+                "the display {display} does not use 32-bit xRGB pixels"
+            )));
+        }
         Self::capture_with_xcap(monitor)
     }
 }
@@ -316,6 +350,8 @@ mod x11 {
         /// with this process (a remote display, another IPC namespace), and frames come over
         /// the socket instead.
         shm: Mutex<Option<Segment>>,
+        /// Opened on a named display: xcap (which reads `DISPLAY`) cannot tell its scale.
+        named: bool,
     }
 
     fn err(e: impl std::fmt::Display) -> ScreenError {
@@ -323,9 +359,11 @@ mod x11 {
     }
 
     impl X11 {
-        pub fn open() -> Result<Self, ScreenError> {
+        /// `display`, else the process's `DISPLAY`.
+        pub fn open(display: Option<&str>) -> Result<Self, ScreenError> {
             let (conn, screen) =
-                x11rb::connect(None).map_err(|e| ScreenError::NoDisplay(e.to_string()))?;
+                x11rb::connect(display).map_err(|e| ScreenError::NoDisplay(e.to_string()))?;
+            let named = display.is_some();
             let setup = conn.setup();
             let root = &setup.roots[screen];
             let xrgb = setup.image_byte_order == ImageOrder::LSB_FIRST && is_xrgb(setup, root);
@@ -342,6 +380,7 @@ mod x11 {
                 root,
                 xrgb,
                 shm: Mutex::new(shm),
+                named,
             })
         }
 
@@ -353,8 +392,9 @@ mod x11 {
                 .map_err(|e| err(&e))?
                 .reply()
                 .map_err(|e| err(&e))?;
-            let scale = xcap::Monitor::all()
-                .ok()
+            let scale = (!self.named)
+                .then(xcap::Monitor::all)
+                .and_then(Result::ok)
                 .and_then(|all| all.first()?.scale_factor().ok())
                 .filter(|s| s.is_finite() && *s > 0.0)
                 .unwrap_or(1.0);

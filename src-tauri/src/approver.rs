@@ -130,6 +130,7 @@ mod tests {
                 read_only: false,
                 summary: "run ls".into(),
                 detail: Value::Null,
+                target: None,
             },
         }
     }

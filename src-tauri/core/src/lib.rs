@@ -3,6 +3,7 @@
 //! drive this same crate.
 
 pub mod agent;
+pub mod elements;
 pub mod files;
 pub mod images;
 pub mod json_depth;

@@ -267,6 +267,7 @@ mod tests {
             read_only,
             summary: String::new(),
             detail: Value::Null,
+            target: None,
         }
     }
 

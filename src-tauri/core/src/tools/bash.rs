@@ -75,6 +75,7 @@ impl Tool for BashTool {
                 read_only: false,
                 summary: "restart the bash shell".into(),
                 detail: json!({"restart": true}),
+                target: None,
             });
         }
         match input["command"].as_str() {
@@ -83,6 +84,7 @@ impl Tool for BashTool {
                 read_only: false,
                 summary: format!("bash: {command}"),
                 detail: json!({"command": command, "timeout_s": self.timeout.as_secs_f64()}),
+                target: None,
             }),
             _ => Err(
                 "give `command` (the shell command to run), or `restart: true` for a fresh shell"

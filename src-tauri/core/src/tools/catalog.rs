@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::ui::UiTool;
 use super::bash::{self, BashTool};
 use super::computer::ComputerTool;
 use super::computer::scaling::Size;
@@ -75,7 +76,7 @@ pub enum CatalogError {
 }
 
 /// Every built-in tool name, in the order they are offered.
-pub const BUILTIN: &[&str] = &["computer", "bash", "editor", "memory", "plan"];
+pub const BUILTIN: &[&str] = &["computer", "ui", "bash", "editor", "memory", "plan"];
 
 /// Makes one built-in tool, or says why it cannot work on this machine.
 fn make(name: &str, settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogError> {
@@ -85,6 +86,11 @@ fn make(name: &str, settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogErr
     };
     match name {
         "computer" => Ok(Arc::new(ComputerTool::open(settings).map_err(unavailable)?)),
+        "ui" => {
+            let computer = ComputerTool::open(settings).map_err(unavailable)?;
+            let tree = computer.tree().unwrap_or_else(crate::elements::desktop_tree);
+            Ok(Arc::new(UiTool::new(computer, tree)))
+        }
         "bash" => Ok(Arc::new(BashTool::new(
             settings.bash_timeout,
             settings.bash_output_limit,

@@ -102,6 +102,7 @@ impl Tool for EditorTool {
                 read_only: true,
                 summary: format!("view {}", path.display()),
                 detail: json!({"path": path}),
+                target: None,
             });
         }
         let edit = Edit::compute(command, &path, input)?;
@@ -122,6 +123,7 @@ impl Tool for EditorTool {
             read_only: false,
             summary: format!("{command} {shown} (+{added} -{removed} lines)"),
             detail: json!({"path": path, "diff": unified}),
+            target: None,
         })
     }
 

@@ -172,6 +172,7 @@ impl Tool for MemoryTool {
             read_only,
             summary,
             detail,
+            target: None,
         })
     }
 

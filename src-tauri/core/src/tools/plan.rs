@@ -307,6 +307,7 @@ impl Tool for PlanTool {
                 next.len()
             ),
             detail: Value::Null,
+            target: None,
         })
     }
 

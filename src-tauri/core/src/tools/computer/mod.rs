@@ -32,6 +32,7 @@ use self::scaling::{Mapping, Size};
 use self::screen::{Frame, Monitor, RealScreen, Screen};
 use self::settle::SettlePolicy;
 use self::version::ToolVersion;
+use crate::elements::{Target, Tree};
 use super::catalog::ToolSettings;
 use super::{ActionPlan, Tool, ToolContext, ToolOutput};
 use crate::llm::{AnthropicNativeTool, ImageSource, ToolDefinition, ToolResultContent};
@@ -41,9 +42,15 @@ const TYPE_CHUNK_CHARS: usize = 50;
 /// A drag moves through this many points, since some applications ignore a jump.
 const DRAG_STEPS: i32 = 8;
 
+/// Clones share one driver (screen, input, the last frame shown): the `ui` tool acts
+/// through the computer tool's own.
+#[derive(Clone)]
 pub struct ComputerTool {
     version: ToolVersion,
     driver: Arc<Driver>,
+    /// Where the approval's hit test looks for the element under a point; `None` names
+    /// nothing.
+    tree: Option<Arc<dyn Tree>>,
 }
 
 /// What performs actions; shared with the blocking task that runs each one.
@@ -82,6 +89,43 @@ impl ComputerTool {
                 format: Format::Png,
                 shown: Mutex::new(None),
             }),
+            tree: None,
+        })
+    }
+
+    /// The same tool, naming the element under each click, drag or type point in its
+    /// approvals (a hit test on `tree`).
+    pub fn with_tree(mut self, tree: Arc<dyn Tree>) -> Self {
+        self.tree = Some(tree);
+        self
+    }
+
+    /// The monitor as it is now, at full resolution.
+    pub fn capture(&self) -> Result<Frame, screen::ScreenError> {
+        self.driver.screen.capture(&self.driver.monitor)
+    }
+
+    /// What a pointer action at `points` (the last one, where the button goes) or a `type`
+    /// (into what has the focus, found at the pointer) will touch.
+    fn target(&self, action: &Action, points: &[(i32, i32)]) -> Option<Target> {
+        let tree = self.tree.as_ref()?;
+        let at = match action {
+            Action::Click { .. }
+            | Action::Drag { .. }
+            | Action::MouseDown { .. }
+            | Action::MouseUp { .. } => match points.last() {
+                Some(p) => *p,
+                None => self.driver.input().location().ok()?,
+            },
+            Action::Type { .. } => self.driver.input().location().ok()?,
+            _ => return None,
+        };
+        Some(match tree.snapshot() {
+            Ok(snapshot) => snapshot
+                .at(at.0, at.1)
+                .map(Target::from_element)
+                .unwrap_or_default(),
+            Err(_) => Target::default(),
         })
     }
 
@@ -97,7 +141,13 @@ impl ComputerTool {
             ToolVersion::for_model(&settings.model),
             SettlePolicy::default(),
         )
+        .map(|tool| tool.with_tree(crate::elements::desktop_tree()))
         .map_err(|e| e.to_string())
+    }
+
+    /// Where this tool's approvals look up elements, for the `ui` tool to share.
+    pub fn tree(&self) -> Option<Arc<dyn Tree>> {
+        self.tree.clone()
     }
 
     pub fn mapping(&self) -> Mapping {
@@ -217,6 +267,10 @@ impl Tool for ComputerTool {
             let more = if short.len() < text.len() { "…" } else { "" };
             summary.push_str(&format!(" {short:?}{more}"));
         }
+        let target = self.target(&action, &screen);
+        if let Some(target) = &target {
+            summary.push_str(&format!(": {}", target.describe()));
+        }
         Ok(ActionPlan {
             kind: format!("computer.{name}"),
             read_only: action.is_read_only(),
@@ -228,6 +282,7 @@ impl Tool for ComputerTool {
                 "screen_points": screen.iter().map(|(x, y)| json!({"x": x, "y": y})).collect::<Vec<_>>(),
                 "model_size": mapping.model,
             }),
+            target,
         })
     }
 

@@ -41,6 +41,18 @@ if ! "$mcp_venv/bin/mcp-server-time" --help >/dev/null 2>&1; then
 fi
 export DESKHAND_MCP_TIME="$mcp_venv/bin/mcp-server-time"
 
+# The local API's third-party clients, pinned, in a venv of their own: httpx-sse (an SSE client
+# for tests/serve.rs) and schemathesis (fuzzes `deskhand serve` from docs/openapi.json).
+api_venv="$PWD/target/test-venvs/api-clients-4.32.5"
+if ! "$api_venv/bin/python" -c 'import httpx_sse, schemathesis' >/dev/null 2>&1; then
+  echo "test: installing httpx-sse and schemathesis into $api_venv" >&2
+  rm -rf "$api_venv"
+  python3 -m venv "$api_venv"
+  "$api_venv/bin/pip" install --quiet --no-cache-dir --disable-pip-version-check \
+    httpx==0.28.1 httpx-sse==0.4.3 schemathesis==4.32.5
+fi
+export DESKHAND_API_PYTHON="$api_venv/bin/python"
+
 work=$(mktemp -d)
 cleanup() { kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"; }
 trap cleanup EXIT
@@ -66,6 +78,8 @@ HOME="$DESKHAND_TEST_HOME" dbus-run-session -- bash -c '
   set -euo pipefail
   echo -n deskhand-test | gnome-keyring-daemon --unlock --components=secrets >/dev/null
   cargo test --workspace --locked --features deskhand-app/custom-protocol "$@"
+  echo "test: schemathesis against deskhand serve (30 s)" >&2
+  scripts/fuzz-api.sh "$(dirname "$DESKHAND_API_PYTHON")" target/debug/deskhand 30
   echo "test: end-to-end (the app over WebDriver; it also redraws docs/screenshot.png)" >&2
   python3 tests/e2e/app_e2e.py target/debug/deskhand-app target/debug/deskhand-standin \
     --screenshot docs/screenshot.png

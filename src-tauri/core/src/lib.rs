@@ -3,6 +3,7 @@
 //! drive this same crate.
 
 pub mod agent;
+pub mod api;
 pub mod elements;
 pub mod files;
 pub mod images;
@@ -14,6 +15,7 @@ pub mod paths;
 pub mod processes;
 pub mod secrets;
 pub mod store;
+pub mod tasks;
 pub mod tools;
 pub mod visible;
 

@@ -1,8 +1,9 @@
-//! Stored sessions: list, search, rename, delete, export, load. The same store the CLI's
+//! Stored sessions: list, search, rename, delete, export, load, and the check saved with one. The same store the CLI's
 //! `deskhand sessions` reads, so a session started in either shows up in both.
 
 use std::path::{Path, PathBuf};
 
+use deskhand::agent::verify::SavedCheck;
 use deskhand::store::{ExportFormat, LoadedSession, SessionHit, SessionSummary};
 use tauri::State;
 
@@ -154,4 +155,29 @@ mod tests {
             "an export is private whatever the umask"
         );
     }
+}
+
+/// The check saved with a session (its settings in the window), or `null`.
+#[tauri::command]
+pub async fn get_session_check(
+    state: State<'_, AppState>,
+    id: String,
+) -> IpcResult<Option<SavedCheck>> {
+    Ok(state.store()?.session_check(&id)?)
+}
+
+/// Saves the check every later run of the session ends with (`null` removes it). It is
+/// refused at once when its program does not exist or its timeout is out of range.
+#[tauri::command]
+pub async fn set_session_check(
+    state: State<'_, AppState>,
+    id: String,
+    check: Option<SavedCheck>,
+) -> IpcResult<()> {
+    if let Some(check) = &check {
+        check
+            .check()
+            .map_err(|e| IpcError::invalid(format!("the check: {e}")))?;
+    }
+    Ok(state.store()?.set_session_check(&id, check.as_ref())?)
 }

@@ -1,7 +1,16 @@
 // Every call from the webview to the Tauri shell goes through this module; components never
 // call `invoke` themselves. The contract is docs/ipc.md.
 import { Channel, invoke } from '@tauri-apps/api/core';
-import type { AgentEvent, ApprovalMode, Decision, Message, Note, Usage } from './types';
+import type {
+  AgentEvent,
+  ApprovalMode,
+  Decision,
+  Message,
+  Note,
+  TaskInfo,
+  Usage,
+} from './types';
+export type { TaskInfo } from './types';
 
 /** An image the shell holds for the next message: a file, a paste, a drop or a capture. */
 export interface AttachedImage {
@@ -195,6 +204,11 @@ export function exportSession(id: string, format: 'markdown' | 'json'): Promise<
 
 export function loadSession(id: string): Promise<LoadedSession> {
   return invoke<LoadedSession>('load_session', { id });
+}
+
+/** Tasks of every process (the window, `deskhand ask`, `deskhand serve`), newest first. */
+export function listTasks(): Promise<TaskInfo[]> {
+  return invoke<TaskInfo[]>('list_tasks');
 }
 
 export function getSettings(): Promise<Settings> {

@@ -189,3 +189,28 @@ export type AgentEvent =
       usage: Usage;
       cost_usd?: number | null;
     };
+
+// src-tauri/core/src/tasks/state.rs: TaskState, TaskInfo (docs/ipc.md, "Tasks").
+export type TaskState =
+  | 'queued'
+  | 'running'
+  | 'waiting_for_approval'
+  | 'done'
+  | 'max_turns'
+  | 'budget'
+  | 'cancelled'
+  | 'error'
+  | 'interrupted';
+
+export interface TaskInfo {
+  id: string;
+  session_id: string;
+  state: TaskState;
+  origin: 'cli' | 'api' | 'window';
+  prompt: string;
+  pid: number;
+  waiting_for: ApprovalRequest | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}

@@ -1,7 +1,7 @@
 //! The approval gate: nothing runs unless the policy, a session rule or the person allows it.
 
 use std::collections::HashSet;
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -128,9 +128,13 @@ impl Approver for FixedApprover {
     }
 }
 
+/// The kinds of action the person allowed for the rest of a session ("always allow this
+/// kind"): shared by every run of the session, so the next message still has them.
+pub type SessionRules = Arc<Mutex<HashSet<String>>>;
+
 pub struct ApprovalGate {
     policy: RwLock<ApprovalPolicy>,
-    allowed_kinds: Mutex<HashSet<String>>,
+    allowed_kinds: SessionRules,
     approver: Box<dyn Approver>,
     secret_places: SecretPlaces,
 }
@@ -145,10 +149,16 @@ impl ApprovalGate {
     pub fn new(policy: ApprovalPolicy, approver: Box<dyn Approver>) -> Self {
         Self {
             policy: RwLock::new(policy),
-            allowed_kinds: Mutex::default(),
+            allowed_kinds: SessionRules::default(),
             approver,
             secret_places: SecretPlaces::default(),
         }
+    }
+
+    /// Keeps "always allow" in `rules`, the session's, instead of in this gate alone.
+    pub fn with_session_rules(mut self, rules: SessionRules) -> Self {
+        self.allowed_kinds = rules;
+        self
     }
 
     /// Replaces the secret places (by default this user's built-in ones), e.g. with those of

@@ -14,7 +14,7 @@ pub mod verify;
 
 pub use approval::{
     Answer, ApprovalGate, ApprovalPolicy, ApprovalRequest, Approver, DecidedBy, Decision,
-    FixedApprover, OtherCall, Precheck,
+    FixedApprover, OtherCall, Precheck, SessionRules,
 };
 pub use event::{AgentEvent, RunStatus};
 pub use redact::REDACTED;

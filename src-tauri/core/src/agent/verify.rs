@@ -30,6 +30,25 @@ pub enum CheckError {
     Empty,
     #[error("the check's program `{0}` was not found (not a file, not on PATH)")]
     NotFound(String),
+    #[error("the check's timeout must be more than 0 and at most 86400 seconds")]
+    BadTimeout,
+}
+
+/// A check as saved with a session (the window's settings for that session).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedCheck {
+    pub command: String,
+    pub timeout_secs: f64,
+}
+
+impl SavedCheck {
+    /// The check to run, refused as [`Check::new`] refuses one.
+    pub fn check(&self) -> Result<Check, CheckError> {
+        if !(self.timeout_secs > 0.0 && self.timeout_secs <= 86_400.0) {
+            return Err(CheckError::BadTimeout);
+        }
+        Check::new(&self.command, Duration::from_secs_f64(self.timeout_secs))
+    }
 }
 
 impl Check {

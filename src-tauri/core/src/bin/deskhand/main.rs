@@ -11,8 +11,11 @@ mod notes;
 mod plugins;
 mod printer;
 mod screenshot;
+mod serve;
+mod service;
 mod sessions;
 mod settings;
+mod tasks;
 
 use std::process::ExitCode;
 
@@ -53,6 +56,10 @@ enum Command {
     Plugins(plugins::PluginsArgs),
     /// Settings every run reads: the budget (max-cost, max-tokens).
     Settings(settings::SettingsArgs),
+    /// Serve the task engine as a local API (a Unix socket; TCP with --listen).
+    Serve(serve::ServeArgs),
+    /// The tasks of a running `deskhand serve`: list, show, watch, approve, deny, cancel.
+    Tasks(tasks::TasksArgs),
 }
 
 fn main() -> ExitCode {
@@ -75,6 +82,8 @@ fn main() -> ExitCode {
             Command::Elements(args) => elements::run(args).map(|()| 0),
             Command::Plugins(args) => plugins::run(args).await.map(|()| 0),
             Command::Settings(args) => settings::run(args).map(|()| 0),
+            Command::Serve(args) => serve::run(args).await.map(|()| 0),
+            Command::Tasks(args) => tasks::run(args).await,
         }
     });
     match result {

@@ -24,13 +24,14 @@ pub struct UiTool {
 /// Shared with the blocking task that reads the tree or the screen's words.
 struct Inner {
     computer: ComputerTool,
+    /// Shared with the computer tool, whose set-of-marks lists refs too.
+    refs: Arc<Mutex<RefBook>>,
     tree: Arc<dyn Tree>,
     state: Mutex<State>,
 }
 
 #[derive(Default)]
 struct State {
-    refs: RefBook,
     /// The words the last OCR read, and the fingerprint of the screen they were read from:
     /// a word's ref is good only while the screen is that screen.
     words: Vec<Element>,
@@ -57,6 +58,7 @@ impl UiTool {
     pub fn new(computer: ComputerTool, tree: Arc<dyn Tree>) -> Self {
         Self {
             inner: Arc::new(Inner {
+                refs: computer.refs(),
                 computer,
                 tree,
                 state: Mutex::default(),
@@ -66,6 +68,10 @@ impl UiTool {
 }
 
 impl Inner {
+    fn refs(&self) -> std::sync::MutexGuard<'_, RefBook> {
+        self.refs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -91,10 +97,10 @@ impl Inner {
 
     fn listing(&self, elements: &[&Element]) -> Vec<Value> {
         let mapping = self.computer.mapping();
-        let mut state = self.state();
+        let mut refs = self.refs();
         elements
             .iter()
-            .map(|e| e.to_json(&state.refs.reference(e), &mapping))
+            .map(|e| e.to_json(&refs.reference(e), &mapping))
             .collect()
     }
 
@@ -102,19 +108,17 @@ impl Inner {
     fn resolve(&self, input: &Value, snapshot: &Snapshot) -> Result<(Element, String), String> {
         match target_of(input)? {
             Target::Ref(r) => {
-                let mut state = self.state();
-                let element = state.refs.resolve(r, snapshot)?.clone();
+                let element = self.refs().resolve(r, snapshot)?.clone();
                 if element.origin == Origin::Ocr {
                     let now = self.computer.capture().map_err(|e| e.to_string())?;
-                    if state.words_screen != Some(fingerprint::perceptual_hash(&now)) {
+                    if self.state().words_screen != Some(fingerprint::perceptual_hash(&now)) {
                         return Err(format!(
                             "the screen changed since `find` read the word `{r}`; nothing was \
                              done. `find` it again"
                         ));
                     }
                 }
-                let r = state.refs.reference(&element);
-                Ok((element, r))
+                Ok((element, r.to_string()))
             }
             Target::Named { role, name } => {
                 let on_screen = self.on_screen(&snapshot.elements);
@@ -131,7 +135,7 @@ impl Inner {
                 match exact.as_slice() {
                     [one] => {
                         let one = (*one).clone();
-                        let r = self.state().refs.reference(&one);
+                        let r = self.refs().reference(&one);
                         Ok((one, r))
                     }
                     [] => {

@@ -32,10 +32,14 @@ use self::scaling::{Mapping, Size};
 use self::screen::{Frame, Monitor, RealScreen, Screen};
 use self::settle::SettlePolicy;
 use self::version::ToolVersion;
+use crate::elements::refs::RefBook;
 use crate::elements::{Target, Tree};
 use super::catalog::ToolSettings;
 use super::{ActionPlan, Tool, ToolContext, ToolOutput};
 use crate::llm::{AnthropicNativeTool, ImageSource, ToolDefinition, ToolResultContent};
+
+/// `1` turns set-of-marks on (see `docs/elements.md`).
+pub const SET_OF_MARKS: &str = "DESKHAND_SET_OF_MARKS";
 
 /// `type` sends text in pieces this long, so a stop can land between them.
 const TYPE_CHUNK_CHARS: usize = 50;
@@ -51,6 +55,10 @@ pub struct ComputerTool {
     /// Where the approval's hit test looks for the element under a point; `None` names
     /// nothing.
     tree: Option<Arc<dyn Tree>>,
+    /// The refs the model is given (marks here, answers of the `ui` tool), shared by clones.
+    refs: Arc<Mutex<RefBook>>,
+    /// Set-of-marks: number the interactive elements on each screenshot.
+    marks: bool,
 }
 
 /// What performs actions; shared with the blocking task that runs each one.
@@ -90,7 +98,21 @@ impl ComputerTool {
                 shown: Mutex::new(None),
             }),
             tree: None,
+            refs: Arc::default(),
+            marks: false,
         })
+    }
+
+    /// The same tool, its screenshots marked with numbered boxes on the interactive elements
+    /// and the list of their refs (set-of-marks, for models that ground poorly).
+    pub fn with_marks(mut self, on: bool) -> Self {
+        self.marks = on;
+        self
+    }
+
+    /// The refs given to the model, which the `ui` tool resolves.
+    pub fn refs(&self) -> Arc<Mutex<RefBook>> {
+        self.refs.clone()
     }
 
     /// The same tool, naming the element under each click, drag or type point in its
@@ -141,7 +163,10 @@ impl ComputerTool {
             ToolVersion::for_model(&settings.model),
             SettlePolicy::default(),
         )
-        .map(|tool| tool.with_tree(crate::elements::desktop_tree()))
+        .map(|tool| {
+            tool.with_tree(crate::elements::desktop_tree())
+                .with_marks(std::env::var_os(SET_OF_MARKS).is_some_and(|v| v == "1"))
+        })
         .map_err(|e| e.to_string())
     }
 
@@ -295,7 +320,16 @@ impl Tool for ComputerTool {
         let cancel = ctx.cancel.clone();
         let label = action_name(input).to_string();
         let name = label.clone();
-        match tokio::task::spawn_blocking(move || driver.perform(&action, &name, &cancel)).await {
+        let marks = self.tree.clone().filter(|_| self.marks);
+        let refs = self.refs.clone();
+        let perform = move || {
+            let output = driver.perform(&action, &name, &cancel)?;
+            Ok(match marks {
+                Some(tree) => driver.marked(output, tree.as_ref(), &refs),
+                None => output,
+            })
+        };
+        match tokio::task::spawn_blocking(perform).await {
             Ok(Ok(output)) => output,
             Ok(Err(e)) => ToolOutput::error(format!("{label} failed: {e}")),
             Err(e) => ToolOutput::error(format!("{label} failed: {e}")),
@@ -402,6 +436,28 @@ impl Driver {
             is_error: false,
             screen: Some(state),
         })
+    }
+
+    /// `output` with its screenshot replaced by the same frame with numbered marks on the
+    /// interactive elements, and their refs as text. Unchanged if the tree cannot be read.
+    fn marked(&self, mut output: ToolOutput, tree: &dyn Tree, refs: &Mutex<RefBook>) -> ToolOutput {
+        let Some(at) = output
+            .content
+            .iter()
+            .position(|c| matches!(c, ToolResultContent::Image { .. }))
+        else {
+            return output;
+        };
+        let Some(frame) = self.shown().clone() else {
+            return output;
+        };
+        let Ok(snapshot) = tree.snapshot() else {
+            return output;
+        };
+        let (image, list) = marks_for(&frame, &snapshot, &self.mapping, self.format, refs);
+        output.content[at] = image_content(&image);
+        output.content.insert(at + 1, ToolResultContent::Text { text: list });
+        output
     }
 
     fn shown(&self) -> std::sync::MutexGuard<'_, Option<Frame>> {
@@ -559,6 +615,43 @@ impl Driver {
         }
         Ok(false)
     }
+}
+
+/// The screenshot of `frame` at the model's size with numbered marks on the interactive
+/// elements of `snapshot`, and the list "1 = e3 push button \"Delete\"", one a line.
+pub fn marks_for(
+    frame: &Frame,
+    snapshot: &crate::elements::Snapshot,
+    mapping: &Mapping,
+    format: Format,
+    refs: &Mutex<RefBook>,
+) -> (Screenshot, String) {
+    let mut refs = refs.lock().unwrap_or_else(|e| e.into_inner());
+    let mut model = pipeline::resize(frame, None, mapping.model);
+    let mut marks = Vec::new();
+    let mut list = String::from("Marks on this screenshot (number = ref, role, name):");
+    for element in snapshot.elements.iter().filter(|e| e.is_interactive()) {
+        let Some(bounds) = element.bounds.to_model(mapping) else {
+            continue;
+        };
+        let number = marks.len() + 1;
+        marks.push((number, bounds));
+        list.push_str(&format!(
+            "\n{number} = {} {} {:?}",
+            refs.reference(element),
+            element.role,
+            element.name
+        ));
+    }
+    crate::elements::marks::draw(&mut model, &marks);
+    let shot = Screenshot {
+        bytes: pipeline::encode(&model, format),
+        media_type: format.media_type(),
+        screen: frame.size,
+        model: mapping.model,
+        timings: Default::default(),
+    };
+    (shot, list)
 }
 
 /// Presses `keys` in order, runs `body`, then releases them in reverse, also when `body`

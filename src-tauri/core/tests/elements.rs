@@ -26,10 +26,13 @@ use support::x11;
 use tokio_util::sync::CancellationToken;
 
 const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gtk_fixture.py");
+/// The system's Python, which Debian's GTK bindings (python3-gi) belong to; a `python3`
+/// earlier on PATH (pyenv, a venv) may not have them.
+const PYTHON: &str = "/usr/bin/python3";
 
 /// Whether what these tests need is here; a note (or, under test.sh, a panic) if not.
 fn prerequisites(need_ocr: bool) -> bool {
-    let gtk = Command::new("python3")
+    let gtk = Command::new(PYTHON)
         .args(["-c", "import gi; gi.require_version('Gtk', '3.0')"])
         .stderr(Stdio::null())
         .status()
@@ -94,7 +97,7 @@ impl Fixture {
     }
 
     fn on_display(title: &str) -> Fixture {
-        let mut command = Command::new("python3");
+        let mut command = Command::new(PYTHON);
         command.env_remove("AT_SPI_BUS_ADDRESS");
         Fixture::start(command, title)
     }
@@ -317,23 +320,32 @@ fn ocr_finds_a_drawn_word_and_a_click_on_it_lands_inside_its_box() {
     );
 }
 
-/// A private Xvfb, picking its own free display number.
+/// A private Xvfb on the first free display number from 140.
 struct Xvfb(Child, String);
 
 impl Xvfb {
     fn start() -> Xvfb {
-        let (read, write) = std::io::pipe().unwrap();
-        let fd = std::os::fd::AsRawFd::as_raw_fd(&write);
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(140);
+        let n = loop {
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if !std::path::Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+                break n;
+            }
+        };
+        let display = format!(":{n}");
         let child = Command::new("Xvfb")
-            .args(["-displayfd", &fd.to_string(), "-screen", "0", "800x600x24", "-nolisten", "tcp"])
+            .args([display.as_str(), "-screen", "0", "800x600x24", "-nolisten", "tcp"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("Xvfb starts");
-        drop(write);
-        let mut line = String::new();
-        BufReader::new(read).read_line(&mut line).unwrap();
-        Xvfb(child, format!(":{}", line.trim()))
+        let socket = format!("/tmp/.X11-unix/X{n}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !std::path::Path::new(&socket).exists() {
+            assert!(Instant::now() < deadline, "Xvfb {display} did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Xvfb(child, display)
     }
 }
 
@@ -361,7 +373,7 @@ fn two_private_desktops_at_once_each_see_only_their_own_apps() {
         .collect();
     let fixtures: Vec<Fixture> = desktops
         .iter()
-        .map(|(_, bus, title)| Fixture::start(bus.command("python3"), title))
+        .map(|(_, bus, title)| Fixture::start(bus.command(PYTHON), title))
         .collect();
     for (i, (_, bus, title)) in desktops.iter().enumerate() {
         let tree: Arc<dyn Tree> = Arc::new(AtspiTree::on_bus(bus.address()));

@@ -241,7 +241,7 @@ async fn read_app(
                 bus: node.bus.clone(),
                 path: node.path.clone(),
             },
-            role: node.role.name().to_string(),
+            role: role_name(node.role).to_string(),
             name: node.name.clone(),
             text,
             states: node
@@ -258,6 +258,14 @@ async fn read_app(
         });
     }
     Ok((elements, note))
+}
+
+/// AT-SPI's own role name (its `GetRoleName`); the crate says "button" for a push button.
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Button => "push button",
+        other => other.name(),
+    }
 }
 
 /// States worth telling the model; the rest (showing, visible, ...) every element has.

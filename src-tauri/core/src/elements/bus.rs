@@ -31,6 +31,8 @@ pub struct DesktopBus {
     runtime_dir: PathBuf,
     address: String,
     daemon: Child,
+    /// Kept open: the daemon's stdout, which it printed its address on.
+    _stdout: std::process::ChildStdout,
 }
 
 impl DesktopBus {
@@ -55,8 +57,8 @@ impl DesktopBus {
             .spawn()
             .map_err(BusError::Start)?;
         let mut line = String::new();
-        let stdout = daemon.stdout.take().ok_or(BusError::NoAddress)?;
-        let read = BufReader::new(stdout).read_line(&mut line);
+        let mut stdout = BufReader::new(daemon.stdout.take().ok_or(BusError::NoAddress)?);
+        let read = stdout.read_line(&mut line);
         let address = line.trim().to_string();
         if read.is_err() || address.is_empty() {
             let _ = daemon.kill();
@@ -68,6 +70,7 @@ impl DesktopBus {
             runtime_dir: runtime_dir.to_path_buf(),
             address,
             daemon,
+            _stdout: stdout.into_inner(),
         })
     }
 

@@ -324,7 +324,7 @@ impl Tool for ComputerTool {
         let refs = self.refs.clone();
         let perform = move || {
             let output = driver.perform(&action, &name, &cancel)?;
-            Ok(match marks {
+            Ok::<_, String>(match marks {
                 Some(tree) => driver.marked(output, tree.as_ref(), &refs),
                 None => output,
             })

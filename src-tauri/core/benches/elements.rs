@@ -76,7 +76,10 @@ fn main() {
         if s.elements.iter().any(|e| e.window == "Elements bench") {
             break s;
         }
-        assert!(Instant::now() < deadline, "the fixture never showed in the tree");
+        assert!(
+            Instant::now() < deadline,
+            "the fixture never showed in the tree"
+        );
         std::thread::sleep(Duration::from_millis(200));
     };
     let showing = snapshot
@@ -88,7 +91,10 @@ fn main() {
     let map = timed(30, || {
         tree.snapshot().unwrap();
     });
-    println!("element map ({showing} showing elements of the fixture, ~300 nodes): median {}", ms(map));
+    println!(
+        "element map ({showing} showing elements of the fixture, ~300 nodes): median {}",
+        ms(map)
+    );
 
     let computer = ComputerTool::open(&ToolSettings {
         model: "claude-sonnet-4-5".into(),
@@ -128,7 +134,10 @@ fn main() {
 
     let (cx, cy) = centre("Cancel");
     let by_coordinates = timed(10, || {
-        run(&computer, json!({"action": "left_click", "coordinate": [cx, cy]}))
+        run(
+            &computer,
+            json!({"action": "left_click", "coordinate": [cx, cy]}),
+        )
     });
     let by_name = timed(10, || {
         run(

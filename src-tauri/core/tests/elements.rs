@@ -21,7 +21,9 @@ use deskhand::tools::catalog::ToolSettings;
 use deskhand::tools::computer::ComputerTool;
 use deskhand::tools::ui::UiTool;
 use deskhand::tools::{Tool, ToolContext, ToolOutput};
+use deskhand_standin::{StandIn, Turn};
 use serde_json::{Value, json};
+use support::cli::{PROMPT_END, on_terminal};
 use support::x11;
 use tokio_util::sync::CancellationToken;
 
@@ -142,7 +144,10 @@ fn snapshot_with(tree: &dyn Tree, title: &str) -> Snapshot {
         if snapshot.elements.iter().any(|e| e.window == title) {
             return snapshot;
         }
-        assert!(Instant::now() < deadline, "no window {title:?} in {snapshot:?}");
+        assert!(
+            Instant::now() < deadline,
+            "no window {title:?} in {snapshot:?}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -158,7 +163,10 @@ fn tools() -> (ComputerTool, UiTool) {
 }
 
 fn run(tool: &dyn Tool, input: Value) -> ToolOutput {
-    tool.plan(&input).map_err(|e| format!("{input}: {e}")).map(|_| ()).ok();
+    tool.plan(&input)
+        .map_err(|e| format!("{input}: {e}"))
+        .map(|_| ())
+        .ok();
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -191,7 +199,9 @@ fn found(ui: &UiTool, input: Value) -> Vec<Value> {
 
 #[test]
 fn find_returns_the_buttons_with_gtks_own_bounds() {
-    let Some(_display) = x11::display() else { return };
+    let Some(_display) = x11::display() else {
+        return;
+    };
     if !prerequisites(false) {
         return;
     }
@@ -204,60 +214,104 @@ fn find_returns_the_buttons_with_gtks_own_bounds() {
             .iter()
             .find(|e| e.window == "Elements find" && e.name == name && e.role == "push button")
             .unwrap_or_else(|| panic!("no {name} button"));
-        assert_eq!(button.bounds, fixture.rect(name), "{name}: AT-SPI's bounds are GTK's");
+        assert_eq!(
+            button.bounds,
+            fixture.rect(name),
+            "{name}: AT-SPI's bounds are GTK's"
+        );
     }
     // Through the tool: the same bounds, in the model's coordinates.
     let (computer, ui) = tools();
-    let buttons = found(&ui, json!({"action": "find", "query": "Delete", "role": "push button"}));
-    let ours: Vec<&Value> = buttons.iter().filter(|b| b["window"] == "Elements find").collect();
+    let buttons = found(
+        &ui,
+        json!({"action": "find", "query": "Delete", "role": "push button"}),
+    );
+    let ours: Vec<&Value> = buttons
+        .iter()
+        .filter(|b| b["window"] == "Elements find")
+        .collect();
     assert_eq!(ours.len(), 1, "{buttons:?}");
-    let want = fixture.rect("Delete").to_model(&computer.mapping()).unwrap();
+    let want = fixture
+        .rect("Delete")
+        .to_model(&computer.mapping())
+        .unwrap();
     assert_eq!(ours[0]["bounds"], json!(want));
     assert_eq!(ours[0]["sensitive"], json!(true));
 }
 
 #[test]
 fn click_by_role_and_name_presses_that_button_and_a_stale_ref_is_refused() {
-    let Some(_display) = x11::display() else { return };
+    let Some(_display) = x11::display() else {
+        return;
+    };
     if !prerequisites(false) {
         return;
     }
     let fixture = Fixture::on_display("Elements click");
     snapshot_with(&AtspiTree::new(), "Elements click");
     let (_computer, ui) = tools();
-    let out = run(&ui, json!({"action": "click", "role": "push button", "name": "Cancel"}));
+    let out = run(
+        &ui,
+        json!({"action": "click", "role": "push button", "name": "Cancel"}),
+    );
     assert!(!out.is_error, "{}", text_of(&out));
-    assert!(text_of(&out).contains("**Cancel** (push button)"), "{}", text_of(&out));
+    assert!(
+        text_of(&out).contains("**Cancel** (push button)"),
+        "{}",
+        text_of(&out)
+    );
     fixture.expect(|e| e["clicked"] == "Cancel");
 
-    let none = run(&ui, json!({"action": "click", "role": "push button", "name": "Nope"}));
-    assert!(none.is_error && text_of(&none).contains("Cancel"), "lists the candidates: {}", text_of(&none));
+    let none = run(
+        &ui,
+        json!({"action": "click", "role": "push button", "name": "Nope"}),
+    );
+    assert!(
+        none.is_error && text_of(&none).contains("Cancel"),
+        "lists the candidates: {}",
+        text_of(&none)
+    );
 
-    let save = found(&ui, json!({"action": "find", "query": "Save", "role": "push button"}));
+    let save = found(
+        &ui,
+        json!({"action": "find", "query": "Save", "role": "push button"}),
+    );
     let reference = save[0]["ref"].as_str().unwrap().to_string();
     drop(fixture);
     std::thread::sleep(Duration::from_millis(500));
     let stale = run(&ui, json!({"action": "click", "ref": reference}));
     assert!(stale.is_error, "a click on a gone element must not happen");
-    assert!(text_of(&stale).contains("no longer exists"), "{}", text_of(&stale));
+    assert!(
+        text_of(&stale).contains("no longer exists"),
+        "{}",
+        text_of(&stale)
+    );
 }
 
 #[test]
 fn type_into_the_entry_changes_its_text_which_read_returns() {
-    let Some(_display) = x11::display() else { return };
+    let Some(_display) = x11::display() else {
+        return;
+    };
     if !prerequisites(false) {
         return;
     }
     let fixture = Fixture::on_display("Elements type");
     snapshot_with(&AtspiTree::new(), "Elements type");
     let (_computer, ui) = tools();
-    let entries = found(&ui, json!({"action": "find", "query": "Title", "role": "text"}));
+    let entries = found(
+        &ui,
+        json!({"action": "find", "query": "Title", "role": "text"}),
+    );
     let entry = entries
         .iter()
         .find(|e| e["window"] == "Elements type")
         .expect("the entry");
     let reference = entry["ref"].as_str().unwrap();
-    let out = run(&ui, json!({"action": "type", "ref": reference, "text": "hello grounding"}));
+    let out = run(
+        &ui,
+        json!({"action": "type", "ref": reference, "text": "hello grounding"}),
+    );
     assert!(!out.is_error, "{}", text_of(&out));
     fixture.expect(|e| e["entry"] == "hello grounding");
     let read = run(&ui, json!({"action": "read", "ref": reference}));
@@ -267,7 +321,9 @@ fn type_into_the_entry_changes_its_text_which_read_returns() {
 
 #[test]
 fn the_approval_for_a_computer_click_names_the_button_under_it() {
-    let Some(_display) = x11::display() else { return };
+    let Some(_display) = x11::display() else {
+        return;
+    };
     if !prerequisites(false) {
         return;
     }
@@ -280,9 +336,16 @@ fn the_approval_for_a_computer_click_names_the_button_under_it() {
         .plan(&json!({"action": "left_click", "coordinate": [mx, my]}))
         .unwrap();
     let target = plan.target.expect("a click has a target");
-    assert_eq!((target.name.as_str(), target.role.as_str()), ("Delete", "push button"));
+    assert_eq!(
+        (target.name.as_str(), target.role.as_str()),
+        ("Delete", "push button")
+    );
     assert!(target.known && target.sensitive);
-    assert!(plan.summary.contains("**Delete** (push button)"), "{}", plan.summary);
+    assert!(
+        plan.summary.contains("**Delete** (push button)"),
+        "{}",
+        plan.summary
+    );
     // Where nothing is known, it says so.
     let (ex, ey) = computer.mapping().to_model(1900, 1060).unwrap();
     let plan = computer
@@ -294,7 +357,9 @@ fn the_approval_for_a_computer_click_names_the_button_under_it() {
 
 #[test]
 fn ocr_finds_a_drawn_word_and_a_click_on_it_lands_inside_its_box() {
-    let Some(_display) = x11::display() else { return };
+    let Some(_display) = x11::display() else {
+        return;
+    };
     if !prerequisites(true) {
         return;
     }
@@ -310,7 +375,10 @@ fn ocr_finds_a_drawn_word_and_a_click_on_it_lands_inside_its_box() {
     let [x, y, w, h] = [0, 1, 2, 3].map(|i| word["bounds"][i].as_u64().unwrap() as u32);
     let (left, top) = computer.mapping().to_screen(x, y);
     let (right, bottom) = computer.mapping().to_screen(x + w, y + h);
-    assert!(drawing.contains(left, top) && drawing.contains(right, bottom), "{word} in {drawing:?}");
+    assert!(
+        drawing.contains(left, top) && drawing.contains(right, bottom),
+        "{word} in {drawing:?}"
+    );
     let out = run(&ui, json!({"action": "click", "ref": word["ref"]}));
     assert!(!out.is_error, "{}", text_of(&out));
     let (px, py) = x11::pointer();
@@ -334,7 +402,14 @@ impl Xvfb {
         };
         let display = format!(":{n}");
         let child = Command::new("Xvfb")
-            .args([display.as_str(), "-screen", "0", "800x600x24", "-nolisten", "tcp"])
+            .args([
+                display.as_str(),
+                "-screen",
+                "0",
+                "800x600x24",
+                "-nolisten",
+                "tcp",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -386,4 +461,94 @@ fn two_private_desktops_at_once_each_see_only_their_own_apps() {
         assert!(snapshot.elements.iter().any(|e| e.name == "Delete"));
     }
     drop(fixtures);
+}
+
+/// The model point at the centre of the fixture's `name` button.
+fn centre_of(computer: &ComputerTool, fixture: &Fixture, name: &str) -> Value {
+    let (x, y) = fixture.rect(name).centre();
+    let (mx, my) = computer.mapping().to_model(x, y).unwrap();
+    json!([mx, my])
+}
+
+#[test]
+fn the_terminal_names_delete_and_auto_mode_asks_for_delete_but_not_for_cancel() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    let fixture = Fixture::on_display("Elements terminal");
+    snapshot_with(&AtspiTree::new(), "Elements terminal");
+    let (computer, _ui) = tools();
+    let click = |name: &str| {
+        Turn::tool_use(
+            "computer",
+            json!({"action": "left_click", "coordinate": centre_of(&computer, &fixture, name)}),
+        )
+    };
+    let data = tempfile::tempdir().unwrap();
+    let env = |api: &StandIn| {
+        vec![
+            ("ANTHROPIC_API_KEY", support::API_KEY.to_string()),
+            ("ANTHROPIC_BASE_URL", api.url()),
+        ]
+    };
+    // Ask mode: the terminal's prompt names the button; the answer is no, so nothing runs.
+    let api = StandIn::spawn([click("Delete"), Turn::text("done")]);
+    let (status, screen) = on_terminal(
+        data.path(),
+        &env(&api),
+        "n",
+        &[
+            "ask",
+            "--tools",
+            "computer",
+            "--approve",
+            "ask",
+            "delete it",
+        ],
+    );
+    let text = String::from_utf8_lossy(&screen);
+    assert_eq!(status, 0, "{text}");
+    let prompt = text
+        .lines()
+        .find(|l| l.contains(PROMPT_END.trim_end()))
+        .unwrap_or_else(|| panic!("no approval prompt:\n{text}"));
+    assert!(prompt.contains("**Delete** (push button)"), "{prompt}");
+
+    // Auto mode: Cancel is clicked without asking; Delete asks (and is denied).
+    let api = StandIn::spawn([click("Cancel"), click("Delete"), Turn::text("done")]);
+    let (status, screen) = on_terminal(
+        data.path(),
+        &env(&api),
+        "n",
+        &[
+            "ask",
+            "--json",
+            "--tools",
+            "computer",
+            "--approve",
+            "auto",
+            "tidy",
+        ],
+    );
+    let text = String::from_utf8_lossy(&screen);
+    assert_eq!(status, 0, "{text}");
+    let asked: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim_end()).ok())
+        .filter(|e| e["type"] == "approval_needed")
+        .collect();
+    assert_eq!(asked.len(), 1, "only Delete asks: {text}");
+    let target = &asked[0]["request"]["target"];
+    assert_eq!(target["name"], "Delete");
+    assert_eq!(target["role"], "push button");
+    assert_eq!(target["sensitive"], true);
+    fixture.expect(|e| e["clicked"] == "Cancel");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        fixture.events.try_iter().all(|e| e["clicked"] != "Delete"),
+        "the denied Delete was not clicked"
+    );
 }

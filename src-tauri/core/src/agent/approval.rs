@@ -402,7 +402,10 @@ mod tests {
             }),
             ..plan("computer.left_click", false)
         };
-        assert!(decided(gate.precheck(&click("Delete"))).is_none(), "Delete asks");
+        assert!(
+            decided(gate.precheck(&click("Delete"))).is_none(),
+            "Delete asks"
+        );
         assert_eq!(
             decided(gate.precheck(&click("Cancel"))),
             Some((Decision::Approve, DecidedBy::Policy)),

@@ -98,11 +98,9 @@ impl AtspiTree {
         if let Some(connection) = slot.as_ref() {
             return Ok(connection.clone());
         }
-        let connection = async_io::block_on(within(
-            TREE_TIMEOUT,
-            Self::connect(self.session.as_deref()),
-        ))
-        .ok_or(ElementError::Timeout)??;
+        let connection =
+            async_io::block_on(within(TREE_TIMEOUT, Self::connect(self.session.as_deref())))
+                .ok_or(ElementError::Timeout)??;
         *slot = Some(connection.clone());
         Ok(connection)
     }
@@ -343,15 +341,9 @@ async fn details(conn: &atspi::zbus::Connection, node: &Node) -> (Option<Rect>, 
 /// The node-by-node walk for apps whose cache answers nothing (Qt 5): breadth first from the
 /// app's root, not entering subtrees that are not showing, at most [`MAX_NODES_PER_APP`]
 /// nodes. Says whether it stopped at the cap.
-async fn walk(
-    conn: &atspi::zbus::Connection,
-    bus: &str,
-) -> zbus_result::Result<(Vec<Node>, bool)> {
+async fn walk(conn: &atspi::zbus::Connection, bus: &str) -> zbus_result::Result<(Vec<Node>, bool)> {
     let mut nodes = Vec::new();
-    let mut level = vec![(
-        "/org/a11y/atspi/accessible/root".to_string(),
-        String::new(),
-    )];
+    let mut level = vec![("/org/a11y/atspi/accessible/root".to_string(), String::new())];
     while !level.is_empty() {
         let reads = level.iter().map(|(path, parent)| async move {
             let proxy = accessible(conn, bus, path).await.ok()?;

@@ -90,7 +90,11 @@ mod tests {
         };
         draw(&mut frame, &[(7, [5, 5, 20, 10]), (12, [35, 25, 20, 20])]);
         let at = |x: u32, y: u32| frame.rgba[((y * 40 + x) * 4) as usize..][..4].to_vec();
-        assert_eq!(at(24, 14), MARK.to_vec(), "bottom-right corner of the first box");
+        assert_eq!(
+            at(24, 14),
+            MARK.to_vec(),
+            "bottom-right corner of the first box"
+        );
         assert_eq!(at(15, 10), vec![0; 4], "inside the box stays as it was");
         assert_eq!(at(0, 0), vec![0; 4]);
     }

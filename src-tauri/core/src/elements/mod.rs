@@ -236,7 +236,9 @@ impl Snapshot {
             .filter(|e| {
                 needle.as_deref().is_none_or(|n| {
                     e.name.to_lowercase().contains(n)
-                        || e.text.as_deref().is_some_and(|t| t.to_lowercase().contains(n))
+                        || e.text
+                            .as_deref()
+                            .is_some_and(|t| t.to_lowercase().contains(n))
                 })
             })
             .collect()

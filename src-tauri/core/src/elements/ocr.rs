@@ -31,9 +31,7 @@ pub fn words(frame: &Frame, geometry: &Geometry) -> Result<Vec<Element>, Element
     let mut engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
     if engine.is_none() {
         let mut started = LepTess::new(None, "eng").map_err(|e| {
-            ElementError::NoOcr(format!(
-                "{e} (install tesseract-ocr-eng and libtesseract5)"
-            ))
+            ElementError::NoOcr(format!("{e} (install tesseract-ocr-eng and libtesseract5)"))
         })?;
         started
             .set_variable(Variable::TesseditPagesegMode, "11")

@@ -32,7 +32,11 @@ impl RefBook {
     }
 
     /// The element `reference` names in `snapshot`, or why there is none.
-    pub fn resolve<'a>(&self, reference: &str, snapshot: &'a Snapshot) -> Result<&'a Element, String> {
+    pub fn resolve<'a>(
+        &self,
+        reference: &str,
+        snapshot: &'a Snapshot,
+    ) -> Result<&'a Element, String> {
         let Some(key) = self
             .by_key
             .iter()
@@ -43,12 +47,16 @@ impl RefBook {
                 "there is no element `{reference}`: refs come from `find` or `elements`"
             ));
         };
-        snapshot.elements.iter().find(|e| &e.key == key).ok_or_else(|| {
-            format!(
-                "element `{reference}` ({}) no longer exists on the screen; nothing was done. \
+        snapshot
+            .elements
+            .iter()
+            .find(|e| &e.key == key)
+            .ok_or_else(|| {
+                format!(
+                    "element `{reference}` ({}) no longer exists on the screen; nothing was done. \
                  Use `find` or `elements` for the current refs",
-                self.given.get(reference).map_or("?", String::as_str)
-            )
-        })
+                    self.given.get(reference).map_or("?", String::as_str)
+                )
+            })
     }
 }

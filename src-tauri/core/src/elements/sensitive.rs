@@ -4,13 +4,36 @@
 /// Matched as whole words, case-insensitively, against an element's name.
 pub const SENSITIVE_WORDS: &[&str] = &[
     // English
-    "delete", "remove", "pay", "buy", "send", "transfer", "submit", "format", "erase", "purchase",
+    "delete",
+    "remove",
+    "pay",
+    "buy",
+    "send",
+    "transfer",
+    "submit",
+    "format",
+    "erase",
+    "purchase",
     // German
-    "löschen", "entfernen", "bezahlen", "kaufen", "senden", "überweisen",
+    "löschen",
+    "entfernen",
+    "bezahlen",
+    "kaufen",
+    "senden",
+    "überweisen",
     // French
-    "supprimer", "payer", "acheter", "envoyer", "virement",
+    "supprimer",
+    "payer",
+    "acheter",
+    "envoyer",
+    "virement",
     // Spanish
-    "eliminar", "borrar", "pagar", "comprar", "enviar", "transferir",
+    "eliminar",
+    "borrar",
+    "pagar",
+    "comprar",
+    "enviar",
+    "transferir",
 ];
 
 /// Whether `name` contains a word from [`SENSITIVE_WORDS`] ("Delete", "Delete file", "Send

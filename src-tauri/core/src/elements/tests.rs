@@ -52,8 +52,14 @@ fn find_matches_text_and_role() {
     let s = snapshot();
     let names = |v: Vec<&Element>| v.iter().map(|e| e.name.clone()).collect::<Vec<_>>();
     assert_eq!(names(s.find(Some("del"), None)), ["Delete"]);
-    assert_eq!(names(s.find(None, Some("push button"))), ["Delete", "Cancel"]);
-    assert_eq!(names(s.find(Some("cancel"), Some("frame"))), Vec::<String>::new());
+    assert_eq!(
+        names(s.find(None, Some("push button"))),
+        ["Delete", "Cancel"]
+    );
+    assert_eq!(
+        names(s.find(Some("cancel"), Some("frame"))),
+        Vec::<String>::new()
+    );
 }
 
 #[test]
@@ -68,7 +74,14 @@ fn approvals_describe_the_element_in_words() {
 
 #[test]
 fn sensitive_names_are_whole_words() {
-    for yes in ["Delete", "Delete file", "Send now", "PAY", "Löschen", "Submit!"] {
+    for yes in [
+        "Delete",
+        "Delete file",
+        "Send now",
+        "PAY",
+        "Löschen",
+        "Submit!",
+    ] {
         assert!(sensitive::is_sensitive(yes), "{yes}");
     }
     for no in ["Undelete", "Sender", "Cancel", "", "Payment plan"] {
@@ -97,10 +110,7 @@ fn bounds_are_mapped_into_the_models_coordinates() {
     let [x, y, w, h] = r.to_model(&mapping).unwrap();
     assert_eq!((x, y), (137, 77));
     assert!((67..=69).contains(&w) && (37..=39).contains(&h), "{w}x{h}");
-    let off = Rect {
-        x: 3000,
-        ..r
-    };
+    let off = Rect { x: 3000, ..r };
     assert_eq!(off.to_model(&mapping), None);
 }
 
@@ -109,12 +119,23 @@ fn refs_stay_while_the_element_exists_and_a_gone_one_is_named() {
     let mut book = RefBook::default();
     let s = snapshot();
     let delete = book.reference(&s.elements[2]);
-    assert_eq!(book.reference(&s.elements[2]), delete, "the same element, the same ref");
+    assert_eq!(
+        book.reference(&s.elements[2]),
+        delete,
+        "the same element, the same ref"
+    );
     assert_ne!(book.reference(&s.elements[3]), delete);
     assert_eq!(book.resolve(&delete, &s).unwrap().name, "Delete");
     let mut later = s.clone();
     later.elements.remove(2);
     let e = book.resolve(&delete, &later).unwrap_err();
-    assert!(e.contains("no longer exists") && e.contains("Delete"), "{e}");
-    assert!(book.resolve("e99", &s).unwrap_err().contains("no element `e99`"));
+    assert!(
+        e.contains("no longer exists") && e.contains("Delete"),
+        "{e}"
+    );
+    assert!(
+        book.resolve("e99", &s)
+            .unwrap_err()
+            .contains("no element `e99`")
+    );
 }

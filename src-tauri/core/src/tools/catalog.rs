@@ -3,13 +3,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::ui::UiTool;
 use super::bash::{self, BashTool};
 use super::computer::ComputerTool;
 use super::computer::scaling::Size;
 use super::editor::EditorTool;
 use super::memory::MemoryTool;
 use super::plan::PlanTool;
+use super::ui::UiTool;
 use super::{RegistryError, Tool, ToolRegistry};
 use crate::store::Store;
 

@@ -158,12 +158,10 @@ impl Inner {
     /// The model point at the element's centre.
     fn centre(&self, element: &Element) -> Result<(u32, u32), String> {
         let (x, y) = element.bounds.centre();
-        self.computer.mapping().to_model(x, y).ok_or_else(|| {
-            format!(
-                "{} is not on the screen the model sees",
-                element.describe()
-            )
-        })
+        self.computer
+            .mapping()
+            .to_model(x, y)
+            .ok_or_else(|| format!("{} is not on the screen the model sees", element.describe()))
     }
 
     fn find(&self, input: &Value) -> Result<Value, String> {
@@ -182,7 +180,11 @@ impl Inner {
         let words = self.ocr()?;
         let matching: Vec<&Element> = words
             .iter()
-            .filter(|w| w.name.to_lowercase().contains(&text.unwrap_or("").to_lowercase()))
+            .filter(|w| {
+                w.name
+                    .to_lowercase()
+                    .contains(&text.unwrap_or("").to_lowercase())
+            })
             .collect();
         notes.push(format!(
             "not in the accessibility tree; {} matching word(s) read by OCR",
@@ -227,27 +229,26 @@ impl Inner {
     /// element and its centre for the others.
     fn prepare(&self, action: &str, input: &Value) -> Result<Acted, String> {
         match action {
-                "find" => self.find(input).map(Acted::Answer),
-                "elements" => Ok(Acted::Answer(self.elements())),
-                "read" => {
-                    let snapshot = self.snapshot();
-                    let (element, reference) = self.resolve(input, &snapshot)?;
-                    Ok(Acted::Answer(json!({
-                        "ref": reference,
-                        "role": element.role,
-                        "name": element.name,
-                        "text": element.text.clone().unwrap_or_else(|| element.name.clone()),
-                    })))
-                }
-                _ => {
-                    let snapshot = self.snapshot();
-                    let (element, reference) = self.resolve(input, &snapshot)?;
-                    let (x, y) = self.centre(&element)?;
-                    Ok(Acted::Target(element, reference, x, y))
-                }
+            "find" => self.find(input).map(Acted::Answer),
+            "elements" => Ok(Acted::Answer(self.elements())),
+            "read" => {
+                let snapshot = self.snapshot();
+                let (element, reference) = self.resolve(input, &snapshot)?;
+                Ok(Acted::Answer(json!({
+                    "ref": reference,
+                    "role": element.role,
+                    "name": element.name,
+                    "text": element.text.clone().unwrap_or_else(|| element.name.clone()),
+                })))
             }
+            _ => {
+                let snapshot = self.snapshot();
+                let (element, reference) = self.resolve(input, &snapshot)?;
+                let (x, y) = self.centre(&element)?;
+                Ok(Acted::Target(Box::new(element), reference, x, y))
+            }
+        }
     }
-
 }
 
 fn json_output(value: Value) -> ToolOutput {
@@ -368,7 +369,8 @@ impl Tool for UiTool {
             said = format!("typed into {} (ref {reference})", element.describe());
         }
         if !out.is_error {
-            out.content.insert(0, ToolResultContent::Text { text: said });
+            out.content
+                .insert(0, ToolResultContent::Text { text: said });
         }
         out
     }
@@ -376,5 +378,5 @@ impl Tool for UiTool {
 
 enum Acted {
     Answer(Value),
-    Target(Element, String, u32, u32),
+    Target(Box<Element>, String, u32, u32),
 }

@@ -32,10 +32,10 @@ use self::scaling::{Mapping, Size};
 use self::screen::{Frame, Monitor, RealScreen, Screen};
 use self::settle::SettlePolicy;
 use self::version::ToolVersion;
-use crate::elements::refs::RefBook;
-use crate::elements::{Target, Tree};
 use super::catalog::ToolSettings;
 use super::{ActionPlan, Tool, ToolContext, ToolOutput};
+use crate::elements::refs::RefBook;
+use crate::elements::{Target, Tree};
 use crate::llm::{AnthropicNativeTool, ImageSource, ToolDefinition, ToolResultContent};
 
 /// `1` turns set-of-marks on (see `docs/elements.md`).
@@ -456,7 +456,9 @@ impl Driver {
         };
         let (image, list) = marks_for(&frame, &snapshot, &self.mapping, self.format, refs);
         output.content[at] = image_content(&image);
-        output.content.insert(at + 1, ToolResultContent::Text { text: list });
+        output
+            .content
+            .insert(at + 1, ToolResultContent::Text { text: list });
         output
     }
 

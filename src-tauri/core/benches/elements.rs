@@ -129,7 +129,8 @@ fn main() {
         let out = runtime.block_on(tool.run(&input, &ctx));
         assert!(!out.is_error, "{input}: {:?}", out.content);
     };
-    let ocr = timed(5, || run(&ui, json!({"action": "find", "query": "ZEBRA"})));
+    let find_zebra = json!({"action": "find", "query": "ZEBRA"});
+    let ocr = timed(5, || run(&ui, find_zebra.clone()));
     println!("find with the OCR fallback (1920x1080): median {}", ms(ocr));
 
     let (cx, cy) = centre("Cancel");

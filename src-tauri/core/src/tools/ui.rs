@@ -171,7 +171,13 @@ impl Inner {
             return Err("`find` needs `query`, `role`, or both".into());
         }
         let snapshot = self.snapshot();
-        let found = self.on_screen(snapshot.find(text, role));
+        // Words of an earlier OCR are not looked at: the screen may have changed since.
+        let found = self.on_screen(
+            snapshot
+                .find(text, role)
+                .into_iter()
+                .filter(|e| e.origin == Origin::Tree),
+        );
         let mut notes = snapshot.notes.clone();
         if !found.is_empty() || text.is_none() {
             return Ok(json!({"elements": self.listing(&found), "notes": notes}));

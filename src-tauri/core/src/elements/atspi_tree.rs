@@ -157,17 +157,30 @@ impl Tree for AtspiTree {
     }
 }
 
-async fn accessible<'a>(
+/// A proxy of interface `P` on object `path` of `bus`, without property caching (each read
+/// is one call, and there are no signals to watch).
+async fn proxy<'a, P>(
     conn: &'a atspi::zbus::Connection,
     bus: &str,
     path: &str,
-) -> zbus_result::Result<AccessibleProxy<'a>> {
-    AccessibleProxy::builder(conn)
+) -> zbus_result::Result<P>
+where
+    P: From<atspi::zbus::Proxy<'a>> + atspi::zbus::proxy::Defaults,
+{
+    atspi::zbus::proxy::Builder::<P>::new(conn)
         .destination(bus.to_string())?
         .path(path.to_string())?
         .cache_properties(CacheProperties::No)
         .build()
         .await
+}
+
+async fn accessible<'a>(
+    conn: &'a atspi::zbus::Connection,
+    bus: &str,
+    path: &str,
+) -> zbus_result::Result<AccessibleProxy<'a>> {
+    proxy(conn, bus, path).await
 }
 
 mod zbus_result {
@@ -294,15 +307,7 @@ fn window_of<'a>(node: &'a Node, by_path: &HashMap<&str, &'a Node>) -> Option<&'
 /// A node's bounds on the desktop and, for text that is not a password, its content.
 async fn details(conn: &atspi::zbus::Connection, node: &Node) -> (Option<Rect>, Option<String>) {
     let bounds = async {
-        let component = ComponentProxy::builder(conn)
-            .destination(node.bus.clone())
-            .ok()?
-            .path(node.path.clone())
-            .ok()?
-            .cache_properties(CacheProperties::No)
-            .build()
-            .await
-            .ok()?;
+        let component: ComponentProxy = proxy(conn, &node.bus, &node.path).await.ok()?;
         let (x, y, width, height) = component.get_extents(CoordType::Screen).await.ok()?;
         Some(Rect {
             x,
@@ -323,15 +328,7 @@ async fn details(conn: &atspi::zbus::Connection, node: &Node) -> (Option<Rect>, 
         {
             return None;
         }
-        let text = TextProxy::builder(conn)
-            .destination(node.bus.clone())
-            .ok()?
-            .path(node.path.clone())
-            .ok()?
-            .cache_properties(CacheProperties::No)
-            .build()
-            .await
-            .ok()?;
+        let text: TextProxy = proxy(conn, &node.bus, &node.path).await.ok()?;
         let count = text.character_count().await.ok()?;
         text.get_text(0, count.min(MAX_TEXT_CHARS)).await.ok()
     };

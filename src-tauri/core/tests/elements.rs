@@ -552,3 +552,51 @@ fn the_terminal_names_delete_and_auto_mode_asks_for_delete_but_not_for_cancel() 
         "the denied Delete was not clicked"
     );
 }
+
+#[test]
+fn deskhand_elements_prints_the_map_as_text_and_json() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    let fixture = Fixture::on_display("Elements cli");
+    snapshot_with(&AtspiTree::new(), "Elements cli");
+    let (computer, _ui) = tools();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_deskhand"))
+            .arg("elements")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: Value = serde_json::from_str(&run(&["--json"])).unwrap();
+    let delete = json["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["window"] == "Elements cli" && e["name"] == "Delete")
+        .unwrap_or_else(|| panic!("no Delete in {json}"));
+    let want = fixture
+        .rect("Delete")
+        .to_model(&computer.mapping())
+        .unwrap();
+    assert_eq!(delete["bounds"], json!(want));
+    assert_eq!(delete["role"], "push button");
+    let text = run(&[]);
+    let line = text
+        .lines()
+        .find(|l| l.contains("\"Delete\"") && l.contains("Elements cli"))
+        .unwrap_or_else(|| panic!("no Delete line in {text}"));
+    assert!(
+        line.contains("push button") && line.contains("(sensitive)"),
+        "{line}"
+    );
+}

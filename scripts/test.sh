@@ -64,6 +64,8 @@ source scripts/display.sh
 start_display "$work"
 
 export DESKHAND_TEST_DISPLAY=1
+# The element map's tests (GTK fixture, AT-SPI, Tesseract): here a missing package is a failure.
+export DESKHAND_TEST_ELEMENTS=1
 # The Wayland tests run on a headless sway of their own; here a missing sway is a failure.
 export DESKHAND_TEST_WAYLAND=1
 # A third-party OpenAI-compatible server for the provider tests: fakellm from PyPI, in a venv

@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod api;
 pub mod desktop;
+pub mod elements;
 pub mod files;
 pub mod images;
 pub mod json_depth;

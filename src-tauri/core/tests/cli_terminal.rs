@@ -4,37 +4,10 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::Command;
-
 use deskhand_standin::{StandIn, Turn};
 use serde_json::{Value, json};
 use support::API_KEY;
-use support::cli::{PROVIDER_VARIABLES, deskhand, run};
-
-/// The real prompt's end, after which the pty driver types the answer.
-const PROMPT_END: &str = "this session: ";
-
-/// `deskhand ARGS` on a pseudo-terminal; `answer` is typed at each approval prompt. Returns
-/// the exit status and every byte the terminal received.
-fn on_terminal(data: &Path, env: &[(&str, String)], answer: &str, args: &[&str]) -> (i32, Vec<u8>) {
-    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_run.py");
-    let mut command = Command::new("python3");
-    command
-        .arg(driver)
-        .args([PROMPT_END, answer, "--", env!("CARGO_BIN_EXE_deskhand")])
-        .args(args)
-        .env("DESKHAND_DATA_DIR", data)
-        .env("DESKHAND_CONFIG_DIR", data);
-    for variable in PROVIDER_VARIABLES {
-        command.env_remove(variable);
-    }
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let output = command.output().expect("python3 runs the pty driver");
-    (output.status.code().unwrap_or(-1), output.stdout)
-}
+use support::cli::{PROMPT_END, deskhand, on_terminal, run};
 
 /// Fails on any byte that a terminal would act on: ESC, BEL, C1 introducers, and a carriage
 /// return that is not the terminal's own line ending (the pty turns `\n` into `\r\n`).

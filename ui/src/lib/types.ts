@@ -96,6 +96,18 @@ export interface ActionPlan {
   summary: string;
   /** Tool-specific: `{screen, model}` coordinates, `{command}`, `{diff}`, or anything else. */
   detail: unknown;
+  /** For a click, drag or type at a point: the element there (docs/elements.md). */
+  target?: ApprovalTarget;
+}
+
+/** What an input action will touch; `known: false` says nothing is known there. */
+export interface ApprovalTarget {
+  known: boolean;
+  name: string;
+  role: string;
+  app: string;
+  /** On the sensitive list (Delete, Pay, Send, ...): auto mode asks first. */
+  sensitive: boolean;
 }
 
 export interface ApprovalRequest extends ActionPlan {

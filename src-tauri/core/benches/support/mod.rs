@@ -33,6 +33,7 @@ impl Tool for NoopTool {
             read_only: false,
             summary: "noop".into(),
             detail: Value::Null,
+            target: None,
         })
     }
     async fn run(&self, input: &Value, _: &ToolContext) -> ToolOutput {

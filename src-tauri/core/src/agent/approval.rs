@@ -216,7 +216,11 @@ impl ApprovalGate {
                 (Some(_), ApprovalPolicy::Ask | ApprovalPolicy::Auto) => Precheck::AskUser,
             };
         }
+        let sensitive = plan.target.as_ref().is_some_and(|t| t.sensitive);
         match policy {
+            // A click on a sensitive target (Delete, Pay, Send, ...) asks even in auto mode,
+            // unless the person allowed its kind for the session.
+            ApprovalPolicy::Auto if sensitive => self.allowed_or_ask(plan),
             ApprovalPolicy::Auto => Precheck::Decided(Decision::Approve, DecidedBy::Policy),
             ApprovalPolicy::ReadOnly => Precheck::Decided(
                 Decision::Deny {
@@ -224,14 +228,17 @@ impl ApprovalGate {
                 },
                 DecidedBy::Policy,
             ),
-            ApprovalPolicy::Ask => {
-                let allowed = self.allowed_kinds.lock().unwrap_or_else(|e| e.into_inner());
-                if allowed.contains(&plan.kind) {
-                    Precheck::Decided(Decision::Approve, DecidedBy::SessionRule)
-                } else {
-                    Precheck::AskUser
-                }
-            }
+            ApprovalPolicy::Ask => self.allowed_or_ask(plan),
+        }
+    }
+
+    /// Approved by "always allow" for this session, else the person is asked.
+    fn allowed_or_ask(&self, plan: &ActionPlan) -> Precheck {
+        let allowed = self.allowed_kinds.lock().unwrap_or_else(|e| e.into_inner());
+        if allowed.contains(&plan.kind) {
+            Precheck::Decided(Decision::Approve, DecidedBy::SessionRule)
+        } else {
+            Precheck::AskUser
         }
     }
 
@@ -281,6 +288,7 @@ mod tests {
             read_only,
             summary: String::new(),
             detail: Value::Null,
+            target: None,
         }
     }
 
@@ -401,5 +409,38 @@ mod tests {
             assert_eq!(name.parse(), Ok(ApprovalPolicy::ReadOnly));
         }
         assert!("read_only".parse::<ApprovalPolicy>().is_err());
+    }
+
+    #[test]
+    fn auto_mode_asks_before_a_click_on_a_sensitive_target_unless_allowed() {
+        let gate = ApprovalGate::new(ApprovalPolicy::Auto, Box::new(Scripted::default()));
+        let click = |name: &str| ActionPlan {
+            target: Some(crate::elements::Target {
+                known: true,
+                name: name.into(),
+                role: "push button".into(),
+                app: "Mousepad".into(),
+                sensitive: crate::elements::sensitive::is_sensitive(name),
+            }),
+            ..plan("computer.left_click", false)
+        };
+        assert!(
+            decided(gate.precheck(&click("Delete"))).is_none(),
+            "Delete asks"
+        );
+        assert_eq!(
+            decided(gate.precheck(&click("Cancel"))),
+            Some((Decision::Approve, DecidedBy::Policy)),
+            "Cancel does not"
+        );
+        gate.allowed_kinds
+            .lock()
+            .unwrap()
+            .insert("computer.left_click".into());
+        assert_eq!(
+            decided(gate.precheck(&click("Delete"))),
+            Some((Decision::Approve, DecidedBy::SessionRule)),
+            "allowed for the session"
+        );
     }
 }

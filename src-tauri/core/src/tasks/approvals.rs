@@ -173,6 +173,7 @@ mod tests {
                 read_only: false,
                 summary: "run ls".into(),
                 detail: Value::Null,
+                target: None,
             },
         }
     }

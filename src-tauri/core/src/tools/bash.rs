@@ -129,12 +129,14 @@ impl Tool for BashTool {
                 read_only: false,
                 summary: "restart the bash shell".into(),
                 detail: json!({"restart": true}),
+                target: None,
             }),
             BashCall::Run(command) => Ok(ActionPlan {
                 kind: "bash".into(),
                 read_only: false,
                 summary: format!("bash: {command}"),
                 detail: json!({"command": command, "timeout_s": self.timeout.as_secs_f64()}),
+                target: None,
             }),
         }
     }

@@ -10,6 +10,7 @@ use super::editor::EditorTool;
 use super::launch::Launch;
 use super::memory::MemoryTool;
 use super::plan::PlanTool;
+use super::ui::UiTool;
 use super::{RegistryError, Tool, ToolRegistry};
 use crate::store::Store;
 
@@ -88,16 +89,34 @@ pub enum CatalogError {
 }
 
 /// Every built-in tool name, in the order they are offered.
-pub const BUILTIN: &[&str] = &["computer", "bash", "editor", "memory", "plan"];
+pub const BUILTIN: &[&str] = &["computer", "ui", "bash", "editor", "memory", "plan"];
 
-/// Makes one built-in tool, or says why it cannot work on this machine.
-fn make(name: &str, settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogError> {
+/// Makes one built-in tool, or says why it cannot work on this machine. `computer` is the
+/// run's one computer tool, opened on first need: the `ui` tool acts through it and shares
+/// its refs.
+fn make(
+    name: &str,
+    settings: &ToolSettings,
+    computer: &mut Option<ComputerTool>,
+) -> Result<Arc<dyn Tool>, CatalogError> {
     let unavailable = |reason: String| CatalogError::Unavailable {
         tool: name.to_string(),
         reason,
     };
     match name {
-        "computer" => Ok(Arc::new(ComputerTool::open(settings).map_err(unavailable)?)),
+        "computer" | "ui" => {
+            let tool = match computer {
+                Some(tool) => tool.clone(),
+                None => computer
+                    .insert(ComputerTool::open(settings).map_err(unavailable)?)
+                    .clone(),
+            };
+            if name == "computer" {
+                return Ok(Arc::new(tool));
+            }
+            let tree = tool.tree().unwrap_or_else(crate::elements::desktop_tree);
+            Ok(Arc::new(UiTool::new(tool, tree)))
+        }
         "bash" => Ok(Arc::new(
             BashTool::new(settings.bash_timeout, settings.bash_output_limit)
                 .with_launch(settings.launch.clone()),
@@ -133,15 +152,16 @@ pub fn registry(
     settings: &ToolSettings,
 ) -> Result<ToolRegistry, CatalogError> {
     let mut registry = ToolRegistry::default();
+    let mut computer = None;
     match requested {
         Some(names) => {
             for name in names {
-                registry.register(make(name, settings)?)?;
+                registry.register(make(name, settings, &mut computer)?)?;
             }
         }
         None => {
             for name in BUILTIN {
-                match make(name, settings) {
+                match make(name, settings, &mut computer) {
                     Ok(tool) => registry.register(tool)?,
                     Err(CatalogError::Unavailable { .. }) => {}
                     Err(other) => return Err(other),

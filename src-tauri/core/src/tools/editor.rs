@@ -89,6 +89,7 @@ impl Tool for EditorTool {
                 read_only: true,
                 summary: format!("view {}", path.display()),
                 detail: json!({"path": path}),
+                target: None,
             });
         }
         let edit = Edit::compute(&path, &input)?;
@@ -109,6 +110,7 @@ impl Tool for EditorTool {
             read_only: false,
             summary: format!("{} {shown} (+{added} -{removed} lines)", command.name()),
             detail: json!({"path": path, "diff": unified}),
+            target: None,
         })
     }
 

@@ -234,6 +234,7 @@ impl Tool for MemoryTool {
             read_only,
             summary,
             detail,
+            target: None,
         })
     }
 

@@ -11,6 +11,7 @@ pub mod launch;
 pub mod memory;
 pub mod plan;
 pub mod plugins;
+pub mod ui;
 
 use std::sync::Arc;
 
@@ -51,6 +52,10 @@ pub struct ActionPlan {
     /// Tool-specific detail a window can draw: screen coordinates, the command, a diff.
     #[serde(default)]
     pub detail: Value,
+    /// For a click, drag or type at a point: the element there, found before asking.
+    /// Absent for actions without a point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<crate::elements::Target>,
 }
 
 pub struct ToolContext {

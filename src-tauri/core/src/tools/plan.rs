@@ -298,6 +298,7 @@ impl Tool for PlanTool {
                 next.len()
             ),
             detail: Value::Null,
+            target: None,
         })
     }
 

@@ -226,3 +226,32 @@ impl BashEditorSession {
         assert_eq!(results[4], "app.py\ngreeting.txt\nhello\n\n");
     }
 }
+
+/// The real prompt's end, after which the pty driver types the answer.
+pub const PROMPT_END: &str = "this session: ";
+
+/// `deskhand ARGS` on a pseudo-terminal; `answer` is typed at each approval prompt. Returns
+/// the exit status and every byte the terminal received.
+pub fn on_terminal(
+    data: &Path,
+    env: &[(&str, String)],
+    answer: &str,
+    args: &[&str],
+) -> (i32, Vec<u8>) {
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_run.py");
+    let mut command = Command::new("python3");
+    command
+        .arg(driver)
+        .args([PROMPT_END, answer, "--", env!("CARGO_BIN_EXE_deskhand")])
+        .args(args)
+        .env("DESKHAND_DATA_DIR", data)
+        .env("DESKHAND_CONFIG_DIR", data);
+    for variable in PROVIDER_VARIABLES {
+        command.env_remove(variable);
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("python3 runs the pty driver");
+    (output.status.code().unwrap_or(-1), output.stdout)
+}

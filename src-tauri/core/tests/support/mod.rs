@@ -60,6 +60,7 @@ impl Tool for EchoTool {
             read_only: false,
             summary: format!("echo {}", input["text"]),
             detail: Value::Null,
+            target: None,
         })
     }
 
@@ -294,6 +295,7 @@ impl Tool for ScreenshotTool {
             read_only: true,
             summary: "screenshot".into(),
             detail: Value::Null,
+            target: None,
         })
     }
 

@@ -41,6 +41,24 @@ const bash = (id: string, command: string) =>
   });
 
 describe('ApprovalCard', () => {
+  it('names the target the click will touch, and says when nothing is known', () => {
+    const target = { known: true, name: 'Delete', role: 'push button', app: 'Mousepad', sensitive: true };
+    renderCard(approvalRequest('t1', { target }));
+    const line = screen.getByTestId('approval-target');
+    expect(line.textContent?.replace(/\s+/g, ' ').trim()).toBe(
+      'Target: Delete (push button) in Mousepad, a sensitive target',
+    );
+    expect(within(line).getByText('Delete').tagName).toBe('STRONG');
+  });
+
+  it('says so when nothing is known under the point, never guessing', () => {
+    const target = { known: false, name: '', role: '', app: '', sensitive: false };
+    renderCard(approvalRequest('t2', { target }));
+    expect(screen.getByTestId('approval-target').textContent?.trim()).toBe(
+      'Target: unknown (no accessible element there)',
+    );
+  });
+
   it('approves with Enter on its focused Approve button, once it has been seen', async () => {
     const { approvals } = renderCard();
     expect(document.activeElement).toBe(document.body);

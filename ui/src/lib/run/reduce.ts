@@ -46,10 +46,10 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       });
       return;
     case 'approval_needed': {
-      const { tool_use_id, kind, read_only, summary, detail } = event.request;
+      const { tool_use_id, kind, read_only, summary, detail, target } = event.request;
       const entry = findEntry(state, tool_use_id);
       if (entry) {
-        entry.plan = { kind, read_only, summary, detail };
+        entry.plan = { kind, read_only, summary, detail, target };
         entry.phase = 'awaiting_approval';
       }
       state.pending = event.request;

@@ -3,6 +3,7 @@
 
 mod approver;
 mod ask;
+mod elements;
 mod eval;
 mod key;
 mod monitors;
@@ -49,6 +50,8 @@ enum Command {
     Screenshot(screenshot::ScreenshotArgs),
     /// List the monitors (* marks the default).
     Monitors,
+    /// The UI elements showing on the screen (accessibility tree, optionally OCR words).
+    Elements(elements::ElementsArgs),
     /// MCP plugin servers (configured in mcp.json in the config directory).
     Plugins(plugins::PluginsArgs),
     /// Settings every run reads: the budget (max-cost, max-tokens).
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
             Command::Key(args) => key::run(args).map(|()| 0),
             Command::Screenshot(args) => screenshot::run(args).map(|()| 0),
             Command::Monitors => monitors::run().map(|()| 0),
+            Command::Elements(args) => elements::run(args).map(|()| 0),
             Command::Plugins(args) => plugins::run(args).await.map(|()| 0),
             Command::Settings(args) => settings::run(args).map(|()| 0),
             Command::Serve(args) => serve::run(args).await.map(|()| 0),

@@ -12,6 +12,15 @@
 //!
 //! Run: `cargo bench -p deskhand --bench computer`. Uses `$DISPLAY` if it is set, else
 //! starts its own Xvfb (1920x1080) on :37.
+//!
+//! With `DESKHAND_BENCH_SWAY=1` the same is measured on the wlroots path instead: sway on its
+//! headless backend (the test's compositor, `tests/support/sway.rs`, first output 1920x1080)
+//! with terminals (`foot`) full of text, against `grim` then `convert` for the screenshot and
+//! sway's own `seat - cursor` click, a 2 s sleep, then `grim` + `convert` for the step.
+
+#[path = "../tests/support/sway.rs"]
+#[allow(dead_code)] // the tests use more of it
+mod sway;
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -47,6 +56,97 @@ fn spawn(program: &str, args: &[&str]) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("{program}: {e}"))
+}
+
+/// Where the bench runs: an X display, or sway.
+enum Desktop {
+    X11(#[allow(dead_code)] Kill),
+    Sway(sway::Sway, #[allow(dead_code)] Vec<sway::Client>),
+}
+
+impl Desktop {
+    fn start() -> Self {
+        if std::env::var_os("DESKHAND_BENCH_SWAY").is_none() {
+            return Self::X11(display());
+        }
+        let sway = sway::start().expect("sway is installed");
+        let mut clients = Vec::new();
+        for command in [
+            "ls -la /usr/bin; sleep 600",
+            "cat /etc/services; sleep 600",
+            "env; sleep 600",
+        ] {
+            let child = sway
+                .client("foot")
+                .args(["sh", "-c", command])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("foot starts");
+            clients.push(sway::Client(child));
+        }
+        std::thread::sleep(Duration::from_secs(2));
+        // SAFETY: set before any thread that reads the environment is started.
+        unsafe {
+            std::env::set_var("WAYLAND_DISPLAY", sway.socket());
+            std::env::set_var("XDG_SESSION_TYPE", "wayland");
+        }
+        Self::Sway(sway, clients)
+    }
+
+    /// The reference's screenshot: `scrot` (X11) or `grim` (wlroots), then `convert -resize`
+    /// to the model size, then base64.
+    fn reference_screenshot(&self, dir: &std::path::Path) -> usize {
+        let raw = dir.join("raw.png");
+        let scaled = dir.join("scaled.png");
+        let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
+        match self {
+            Self::X11(_) => ok(Command::new("scrot").arg("-o").arg(&raw)),
+            Self::Sway(sway, _) => ok(sway.client("grim").args(["-o", "HEADLESS-1"]).arg(&raw)),
+        }
+        ok(Command::new("convert")
+            .arg(&raw)
+            .args(["-resize", "1366x768!"])
+            .arg(&scaled));
+        BASE64.encode(std::fs::read(&scaled).unwrap()).len()
+    }
+
+    /// The reference's click at (1828, 1040) on the first monitor.
+    fn reference_click(&self) {
+        match self {
+            Self::X11(_) => {
+                let status = Command::new("xdotool")
+                    .args(["mousemove", "1828", "1040", "click", "1"])
+                    .status()
+                    .unwrap();
+                assert!(status.success());
+            }
+            Self::Sway(sway, _) => {
+                for command in [
+                    &["seat", "-", "cursor", "set", "1828", "1040"][..],
+                    &["seat", "-", "cursor", "press", "button1"],
+                    &["seat", "-", "cursor", "release", "button1"],
+                ] {
+                    sway.msg(command);
+                }
+            }
+        }
+    }
+
+    /// What the reference clicks and captures with.
+    fn reference_tools(&self) -> (&'static str, &'static str) {
+        match self {
+            Self::X11(_) => ("xdotool", "scrot"),
+            Self::Sway(..) => ("swaymsg seat cursor", "grim"),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Self::X11(_) => "X11 MIT-SHM",
+            Self::Sway(..) => "sway wlr-screencopy",
+        }
+    }
 }
 
 /// A display with real content on it: its own Xvfb unless `$DISPLAY` is set.
@@ -109,21 +209,8 @@ fn time<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     (out, started.elapsed())
 }
 
-/// The reference's screenshot: `scrot`, then `convert -resize` to the model size, then base64.
-fn reference_screenshot(dir: &std::path::Path) -> usize {
-    let raw = dir.join("raw.png");
-    let scaled = dir.join("scaled.png");
-    let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
-    ok(Command::new("scrot").arg("-o").arg(&raw));
-    ok(Command::new("convert")
-        .arg(&raw)
-        .args(["-resize", "1366x768!"])
-        .arg(&scaled));
-    BASE64.encode(std::fs::read(&scaled).unwrap()).len()
-}
-
 fn main() {
-    let _display = display();
+    let desktop = Desktop::start();
     let dir = tempfile::tempdir().unwrap();
     let screen = RealScreen::open().expect("a display");
     let monitor = screen::choose(screen.monitors().unwrap(), None).unwrap();
@@ -183,7 +270,7 @@ fn main() {
     }
     let mut reference = Vec::new();
     for _ in 0..10 {
-        let (_, t) = time(|| reference_screenshot(dir.path()));
+        let (_, t) = time(|| desktop.reference_screenshot(dir.path()));
         reference.push(t);
     }
     let (ours_m, ref_m) = (median(ours), median(reference));
@@ -194,7 +281,8 @@ fn main() {
     println!("| way | median | stages |");
     println!("|---|---|---|");
     println!(
-        "| Deskhand (X11 MIT-SHM, fast_image_resize bilinear, PNG zlib 1, base64) | {:.1} ms | capture {:.1}, scale {:.1}, encode {:.1}, base64 {:.1} |",
+        "| Deskhand ({}, fast_image_resize bilinear, PNG zlib 1, base64) | {:.1} ms | capture {:.1}, scale {:.1}, encode {:.1}, base64 {:.1} |",
+        desktop.name(),
         ms(ours_m),
         ms(median(capture)),
         ms(median(scale)),
@@ -210,7 +298,8 @@ fn main() {
         ms(median(fast))
     );
     println!(
-        "| reference (scrot, convert -resize, base64) | {:.1} ms | |",
+        "| reference ({}, convert -resize, base64) | {:.1} ms | |",
+        desktop.reference_tools().1,
         ms(ref_m)
     );
     println!(
@@ -246,13 +335,9 @@ fn main() {
     let mut reference_steps = Vec::new();
     for _ in 0..3 {
         let (_, t) = time(|| {
-            let status = Command::new("xdotool")
-                .args(["mousemove", "1828", "1040", "click", "1"])
-                .status()
-                .unwrap();
-            assert!(status.success());
+            desktop.reference_click();
             std::thread::sleep(Duration::from_secs(2));
-            reference_screenshot(dir.path())
+            desktop.reference_screenshot(dir.path())
         });
         reference_steps.push(t);
     }
@@ -266,7 +351,9 @@ fn main() {
         ms(step_m)
     );
     println!(
-        "| reference (xdotool click, sleep 2 s, scrot + convert) | {:.0} ms |",
+        "| reference ({} click, sleep 2 s, {} + convert) | {:.0} ms |",
+        desktop.reference_tools().0,
+        desktop.reference_tools().1,
         ms(ref_step_m)
     );
     println!(

@@ -250,8 +250,7 @@ impl Wlroots {
         let missing = |what: &str| {
             ScreenError::NoDisplay(format!(
                 "this Wayland compositor offers no {what}, so the computer tool cannot see its \
-                 screen; Deskhand supports wlroots compositors (sway, Hyprland, river) and X11 \
-                 sessions, not yet the xdg-desktop-portal path of GNOME and KDE"
+                 screen through the wlroots protocols"
             ))
         };
         let screencopy = globals
@@ -792,7 +791,13 @@ fn memfd(name: &str) -> Result<std::fs::File, String> {
 
 /// 32-bit pixels (B, G, R, x or R, G, B, x in memory) to RGBA rows, flipped if the compositor
 /// says the frame is upside down.
-fn to_rgba(pixels: &[u8], size: Size, stride: usize, bgr: bool, y_invert: bool) -> Frame {
+pub(super) fn to_rgba(
+    pixels: &[u8],
+    size: Size,
+    stride: usize,
+    bgr: bool,
+    y_invert: bool,
+) -> Frame {
     let (w, h) = (size.width as usize, size.height as usize);
     let mut rgba = vec![0; w * h * 4];
     for (row, out) in rgba.chunks_exact_mut(w * 4).enumerate() {

@@ -199,18 +199,25 @@ impl Desktop {
         std::fs::read_to_string(self.path(name)).unwrap_or_default()
     }
 
-    /// `command` as a client of this desktop: its bus, its Wayland socket, no X display.
+    /// What a client of this desktop runs with: its bus, its Wayland socket, no X display.
+    pub fn env(&self) -> Vec<(&'static str, std::ffi::OsString)> {
+        vec![
+            ("PATH", std::env::var_os("PATH").unwrap_or_default()),
+            ("HOME", self.dir.path().into()),
+            ("XDG_RUNTIME_DIR", self.dir.path().join("run").into()),
+            ("DBUS_SESSION_BUS_ADDRESS", self.bus.clone().into()),
+            ("WAYLAND_DISPLAY", WAYLAND_SOCKET.into()),
+            ("XDG_SESSION_TYPE", "wayland".into()),
+            ("LANG", "C.UTF-8".into()),
+        ]
+    }
+
+    /// `command` as a client of this desktop, in its directory.
     pub fn client(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut command = Command::new(program);
         command
             .env_clear()
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", self.dir.path())
-            .env("XDG_RUNTIME_DIR", self.dir.path().join("run"))
-            .env("DBUS_SESSION_BUS_ADDRESS", &self.bus)
-            .env("WAYLAND_DISPLAY", WAYLAND_SOCKET)
-            .env("XDG_SESSION_TYPE", "wayland")
-            .env("LANG", "C.UTF-8")
+            .envs(self.env())
             .current_dir(self.dir.path());
         command
     }

@@ -214,3 +214,65 @@ fn ask_types_unicode_into_a_terminal() {
     let got = wait_for_file(&typed, "typed text", |t| !t.is_empty());
     assert_eq!(got, text, "{}", desktop.log("mutter.log"));
 }
+
+#[test]
+fn a_compositor_gone_mid_run_is_an_error_result_and_the_run_goes_on() {
+    let Some(mut desktop) = portal::start() else {
+        return;
+    };
+    let api = StandIn::spawn([
+        Turn::tool_use("computer", json!({"action": "wait", "duration": 3})),
+        Turn::tool_use("computer", json!({"action": "screenshot"})),
+        Reply::new().text("Done.").into(),
+    ]);
+    let mut ask = desktop
+        .deskhand()
+        .env("ANTHROPIC_API_KEY", support::API_KEY)
+        .env("ANTHROPIC_BASE_URL", api.url())
+        .args([
+            "ask",
+            "--tools",
+            "computer",
+            "--approve",
+            "auto",
+            "--model",
+            "claude-sonnet-4-5",
+            "go",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The session is up (the stand-in was asked), the model's wait has begun: mutter goes.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while desktop.times_asked() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the portal was never asked"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let started = std::time::Instant::now();
+    desktop.kill_compositor();
+    let out = ask.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Done."), "{stdout}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    let requests = api.accepted();
+    assert_eq!(requests.len(), 3);
+    for request in &requests[1..] {
+        let result = &request.body["messages"].as_array().unwrap().last().unwrap()["content"][0];
+        assert_eq!(result["is_error"], json!(true), "{result}");
+        let text = result.to_string();
+        assert!(
+            text.contains("stopped sharing") || text.contains("PipeWire"),
+            "{text}"
+        );
+    }
+}

@@ -27,6 +27,8 @@ static LOCK: Mutex<()> = Mutex::new(());
 const FRONTEND: &str = "/usr/libexec/xdg-desktop-portal";
 const BACKEND_NAME: &str = "org.freedesktop.impl.portal.desktop.deskhandtest";
 const WAYLAND_SOCKET: &str = "wayland-deskhand";
+/// mutter's place among the children: after the bus, PipeWire and WirePlumber.
+const MUTTER: usize = 3;
 
 /// What the stand-in answers when asked for consent.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -232,6 +234,15 @@ impl Desktop {
             .env("DESKHAND_CONFIG_DIR", &data)
             .stdin(Stdio::null());
         command
+    }
+}
+
+impl Desktop {
+    /// Stops mutter now, as a crash would.
+    pub fn kill_compositor(&mut self) {
+        let mutter = &mut self.children[MUTTER];
+        let _ = mutter.kill();
+        let _ = mutter.wait();
     }
 }
 

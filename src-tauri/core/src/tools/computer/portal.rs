@@ -451,11 +451,14 @@ fn receive(
         let on_frame = frames.clone();
         let listener = stream
             .add_local_listener_with_user_data(VideoInfoRaw::default())
-            .state_changed(move |_, _, _, state| match state {
-                StreamState::Error(e) => fail(&on_state, format!("the stream failed: {e}")),
-                StreamState::Unconnected => fail(
+            // A stream that stopped streaming lost its compositor (or the desktop took the
+            // monitor back): its last frame is stale from then on.
+            .state_changed(move |_, _, old, new| match (old, new) {
+                (_, StreamState::Error(e)) => fail(&on_state, format!("the stream failed: {e}")),
+                (StreamState::Streaming, StreamState::Streaming) => {}
+                (StreamState::Streaming, _) | (_, StreamState::Unconnected) => fail(
                     &on_state,
-                    "the desktop stopped sharing the screen (the stream was disconnected)".into(),
+                    "the desktop stopped sharing the screen (the stream stopped)".into(),
                 ),
                 _ => {}
             })

@@ -126,7 +126,11 @@ impl Desktop {
     /// The reference's screenshot: `scrot` (X11) or `grim` (wlroots), then `convert -resize`
     /// to the model size, then base64.
     fn reference_screenshot(&self, dir: &std::path::Path) -> usize {
-        let raw = dir.join("raw.png");
+        // grim runs as sway's user: it writes into sway's directory.
+        let raw = match self {
+            Self::Sway(sway, _) => sway.path("raw.png"),
+            _ => dir.join("raw.png"),
+        };
         let scaled = dir.join("scaled.png");
         let ok = |c: &mut Command| assert!(c.status().unwrap().success(), "{c:?}");
         match self {

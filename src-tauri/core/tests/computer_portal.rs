@@ -94,7 +94,7 @@ fn xy(line: &str) -> (f64, f64) {
     let at = line.find("x, y:").unwrap_or_else(|| panic!("{line}"));
     let mut n = line[at + 5..]
         .split(',')
-        .map(|n| n.trim().split_whitespace().next().unwrap().parse().unwrap());
+        .map(|n| n.split_whitespace().next().unwrap().parse().unwrap());
     (n.next().unwrap(), n.next().unwrap())
 }
 
@@ -225,7 +225,7 @@ fn a_compositor_gone_mid_run_is_an_error_result_and_the_run_goes_on() {
         Turn::tool_use("computer", json!({"action": "screenshot"})),
         Reply::new().text("Done.").into(),
     ]);
-    let mut ask = desktop
+    let ask = desktop
         .deskhand()
         .env("ANTHROPIC_API_KEY", support::API_KEY)
         .env("ANTHROPIC_BASE_URL", api.url())

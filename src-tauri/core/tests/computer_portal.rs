@@ -98,23 +98,27 @@ fn xy(line: &str) -> (f64, f64) {
     (n.next().unwrap(), n.next().unwrap())
 }
 
+/// `deskhand ask --tools computer` against the stand-in API, as a client of the desktop.
+fn ask_command(desktop: &portal::Desktop, api: &StandIn) -> std::process::Command {
+    let mut command = desktop.deskhand();
+    command
+        .env("ANTHROPIC_API_KEY", support::API_KEY)
+        .env("ANTHROPIC_BASE_URL", api.url())
+        .args([
+            "ask",
+            "--tools",
+            "computer",
+            "--approve",
+            "auto",
+            "--model",
+            "claude-sonnet-4-5",
+            "go",
+        ]);
+    command
+}
+
 fn ask(desktop: &portal::Desktop, api: &StandIn) -> (bool, String, String) {
-    output(
-        desktop
-            .deskhand()
-            .env("ANTHROPIC_API_KEY", support::API_KEY)
-            .env("ANTHROPIC_BASE_URL", api.url())
-            .args([
-                "ask",
-                "--tools",
-                "computer",
-                "--approve",
-                "auto",
-                "--model",
-                "claude-sonnet-4-5",
-                "go",
-            ]),
-    )
+    output(&mut ask_command(desktop, api))
 }
 
 #[test]
@@ -225,20 +229,7 @@ fn a_compositor_gone_mid_run_is_an_error_result_and_the_run_goes_on() {
         Turn::tool_use("computer", json!({"action": "screenshot"})),
         Reply::new().text("Done.").into(),
     ]);
-    let ask = desktop
-        .deskhand()
-        .env("ANTHROPIC_API_KEY", support::API_KEY)
-        .env("ANTHROPIC_BASE_URL", api.url())
-        .args([
-            "ask",
-            "--tools",
-            "computer",
-            "--approve",
-            "auto",
-            "--model",
-            "claude-sonnet-4-5",
-            "go",
-        ])
+    let ask = ask_command(&desktop, &api)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

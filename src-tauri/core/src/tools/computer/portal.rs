@@ -32,7 +32,7 @@ use pipewire::spa::pod::{self, Pod, serialize::PodSerializer};
 use pipewire::spa::utils::{Direction as PwDirection, Fraction, Rectangle, SpaTypes};
 use pipewire::stream::{StreamFlags, StreamRc, StreamState};
 
-use super::input::{Axis, Button, Direction, Input, InputError, Key};
+use super::input::{Axis, Button, Direction, Input, InputError, Key, LinuxButton, linux_button};
 use super::keys;
 use super::scaling::{Geometry, Size};
 use super::screen::{Frame, Monitor, ScreenError};
@@ -602,24 +602,9 @@ impl Input for PortalInput {
     }
 
     fn button(&mut self, button: Button, direction: Direction) -> Result<(), InputError> {
-        let (axis, amount) = match button {
-            Button::ScrollUp => (Axis::Vertical, -1),
-            Button::ScrollDown => (Axis::Vertical, 1),
-            Button::ScrollLeft => (Axis::Horizontal, -1),
-            Button::ScrollRight => (Axis::Horizontal, 1),
-            _ => (Axis::Vertical, 0),
-        };
-        if amount != 0 {
-            return self.scroll(amount, axis);
-        }
-        // Linux input event codes (linux/input-event-codes.h).
-        let code = match button {
-            Button::Left => 0x110,
-            Button::Right => 0x111,
-            Button::Middle => 0x112,
-            Button::Forward => 0x115,
-            Button::Back => 0x116,
-            _ => unreachable!("scroll buttons are handled above"),
+        let code = match linux_button(button) {
+            LinuxButton::Wheel(axis, amount) => return self.scroll(amount, axis),
+            LinuxButton::Code(code) => code,
         };
         let states: &[KeyState] = match direction {
             Direction::Press => &[KeyState::Pressed],
@@ -632,7 +617,7 @@ impl Input for PortalInput {
                 "a button through the desktop portal",
                 inner.remote.notify_pointer_button(
                     &inner.session,
-                    code,
+                    code as i32,
                     *state,
                     NotifyPointerButtonOptions::default(),
                 ),

@@ -35,7 +35,7 @@ use wayland_protocols_wlr::screencopy::v1::client::zwlr_screencopy_manager_v1::Z
 use wayland_protocols_wlr::virtual_pointer::v1::client::zwlr_virtual_pointer_manager_v1::ZwlrVirtualPointerManagerV1;
 use wayland_protocols_wlr::virtual_pointer::v1::client::zwlr_virtual_pointer_v1::ZwlrVirtualPointerV1;
 
-use super::input::{Axis, Button, Direction, Input, InputError, Key};
+use super::input::{Axis, Button, Direction, Input, InputError, Key, LinuxButton, linux_button};
 use super::keys;
 use super::scaling::{Geometry, Size};
 use super::screen::{Frame, Monitor, ScreenError};
@@ -610,24 +610,9 @@ impl Session {
     }
 
     fn button(&mut self, button: Button, direction: Direction) -> Result<(), InputError> {
-        let (axis, amount) = match button {
-            Button::ScrollUp => (Axis::Vertical, -1),
-            Button::ScrollDown => (Axis::Vertical, 1),
-            Button::ScrollLeft => (Axis::Horizontal, -1),
-            Button::ScrollRight => (Axis::Horizontal, 1),
-            _ => (Axis::Vertical, 0),
-        };
-        if amount != 0 {
-            return self.scroll(amount, axis);
-        }
-        // Linux input event codes (linux/input-event-codes.h).
-        let code = match button {
-            Button::Left => 0x110,
-            Button::Right => 0x111,
-            Button::Middle => 0x112,
-            Button::Forward => 0x115,
-            Button::Back => 0x116,
-            _ => unreachable!("scroll buttons are handled above"),
+        let code = match linux_button(button) {
+            LinuxButton::Wheel(axis, amount) => return self.scroll(amount, axis),
+            LinuxButton::Code(code) => code,
         };
         let states: &[ButtonState] = match direction {
             Direction::Press => &[ButtonState::Pressed],

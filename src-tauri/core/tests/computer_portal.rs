@@ -194,7 +194,7 @@ fn ask_moves_and_clicks_where_wev_sees_it() {
 }
 
 #[test]
-fn ask_types_unicode_into_a_terminal() {
+fn ask_types_text_into_a_terminal() {
     let Some(desktop) = portal::start() else {
         return;
     };

@@ -68,6 +68,8 @@ export DESKHAND_TEST_DISPLAY=1
 export DESKHAND_TEST_ELEMENTS=1
 # The Wayland tests run on a headless sway of their own; here a missing sway is a failure.
 export DESKHAND_TEST_WAYLAND=1
+# So do the portal tests on a headless mutter with PipeWire and xdg-desktop-portal.
+export DESKHAND_TEST_PORTAL=1
 # A third-party OpenAI-compatible server for the provider tests: fakellm from PyPI, in a venv
 # of its own. With DESKHAND_FAKELLM set, those tests fail rather than skip if it does not work.
 python3 -m venv "$work/fakellm"

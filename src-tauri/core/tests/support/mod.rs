@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own part of this module
 
 pub mod cli;
+pub mod portal;
 pub mod raw_http;
 pub mod rss;
 pub mod sway;

@@ -23,6 +23,28 @@ pub trait Input: Send {
     fn location(&self) -> Result<(i32, i32), InputError>;
 }
 
+/// A button as Linux's input layer names it, for the Wayland backends that speak in those.
+pub enum LinuxButton {
+    /// One wheel click: the axis, and -1 (up or left) or 1 (down or right).
+    Wheel(Axis, i32),
+    /// A button code (linux/input-event-codes.h).
+    Code(u32),
+}
+
+pub fn linux_button(button: Button) -> LinuxButton {
+    match button {
+        Button::ScrollUp => LinuxButton::Wheel(Axis::Vertical, -1),
+        Button::ScrollDown => LinuxButton::Wheel(Axis::Vertical, 1),
+        Button::ScrollLeft => LinuxButton::Wheel(Axis::Horizontal, -1),
+        Button::ScrollRight => LinuxButton::Wheel(Axis::Horizontal, 1),
+        Button::Right => LinuxButton::Code(0x111),
+        Button::Middle => LinuxButton::Code(0x112),
+        Button::Forward => LinuxButton::Code(0x115),
+        Button::Back => LinuxButton::Code(0x116),
+        Button::Left => LinuxButton::Code(0x110),
+    }
+}
+
 /// Real input through enigo.
 pub struct EnigoInput(Enigo);
 

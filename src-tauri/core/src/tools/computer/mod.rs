@@ -7,6 +7,8 @@ pub mod fingerprint;
 pub mod input;
 pub mod keys;
 pub mod pipeline;
+#[cfg(target_os = "linux")]
+pub mod portal;
 pub mod scaling;
 pub mod screen;
 pub mod settle;

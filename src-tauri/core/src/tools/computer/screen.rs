@@ -78,6 +78,9 @@ pub enum Backend {
     /// A wlroots Wayland compositor: wlr-screencopy, xdg-output, the virtual pointer and
     /// keyboard.
     Wlroots,
+    /// Any other Wayland desktop (GNOME, KDE): xdg-desktop-portal RemoteDesktop with
+    /// ScreenCast, frames from PipeWire.
+    Portal,
     /// xcap and enigo (macOS, Windows).
     Xcap,
 }
@@ -89,13 +92,17 @@ impl std::fmt::Display for Backend {
             Self::Wlroots => {
                 "wayland-wlroots (wlr-screencopy, xdg-output, wlr-virtual-pointer, zwp-virtual-keyboard)"
             }
+            Self::Portal => {
+                "wayland-portal (xdg-desktop-portal RemoteDesktop + ScreenCast, PipeWire)"
+            }
             Self::Xcap => "xcap",
         })
     }
 }
 
 /// The real screen. On X11 it talks to the server itself (see `x11`), on wlroots compositors
-/// through their protocols (see `wlroots`); on macOS and Windows it goes through xcap.
+/// through their protocols (see `wlroots`), on other Wayland desktops through the desktop
+/// portal (see `portal`); on macOS and Windows it goes through xcap.
 pub struct RealScreen {
     #[cfg(target_os = "linux")]
     x11: Option<x11::X11>,
@@ -104,7 +111,34 @@ pub struct RealScreen {
     #[cfg(target_os = "linux")]
     named: Option<String>,
     #[cfg(target_os = "linux")]
-    wlroots: Option<super::wlroots::Wlroots>,
+    wayland: Option<Wayland>,
+}
+
+/// The Wayland path in use.
+#[cfg(target_os = "linux")]
+enum Wayland {
+    Wlroots(super::wlroots::Wlroots),
+    Portal(super::portal::Portal),
+}
+
+#[cfg(target_os = "linux")]
+impl Wayland {
+    /// The wlroots protocols where the compositor offers them (no consent needed), else the
+    /// desktop portal; the error says what each lacked.
+    fn connect() -> Result<Self, ScreenError> {
+        let wlroots = match super::wlroots::Wlroots::connect() {
+            Ok(wlroots) => return Ok(Self::Wlroots(wlroots)),
+            Err(ScreenError::NoDisplay(why)) => why,
+            Err(e) => return Err(e),
+        };
+        super::portal::Portal::connect()
+            .map(Self::Portal)
+            .map_err(|portal| {
+                ScreenError::NoDisplay(format!(
+                    "no way to this Wayland desktop's screen: {wlroots}; and {portal}"
+                ))
+            })
+    }
 }
 
 impl RealScreen {
@@ -124,7 +158,7 @@ impl RealScreen {
             #[cfg(target_os = "linux")]
             named: None,
             #[cfg(target_os = "linux")]
-            wlroots: wayland.then(super::wlroots::Wlroots::connect).transpose()?,
+            wayland: wayland.then(Wayland::connect).transpose()?,
         };
         if screen.monitors()?.is_empty() {
             return Err(ScreenError::NoDisplay(
@@ -141,7 +175,7 @@ impl RealScreen {
         let screen = Self {
             x11: Some(x11),
             named: Some(display.to_string()),
-            wlroots: None,
+            wayland: None,
         };
         if screen.monitors()?.is_empty() {
             return Err(ScreenError::NoDisplay(format!(
@@ -218,8 +252,10 @@ impl RealScreen {
     pub fn backend(&self) -> Backend {
         #[cfg(target_os = "linux")]
         {
-            if self.wlroots.is_some() {
-                return Backend::Wlroots;
+            match self.wayland {
+                Some(Wayland::Wlroots(_)) => return Backend::Wlroots,
+                Some(Wayland::Portal(_)) => return Backend::Portal,
+                None => {}
             }
             if self.x11.is_some() {
                 return Backend::X11;
@@ -231,8 +267,10 @@ impl RealScreen {
     /// The mouse and keyboard that go with this screen.
     pub fn input(&self) -> Result<Box<dyn super::input::Input>, super::input::InputError> {
         #[cfg(target_os = "linux")]
-        if let Some(wlroots) = &self.wlroots {
-            return Ok(Box::new(wlroots.input()?));
+        match &self.wayland {
+            Some(Wayland::Wlroots(wlroots)) => return Ok(Box::new(wlroots.input()?)),
+            Some(Wayland::Portal(portal)) => return Ok(Box::new(portal.input())),
+            None => {}
         }
         #[cfg(target_os = "linux")]
         return Ok(Box::new(super::input::EnigoInput::open(
@@ -291,16 +329,20 @@ impl Screen for RealScreen {
             return x11.monitors();
         }
         #[cfg(target_os = "linux")]
-        if let Some(wlroots) = &self.wlroots {
-            return wlroots.monitors();
+        match &self.wayland {
+            Some(Wayland::Wlroots(wlroots)) => return wlroots.monitors(),
+            Some(Wayland::Portal(portal)) => return portal.monitors(),
+            None => {}
         }
         Self::monitors_from_xcap()
     }
 
     fn capture(&self, monitor: &Monitor) -> Result<Frame, ScreenError> {
         #[cfg(target_os = "linux")]
-        if let Some(wlroots) = &self.wlroots {
-            return wlroots.capture(monitor);
+        match &self.wayland {
+            Some(Wayland::Wlroots(wlroots)) => return wlroots.capture(monitor),
+            Some(Wayland::Portal(portal)) => return portal.capture(monitor),
+            None => {}
         }
         #[cfg(target_os = "linux")]
         if let Some(frame) = self

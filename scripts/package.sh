@@ -6,8 +6,8 @@
 # Both hold the app, the CLI, the desktop entry (scripts/deskhand-app.desktop) and the icons.
 # Usage: scripts/package.sh [--debug] [--no-build]
 #   --debug     package the debug build (target/debug) instead of the release, compressed
-#               fast: the tests' packages (its 176 MB of binaries take 35 s in dpkg-deb's
-#               default xz, 1.6 s in gzip -1)
+#               fast (gzip -1, not dpkg-deb's default xz: docs/benchmarks.md): the tests'
+#               packages
 #   --no-build  package the binaries already built (with --features deskhand-app/custom-protocol;
 #               test.sh, which has just built them)
 set -euo pipefail
@@ -21,7 +21,7 @@ for arg in "$@"; do
   esac
 done
 if ((build)); then
-  scripts/setup.sh
+  scripts/setup.sh package
   export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
   (cd ui && npm ci --no-audit --no-fund --silent && npm run --silent build)
   release=()

@@ -1,13 +1,24 @@
 #!/usr/bin/env bash
 # Installs what Deskhand needs on Debian/Ubuntu: system packages (apt), and Rust if it is missing.
 # Idempotent and quiet when everything is there already.
+# Usage: scripts/setup.sh [package] [test]
+#   always the packages building and running need (scripts/apt/build.txt); `package` adds
+#   those making the .deb and the AppImage need, `test` those only the tests need.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+lists=(scripts/apt/build.txt)
+for arg in "$@"; do
+  case $arg in
+    package | test) lists+=("scripts/apt/$arg.txt") ;;
+    *) echo "usage: scripts/setup.sh [package] [test]" >&2; exit 2 ;;
+  esac
+done
 
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
 
-mapfile -t packages < <(sed -e 's/#.*//' -e '/^\s*$/d' scripts/apt-packages.txt)
+mapfile -t packages < <(sed -e 's/#.*//' -e '/^\s*$/d' "${lists[@]}")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")

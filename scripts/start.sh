@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds Deskhand (installing what it needs on Debian/Ubuntu) and starts the desktop app.
+# Builds Deskhand (installing what building and running need on Debian/Ubuntu, nothing the
+# tests need: scripts/apt/build.txt) and starts the desktop app.
 # With arguments, runs the headless CLI instead: scripts/start.sh ask "open a terminal".
 set -euo pipefail
 cd "$(dirname "$0")/.."

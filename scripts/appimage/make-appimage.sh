@@ -10,8 +10,8 @@ appdir=$1 out=$2 level=${3:-15}
 here=$(dirname "$0")
 build=$(mktemp -d)
 trap 'rm -rf "$build"' EXIT
-# -s and --gc-sections: 680 KB instead of 750 KB. The section header table stays last, where
-# the runtime looks for the end of the ELF.
+# -s and --gc-sections make the runtime smaller (docs/benchmarks.md). The section header table
+# stays last, where the runtime looks for the end of the ELF.
 # shellcheck disable=SC2046 # pkg-config prints several flags
 gcc -O2 -Wall -Wextra -s -Wl,--gc-sections -o "$build/runtime" "$here/runtime.c" \
   $(pkg-config --cflags fuse3) -pthread \

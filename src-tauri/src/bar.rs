@@ -99,10 +99,15 @@ impl Bar {
         Ok(())
     }
 
-    /// Brings the full window back where it was. It does not take the focus.
+    /// Brings the full window back where it was, from the bar or from the tray (closed
+    /// mid-run: a tray a desktop does not show must not keep it away). It does not take the
+    /// focus.
     pub fn restore<R: Runtime>(&self, window: &WebviewWindow<R>) -> tauri::Result<()> {
         let Some(geometry) = self.saved().take() else {
-            return Ok(());
+            return match window.is_visible()? {
+                true => Ok(()),
+                false => window.show(),
+            };
         };
         window.set_always_on_top(false)?;
         window.set_focusable(true)?;

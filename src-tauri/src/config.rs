@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use deskhand::agent::{ApprovalPolicy, Budget, DEFAULT_MAX_TURNS};
-use deskhand::llm::config::{ProviderKind, base_url_problem};
+use deskhand::llm::config::base_url_problem;
+use deskhand::llm::providers::{self, ProviderKind};
 use deskhand::tools::computer::scaling::{MAX_LONG_EDGE, MAX_PIXELS, Size};
 use serde::{Deserialize, Serialize};
 
@@ -101,14 +102,14 @@ pub struct ProviderInfo {
 
 /// Every provider the core (and so the CLI) can talk to.
 pub fn providers() -> Vec<ProviderInfo> {
-    ProviderKind::ALL
+    providers::PROVIDERS
         .iter()
-        .map(|&kind| ProviderInfo {
-            id: kind.id(),
-            name: kind.name(),
-            needs_key: kind.key_variable().is_some(),
-            default_model: kind.default_model(),
-            default_base_url: kind.default_base_url(),
+        .map(|record| ProviderInfo {
+            id: record.id,
+            name: record.name,
+            needs_key: record.kind.key_variable().is_some(),
+            default_model: record.default_model,
+            default_base_url: record.default_base_url,
         })
         .collect()
 }
@@ -118,11 +119,10 @@ impl Settings {
     pub fn validate(&self) -> IpcResult<()> {
         if ProviderKind::parse(&self.provider).map(ProviderKind::id) != Some(self.provider.as_str())
         {
-            let known = ProviderKind::ALL.map(ProviderKind::id);
             return Err(IpcError::invalid(format!(
                 "unknown provider `{}`; the known providers are: {}",
                 self.provider,
-                known.join(", ")
+                providers::known_ids()
             )));
         }
         if self.model.len() > 200 {

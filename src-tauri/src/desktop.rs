@@ -26,6 +26,10 @@ pub trait Desktop: Send + Sync {
 
     /// Opens `url` in the system's browser.
     fn open_url(&self, url: &Url) -> Result<(), String>;
+
+    /// A desktop notification (the window is hidden: a task waits or has finished). Best
+    /// effort: a desktop without a notification service shows nothing.
+    fn notify(&self, title: &str, body: &str);
 }
 
 /// The real desktop: GTK dialogs over the app's window, `xdg-open` for links.
@@ -53,10 +57,8 @@ impl Desktop for NativeDesktop {
             .stderr(std::process::Stdio::null());
         // The browser gets the environment the person started Deskhand with: no API keys,
         // none of the window's own WebKit settings.
-        for (name, _) in std::env::vars_os() {
-            if deskhand::tools::is_withheld_variable(&name) {
-                command.env_remove(name);
-            }
+        for name in deskhand::program_env::withheld() {
+            command.env_remove(name);
         }
         let mut child = command
             .spawn()
@@ -64,6 +66,19 @@ impl Desktop for NativeDesktop {
         // xdg-open hands over to the browser and exits; reap it.
         std::thread::spawn(move || child.wait());
         Ok(())
+    }
+
+    fn notify(&self, title: &str, body: &str) {
+        let (title, body) = (title.to_string(), body.to_string());
+        // A D-Bus round trip: off the caller's thread, and bounded by its timeout.
+        std::thread::spawn(move || {
+            #[cfg(target_os = "linux")]
+            if let Err(e) = native::notify(&title, &body) {
+                eprintln!("deskhand-app: cannot show a notification: {e}");
+            }
+            #[cfg(not(target_os = "linux"))]
+            drop((title, body));
+        });
     }
 }
 
@@ -75,6 +90,37 @@ mod native {
     use tokio::sync::oneshot;
 
     use super::Confirmation;
+
+    /// Asks the desktop's notification service (org.freedesktop.Notifications) to show one.
+    pub fn notify(title: &str, body: &str) -> Result<(), gtk::glib::Error> {
+        use gtk::gio::{self, DBusCallFlags};
+        use gtk::glib::{ToVariant, Variant, VariantDict};
+        let bus = gio::bus_get_sync(gio::BusType::Session, gio::Cancellable::NONE)?;
+        let actions: Vec<String> = Vec::new();
+        let hints = VariantDict::new(None).end();
+        let parameters = Variant::tuple_from_iter([
+            "Deskhand".to_variant(),
+            0u32.to_variant(),
+            "deskhand".to_variant(),
+            title.to_variant(),
+            body.to_variant(),
+            actions.to_variant(),
+            hints,
+            (-1i32).to_variant(),
+        ]);
+        bus.call_sync(
+            Some("org.freedesktop.Notifications"),
+            "/org/freedesktop/Notifications",
+            "org.freedesktop.Notifications",
+            "Notify",
+            Some(&parameters),
+            None,
+            DBusCallFlags::NONE,
+            2000,
+            gio::Cancellable::NONE,
+        )?;
+        Ok(())
+    }
 
     /// Shows the dialog over the app's window (the visible toplevel), with Cancel as the
     /// default, so that Enter held down from the page does not answer it.

@@ -2,6 +2,7 @@
 //! person can read (docs/ipc.md, "Errors").
 
 use deskhand::store::StoreError;
+use deskhand::tasks::{LockError, PrepareError, TaskError};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -59,6 +60,29 @@ impl From<StoreError> for IpcError {
             StoreError::Ambiguous { .. } | StoreError::EmptyId | StoreError::BadNote(_) => {
                 IpcError::invalid(error.to_string())
             }
+            other => IpcError::internal(other.to_string()),
+        }
+    }
+}
+
+/// The engine's refusals as the window sees them: settings that cannot work are the
+/// person's to change in Settings.
+impl From<TaskError> for IpcError {
+    fn from(error: TaskError) -> Self {
+        match error {
+            TaskError::Store(error) => error.into(),
+            TaskError::Lock(LockError::Busy(_)) => {
+                IpcError::new(ErrorKind::Busy, error.to_string())
+            }
+            TaskError::Prepare(PrepareError::Provider(e)) => {
+                IpcError::invalid(format!("{e}; change it in Settings"))
+            }
+            TaskError::Prepare(e) => IpcError::invalid(e.to_string()),
+            TaskError::NotFound(_)
+            | TaskError::NotPending(_)
+            | TaskError::NothingPending(_)
+            | TaskError::NoStallQuestion(_)
+            | TaskError::Finished { .. } => IpcError::not_found(error.to_string()),
             other => IpcError::internal(other.to_string()),
         }
     }

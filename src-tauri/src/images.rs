@@ -8,11 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use deskhand::agent::AgentEvent;
 use deskhand::images::{ImageRef, content_hash, image_block};
 use deskhand::llm::{ContentBlock, ImageSource};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 use crate::error::{IpcError, IpcResult};
 
@@ -105,42 +103,6 @@ impl ImageCache {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
         self.held.lock().unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// An event as the window receives it: the same JSON as the core's, except that every base64
-/// image source of a `message` becomes `{"type":"ref", sha256, media_type, bytes}` and its
-/// bytes stay in the cache.
-pub fn to_wire(event: &AgentEvent, cache: &ImageCache) -> Value {
-    let mut value = serde_json::to_value(event).unwrap_or(Value::Null);
-    if matches!(event, AgentEvent::Message { .. }) {
-        replace_sources(&mut value, cache);
-    }
-    value
-}
-
-/// Replaces base64 image sources anywhere in `value` (image blocks, and images inside
-/// `tool_result` content) with references.
-pub fn replace_sources(value: &mut Value, cache: &ImageCache) {
-    match value {
-        Value::Object(object) => {
-            if let Some(source) = object.get_mut("source")
-                && source.get("type") == Some(&json!("base64"))
-                && let (Some(Value::String(media_type)), Some(Value::String(data))) =
-                    (source.get("media_type"), source.get("data"))
-                && let Some(image) = cache.keep_base64(media_type, data)
-            {
-                *source = json!({
-                    "type": "ref",
-                    "sha256": image.sha256,
-                    "media_type": image.media_type,
-                    "bytes": image.bytes,
-                });
-            }
-            object.values_mut().for_each(|v| replace_sources(v, cache));
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| replace_sources(v, cache)),
-        _ => {}
     }
 }
 
@@ -243,7 +205,6 @@ fn upper_first(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use deskhand::llm::{Message, ToolResultContent};
 
     use super::*;
 
@@ -254,38 +215,6 @@ mod tests {
         0x41, 0x54, 0x78, 0x9c, 0x63, 0, 1, 0, 0, 5, 0, 1, 0x0d, 0x0a, 0x2d, 0xb4, 0, 0, 0, 0,
         0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
     ];
-
-    #[test]
-    fn messages_carry_references_and_the_bytes_stay_here() {
-        let cache = ImageCache::default();
-        let source = ImageSource::Base64 {
-            media_type: "image/png".into(),
-            data: BASE64.encode(PNG),
-        };
-        let message = Message::user(vec![
-            ContentBlock::Image {
-                source: source.clone(),
-            },
-            ContentBlock::ToolResult {
-                tool_use_id: "t".into(),
-                content: vec![ToolResultContent::Image { source }],
-                is_error: false,
-                toolset_name: None,
-            },
-        ]);
-        let wire = to_wire(&AgentEvent::Message { message }, &cache);
-        let text = wire.to_string();
-        assert!(!text.contains(&BASE64.encode(PNG)), "{text}");
-        let sha = content_hash(PNG);
-        let expected =
-            json!({"type": "ref", "sha256": sha, "media_type": "image/png", "bytes": PNG.len()});
-        assert_eq!(wire["message"]["content"][0]["source"], expected);
-        assert_eq!(
-            wire["message"]["content"][1]["content"][0]["source"],
-            expected
-        );
-        assert_eq!(cache.get(&sha).unwrap().1.as_slice(), PNG);
-    }
 
     #[test]
     fn the_cache_keeps_the_newest_images_within_its_limit() {

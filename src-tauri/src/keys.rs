@@ -2,7 +2,7 @@
 //! characters. Keys live in the core's `SecretStore` (the OS keyring the CLI's `deskhand key`
 //! uses too); the key itself goes from there to the provider and nowhere else.
 
-use deskhand::llm::config::ProviderKind;
+use deskhand::llm::providers::ProviderKind;
 use deskhand::secrets::{self, ApiKey, KeyStatus, OsKeyring, SecretError, SecretStore};
 use serde::Serialize;
 

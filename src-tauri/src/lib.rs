@@ -2,7 +2,6 @@
 //! turns IPC commands into core calls, streams each run's events over one `Channel`, waits
 //! for the window's approvals, and keeps the window out of the agent's way. No agent logic.
 
-mod approver;
 mod bar;
 pub mod commands;
 mod config;
@@ -28,7 +27,7 @@ pub const STOP_SHORTCUT: &str = "ctrl+shift+Escape";
 /// The app's state and exactly the commands of `commands::COMMANDS`. Shared by the app and
 /// the command tests, which build it on Tauri's mock runtime.
 pub fn configure<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<R> {
-    use commands::{capture, link, notes, run, sessions, settings};
+    use commands::{capture, link, notes, run, sessions, settings, tasks};
     builder
         .manage(state)
         .invoke_handler(tauri::generate_handler![
@@ -60,6 +59,11 @@ pub fn configure<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<R>
             notes::delete_note,
             notes::get_memory_in_prompt,
             notes::set_memory_in_prompt,
+            run::answer_stall,
+            sessions::get_session_check,
+            sessions::set_session_check,
+            tasks::list_tasks,
+            tasks::watch_task,
         ])
 }
 
@@ -88,6 +92,11 @@ pub fn run() -> tauri::Result<()> {
                 eprintln!("deskhand-app: the global stop shortcut is unavailable ({e}); use Esc in the window or the tray");
             }
             Ok(())
+        })
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::CloseRequested { api, .. } = event {
+                tray::on_close_requested(window, api);
+            }
         })
         .run(context())
 }

@@ -3,25 +3,24 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use deskhand::agent::{ApprovalGate, ApprovalPolicy};
+use deskhand::agent::ApprovalPolicy;
 use deskhand::secrets::OsKeyring;
 use deskhand::store::Store;
+use deskhand::tasks::Engine;
 use deskhand::tools::computer::screen::{self, RealScreen, Screen};
 use tauri::{Monitor, Runtime, WebviewWindow};
-use tokio_util::sync::CancellationToken;
 
-use crate::approver::PendingApprovals;
 use crate::bar::Bar;
 use crate::config::{Settings, SettingsFile};
 use crate::desktop::{Desktop, NativeDesktop};
 use crate::error::{IpcError, IpcResult};
 use crate::images::{Attachments, ImageCache};
 
-/// The run in progress: what `stop` cancels and what `set_approval_mode` switches.
+/// The window's run in progress (a task of the engine): what `stop` cancels, `approve`
+/// answers and `set_approval_mode` switches. `task_id` is `None` while it is submitted.
 pub struct ActiveRun {
-    pub session_id: String,
-    pub cancel: CancellationToken,
-    pub gate: Arc<ApprovalGate>,
+    pub session_id: Option<String>,
+    pub task_id: Option<String>,
 }
 
 pub struct AppState {
@@ -30,12 +29,14 @@ pub struct AppState {
     /// The window's approval mode: the settings' default until switched.
     mode: Mutex<ApprovalPolicy>,
     active: Mutex<Option<ActiveRun>>,
-    pub approvals: Arc<PendingApprovals>,
     pub images: Arc<ImageCache>,
     pub attachments: Attachments,
     /// The sessions, shared with the CLI; why it could not be opened, if it could not (the
     /// window still starts, and says so where history is needed).
     store: Result<Store, String>,
+    /// The task engine over that store: the window's runs are its tasks, in this process,
+    /// so they go on while the window is hidden in the tray.
+    engine: Option<Engine>,
     /// Where API keys are: the OS keyring, as for the CLI.
     pub keyring: OsKeyring,
     pub bar: Bar,
@@ -69,9 +70,9 @@ impl AppState {
             mode: Mutex::new(settings.approval_mode),
             settings: Mutex::new(settings),
             active: Mutex::default(),
-            approvals: Arc::default(),
             images: Arc::default(),
             attachments: Attachments::default(),
+            engine: store.as_ref().ok().map(|store| Engine::new(store.clone())),
             store,
             keyring: OsKeyring::default(),
             bar: Bar::default(),
@@ -100,11 +101,11 @@ impl AppState {
         *lock(&self.mode)
     }
 
-    /// Switches the window's mode, and the running gate's: its next action sees it.
+    /// Switches the window's mode, and the running task's: its next action sees it.
     pub fn set_mode(&self, mode: ApprovalPolicy) {
         *lock(&self.mode) = mode;
-        if let Some(run) = lock(&self.active).as_ref() {
-            run.gate.set_policy(mode);
+        if let (Some(task), Some(engine)) = (self.running_task(), &self.engine) {
+            let _ = engine.set_policy(&task, mode);
         }
     }
 
@@ -112,7 +113,22 @@ impl AppState {
     pub fn running_session(&self) -> Option<String> {
         lock(&self.active)
             .as_ref()
-            .map(|run| run.session_id.clone())
+            .and_then(|run| run.session_id.clone())
+    }
+
+    /// The window's running task.
+    pub fn running_task(&self) -> Option<String> {
+        lock(&self.active)
+            .as_ref()
+            .and_then(|run| run.task_id.clone())
+    }
+
+    /// The task engine, or why there is none (no history store).
+    pub fn engine(&self) -> IpcResult<&Engine> {
+        self.store()?;
+        self.engine
+            .as_ref()
+            .ok_or_else(|| IpcError::internal("the task engine is unavailable"))
     }
 
     pub fn is_busy(&self) -> bool {
@@ -139,13 +155,20 @@ impl AppState {
     /// The run ended (its history is in the store): open questions are dropped.
     pub fn finish(&self) {
         *lock(&self.active) = None;
-        self.approvals.clear();
+    }
+
+    /// The submitted run is the engine's task `task_id`, on `session_id`.
+    pub fn started(&self, session_id: &str, task_id: &str) {
+        if let Some(run) = lock(&self.active).as_mut() {
+            run.session_id = Some(session_id.into());
+            run.task_id = Some(task_id.into());
+        }
     }
 
     /// Cancels the running run, if any. Returns at once; the run ends with `done`.
     pub fn stop(&self) {
-        if let Some(run) = lock(&self.active).as_ref() {
-            run.cancel.cancel();
+        if let (Some(task), Some(engine)) = (self.running_task(), &self.engine) {
+            let _ = engine.cancel(&task);
         }
     }
 

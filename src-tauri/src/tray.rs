@@ -2,7 +2,7 @@
 
 use tauri::menu::{Menu, MenuItem};
 use tauri::tray::TrayIconBuilder;
-use tauri::{AppHandle, Manager, Runtime};
+use tauri::{AppHandle, CloseRequestApi, Manager, Runtime, Window};
 
 use crate::bar::main_window;
 use crate::state::AppState;
@@ -10,6 +10,7 @@ use crate::state::AppState;
 pub const SHOW: &str = "show";
 pub const STOP: &str = "stop";
 pub const QUIT: &str = "quit";
+const TRAY: &str = "deskhand";
 
 pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
     let menu = Menu::with_items(
@@ -20,7 +21,7 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<()> {
             &MenuItem::with_id(app, QUIT, "Quit", true, None::<&str>)?,
         ],
     )?;
-    let mut tray = TrayIconBuilder::with_id("deskhand")
+    let mut tray = TrayIconBuilder::with_id(TRAY)
         .tooltip("Deskhand")
         .menu(&menu)
         .on_menu_event(|app, event| on_item(app, event.id().as_ref()));
@@ -49,5 +50,16 @@ pub fn on_item<R: Runtime>(app: &AppHandle<R>, id: &str) {
             app.exit(0);
         }
         _ => {}
+    }
+}
+
+/// Closing the window while a run goes on hides it to the tray instead, so the run goes on;
+/// "Show Deskhand" brings it back, and so does the run when it needs the person or ends,
+/// announced by a notification. With nothing running, or no tray icon, closing quits.
+pub fn on_close_requested<R: Runtime>(window: &Window<R>, api: &CloseRequestApi) {
+    let app = window.app_handle();
+    if app.state::<AppState>().is_busy() && app.tray_by_id(TRAY).is_some() {
+        api.prevent_close();
+        let _ = window.hide();
     }
 }

@@ -5,11 +5,13 @@ checked on the X display itself: an `xev` window records every button press that
 
 Usage: tests/e2e/app_e2e.py APP_BINARY STANDIN_BINARY [--screenshot PNG]
 Needs DISPLAY (a 1920x1080 screen with a window manager; scripts/test.sh starts Xvfb and
-openbox), `tauri-driver`, `WebKitWebDriver` and `xev` on PATH. With --screenshot, writes a
+openbox), `tauri-driver`, `WebKitWebDriver` and `xev` on PATH, and a D-Bus session bus
+(dbus-run-session) where the test serves org.freedesktop.Notifications itself. With --screenshot, writes a
 screenshot of the window mid-run there (the README's picture).
 """
 
 import argparse
+import json
 import math
 import os
 import re
@@ -37,6 +39,9 @@ HOSTILE = ('I read the page.\n\n'
            '<button>Continue</button></form>\n\n'
            'See [the documentation](https://evil.example/docs?from=deskhand#top).\n')
 LINK = "https://evil.example/docs?from=deskhand#top"
+
+# The command of the run that goes on with the window hidden in the tray.
+TRAY_COMMAND = "echo from the tray"
 
 # An approval card takes no decision in its first 700 ms (ApprovalCard.svelte).
 CARD_SETTLE_S = 0.8
@@ -84,6 +89,12 @@ def script():
             # "Read that page": the hostile reply, streamed whole, then a stream that does
             # not end (message_start, ping, content_block_start, then 8-character deltas).
             text_reply(HOSTILE, hang_after=3 + math.ceil(len(HOSTILE) / 8)),
+            # "Work in the tray": the window is closed mid-run; the run asks for approval, and
+            # (closed again) ends, each announced by a desktop notification.
+            {"kind": "reply", "chunk_delay_ms": 400,
+             "content": [{"type": "text", "text": "Working while you are away."},
+                         {"type": "tool_use", "name": "bash", "input": {"command": TRAY_COMMAND}}]},
+            text_reply("Finished while hidden. " * 4, delay_ms=300),
         ],
     }
 
@@ -124,7 +135,7 @@ def near(a, b, slack=1):
     return abs(a[0] - b[0]) <= slack and abs(a[1] - b[1]) <= slack
 
 
-def run(app, app_binary, clicks, screenshot_path):
+def run(app, app_binary, clicks, notifications, screenshot_path):
     s = app.session
     s.wait_for("h1", text="Deskhand", what="the window")
 
@@ -169,11 +180,7 @@ def run(app, app_binary, clicks, screenshot_path):
     s.wait_for('section[aria-label="Approval needed"]', text="left_click", what="the second approval")
     # The window came back from the bar for the approval without taking the focus: it asks
     # the window manager for attention instead (the urgency hint of its WM_HINTS).
-    window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
-                            check=True, capture_output=True, text=True).stdout.split()[0]
-    hints = subprocess.run(["xprop", "-id", window, "WM_HINTS"], check=True,
-                           capture_output=True, text=True).stdout
-    check("an approval asks for attention", "urgency hint bit is set" in hints, hints)
+    check("an approval asks for attention", *wm_urgency())
     if screenshot_path:
         # The window is back from the bar: let it draw at full size first.
         s.execute_async("const done = arguments[0];"
@@ -257,6 +264,60 @@ def run(app, app_binary, clicks, screenshot_path):
         "p.note", text="Stopped.", what="the stopped note") is not None)
 
     hostile_reply(app)
+    hidden_in_the_tray(app, notifications)
+
+
+# Where the stall phase clicks: inside the click recorder's window, which never changes.
+STUCK = (1680, 850)
+
+
+def stall_script():
+    """A model that clicks the same spot forever (the stall breaker asks after 4 clicks)."""
+    click = computer(action="left_click", coordinate=list(model_point(STUCK)))
+    return {"turns": [click] * 12 + [text_reply("never reached")]}
+
+
+def stall_question(app_binary, standin_binary, work):
+    """Issue 19 in the window: in auto mode, a model stuck on one click is asked about in
+    the side panel; a hint goes on, the stall goes on and is asked again, and Stop ends the
+    run `stalled`."""
+    settings = {"provider": "anthropic", "model": "claude-sonnet-4-5", "approval_mode": "auto",
+                "max_turns": 50, "monitor": None, "screenshot_size": None}
+    app = App(app_binary, standin_binary, stall_script(), work, settings=settings)
+    try:
+        s = app.session
+        s.wait_for("h1", text="Deskhand", what="the second window")
+        app.send("Save it")
+        card = 'section[aria-label="The agent seems stuck"]'
+        seen = s.wait_for(card, text="same action", timeout=60, what="the stall question")
+        check("a stall is asked about in the side panel, in auto mode", True, seen.seen[:90])
+        check("the stall question asks for attention", *wm_urgency())
+        s.wait_for(f"{card} input").send_keys("use the keyboard instead")
+        time.sleep(CARD_SETTLE_S)
+        s.click(f"{card} button", text="Continue with hint", from_script=True)
+        s.wait_gone(card)
+        s.wait_for(card, timeout=60, what="the second stall question")
+        check("after the hint the run goes on, and a stall that goes on is asked again",
+              s.execute("return document.querySelectorAll('aside li.entry').length") >= 8)
+        time.sleep(CARD_SETTLE_S)
+        s.click(f"{card} button", text="Stop", from_script=True)
+        check("Stop on the card ends the run stalled", s.wait_for(
+            "p.note", text="the agent was stuck", what="the stalled note") is not None)
+        check("the card is gone", s.find_all(card) == [])
+    except BaseException:
+        app.dump_logs()
+        raise
+    finally:
+        app.close()
+
+
+def wm_urgency():
+    """Whether the app's window has the urgency hint of its WM_HINTS set, and those hints."""
+    window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
+                            check=True, capture_output=True, text=True).stdout.split()[0]
+    hints = subprocess.run(["xprop", "-id", window, "WM_HINTS"], check=True,
+                           capture_output=True, text=True).stdout
+    return "urgency hint bit is set" in hints, hints
 
 
 def x_click(session, element, button=1):
@@ -339,6 +400,93 @@ def hostile_reply(app):
     s.wait_for("p.note", text="Stopped.", what="the stopped note after the hostile reply")
 
 
+class NotificationServer:
+    """The desktop's notification service on the session bus (notification_server.py, on the
+    system python's `gi`), recording every Notify call the app makes."""
+
+    def __init__(self, work):
+        self.log = os.path.join(work, "notifications.jsonl")
+        open(self.log, "w").close()
+        server = os.path.join(os.path.dirname(os.path.abspath(__file__)), "notification_server.py")
+        self.process = subprocess.Popen(["/usr/bin/python3", server, self.log],
+                                        stdout=subprocess.PIPE, text=True)
+        ready = self.process.stdout.readline().strip()
+        if ready != "ready":
+            self.close()
+            raise AssertionError(f"the notification server did not start: {ready!r}")
+
+    def sent(self):
+        with open(self.log) as f:
+            return [json.loads(line) for line in f]
+
+    def wait_for(self, count, timeout=30):
+        """The first `count` notifications, once that many arrived."""
+        deadline = time.monotonic() + timeout
+        while len(self.sent()) < count and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return self.sent()[:count]
+
+    def close(self):
+        self.process.terminate()
+        self.process.wait()
+
+
+def visible_windows():
+    found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
+                           capture_output=True, text=True)
+    return found.stdout.split()
+
+
+def close_mid_run(app, words):
+    """Closes the window once the run's reply shows `words`: Alt+F4, as a person would (openbox
+    asks the window to close). Checks that it went to the tray rather than quitting."""
+    app.session.wait_for('article[aria-label="Deskhand (typing)"]', text=words,
+                         what="the run's first words")
+    subprocess.run(["xdotool", "windowactivate", "--sync", visible_windows()[0], "key",
+                    "alt+F4"], check=True, timeout=10)
+    gone = time.monotonic() + 10
+    while visible_windows() and time.monotonic() < gone:
+        time.sleep(0.1)
+    check("closing the window mid-run hides it to the tray", visible_windows() == [])
+
+
+def wait_shown(timeout=10):
+    deadline = time.monotonic() + timeout
+    while not visible_windows() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return visible_windows() != []
+
+
+def hidden_in_the_tray(app, notifications):
+    """Closed while a run goes on, the window hides to the tray and the run goes on: its
+    approval, then its end (closed again meanwhile), each raise a desktop notification and
+    bring the window back; nothing else is announced."""
+    s = app.session
+    check("no notification while the window is shown", notifications.sent() == [],
+          f"{notifications.sent()}")
+    app.send("Work in the tray")
+    close_mid_run(app, "Working while")
+    asked = notifications.wait_for(1)
+    check("an approval while hidden raises a notification with the action's summary",
+          [(n["app_name"], n["summary"], n["body"]) for n in asked]
+          == [("Deskhand", "Deskhand is waiting for approval", f"bash: {TRAY_COMMAND}")],
+          f"{notifications.sent()}")
+    check("the approval brings the window back from the tray", wait_shown())
+    time.sleep(CARD_SETTLE_S)
+    s.click('section[aria-label="Approval needed"] button', text="Approve", from_script=True)
+    close_mid_run(app, "Finished while")
+    ended = notifications.wait_for(2)
+    check("the run's end while hidden raises a notification",
+          [(n["summary"], n["body"]) for n in ended[1:]]
+          == [("Deskhand has finished", "The task ended: done")], f"{notifications.sent()}")
+    check("the end brings the window back", wait_shown())
+    check("the run went on to its last reply", s.wait_for(
+        'article[aria-label="Deskhand"]', text="Finished while hidden.",
+        what="the last reply") is not None)
+    check("nothing else was announced", len(notifications.sent()) == 2,
+          f"{notifications.sent()}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("app")
@@ -350,10 +498,16 @@ def main():
         sys.exit(f"app_e2e: the display is {size[0]}x{size[1]}; the test expects 1920x1080")
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as work:
         clicks = ClickRecorder(work)
+        notifications = NotificationServer(work)
         app = None
         try:
             app = App(args.app, args.standin, script(), work)
-            run(app, args.app, clicks, args.screenshot)
+            run(app, args.app, clicks, notifications, args.screenshot)
+            app.close()
+            app = None
+            stall_dir = os.path.join(work, "stall")
+            os.makedirs(stall_dir)
+            stall_question(args.app, args.standin, stall_dir)
         except BaseException:
             print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
             if app:
@@ -363,6 +517,7 @@ def main():
             if app:
                 app.close()
             clicks.close()
+            notifications.close()
     print(f"e2e: {harness.passed} passed, 0 failed", flush=True)
 
 

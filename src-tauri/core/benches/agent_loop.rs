@@ -83,7 +83,7 @@ fn main() {
     turns.push(Turn::text("Done."));
     let api = StandIn::spawn(turns);
     let provider = Anthropic::new(AnthropicConfig {
-        api_key: "bench".into(),
+        api_key: deskhand::secrets::ApiKey::new("bench").unwrap(),
         base_url: api.url(),
         retry: RetryPolicy::default(),
         effort: None,

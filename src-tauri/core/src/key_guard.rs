@@ -29,7 +29,7 @@ pub unsafe fn protect_keys() {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
     }
     let mut taken = Vec::new();
-    for provider in PROVIDERS {
+    for provider in PROVIDERS.iter() {
         let Some(value) = std::env::var_os(provider.env) else {
             continue;
         };

@@ -3,6 +3,9 @@
 //! drive this same crate.
 
 pub mod agent;
+pub mod api;
+pub mod desktop;
+pub mod elements;
 pub mod files;
 pub mod images;
 pub mod json_depth;
@@ -11,8 +14,11 @@ pub mod llm;
 pub mod memory;
 pub mod paths;
 pub mod processes;
+pub mod program_env;
+pub mod sandbox;
 pub mod secrets;
 pub mod store;
+pub mod tasks;
 pub mod tools;
 pub mod visible;
 

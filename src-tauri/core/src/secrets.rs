@@ -3,12 +3,17 @@
 //! variable. Never written to a file: with no keyring, asking for one is an error that says
 //! how to get one, not a silent plaintext fallback.
 
+#[cfg(test)]
 use std::collections::HashMap;
+use std::sync::LazyLock;
+#[cfg(test)]
 use std::sync::Mutex;
 use std::sync::mpsc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+
+use crate::llm::providers::KeyVariable;
 
 /// A provider whose key Deskhand can hold, and the environment variable that overrides it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,28 +24,28 @@ pub struct KeyedProvider {
     pub env: &'static str,
 }
 
-pub const PROVIDERS: &[KeyedProvider] = &[
-    KeyedProvider {
-        id: "anthropic",
-        name: "Anthropic",
-        env: "ANTHROPIC_API_KEY",
-    },
-    KeyedProvider {
-        id: "openai",
-        name: "OpenAI",
-        env: "OPENAI_API_KEY",
-    },
-    KeyedProvider {
-        id: "azure",
-        name: "Azure OpenAI",
-        env: "AZURE_OPENAI_API_KEY",
-    },
-    KeyedProvider {
-        id: "openrouter",
-        name: "OpenRouter",
-        env: "OPENROUTER_API_KEY",
-    },
-];
+/// The providers that take a key, from the provider table (`llm::providers`).
+pub static PROVIDERS: LazyLock<Vec<KeyedProvider>> = LazyLock::new(|| {
+    crate::llm::providers::PROVIDERS
+        .iter()
+        .filter_map(|record| match record.key {
+            KeyVariable::Required(env) => Some(KeyedProvider {
+                id: record.id,
+                name: record.name,
+                env,
+            }),
+            KeyVariable::Optional(_) => None,
+        })
+        .collect()
+});
+
+fn keyed_ids() -> String {
+    PROVIDERS
+        .iter()
+        .map(|p| p.id)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
 
 /// The provider with this id.
 pub fn provider(id: &str) -> Result<&'static KeyedProvider, SecretError> {
@@ -60,7 +65,7 @@ const KEYRING_TIMEOUT: Duration = Duration::from_secs(15);
 
 #[derive(Debug, thiserror::Error)]
 pub enum SecretError {
-    #[error("unknown provider `{0}` (known: anthropic, openai, azure, openrouter)")]
+    #[error("unknown provider `{0}` (known: {known})", known = keyed_ids())]
     UnknownProvider(String),
     #[error(
         "no OS keyring is available ({reason}). Start a keyring daemon that provides the \
@@ -204,6 +209,7 @@ impl SecretStore for OsKeyring {
 }
 
 /// Keys in memory, for tests of everything around the keyring.
+#[cfg(test)]
 #[derive(Debug, Default)]
 pub struct MemoryStore {
     keys: Mutex<HashMap<&'static str, ApiKey>>,
@@ -211,6 +217,7 @@ pub struct MemoryStore {
     pub unavailable: Option<String>,
 }
 
+#[cfg(test)]
 impl MemoryStore {
     fn check(&self, provider: &KeyedProvider) -> Result<(), SecretError> {
         match &self.unavailable {
@@ -223,6 +230,7 @@ impl MemoryStore {
     }
 }
 
+#[cfg(test)]
 impl SecretStore for MemoryStore {
     fn get(&self, provider: &KeyedProvider) -> Result<Option<ApiKey>, SecretError> {
         self.check(provider)?;

@@ -85,7 +85,7 @@ async fn sixty_steps_send_at_most_n_screenshots_over_a_stable_cached_prefix() {
     let api = StandIn::spawn(session_script());
     let config = AgentConfig {
         price: PriceTable::default().price("claude-sonnet-4-5"),
-        ..AgentConfig::default()
+        ..AgentConfig::new("claude-sonnet-4-5")
     };
     let (status, events, stored) = run(&agent(&api.url(), config)).await;
     assert_eq!(status, RunStatus::Done);
@@ -167,7 +167,7 @@ async fn near_the_window_older_turns_are_summarized_and_every_request_stays_vali
         &api.url(),
         AgentConfig {
             context,
-            ..AgentConfig::default()
+            ..AgentConfig::new("claude-sonnet-4-5")
         },
     ))
     .await;
@@ -231,7 +231,7 @@ async fn a_token_budget_stops_the_run_cleanly() {
         &api.url(),
         AgentConfig {
             budget,
-            ..AgentConfig::default()
+            ..AgentConfig::new("claude-sonnet-4-5")
         },
     ))
     .await;

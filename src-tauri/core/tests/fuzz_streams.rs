@@ -134,7 +134,7 @@ fn rig() -> &'static Mutex<Rig> {
             ..RetryPolicy::default()
         };
         let anthropic = Anthropic::new(AnthropicConfig {
-            api_key: "sk-fuzz-key-000000".into(),
+            api_key: deskhand::secrets::ApiKey::new("sk-fuzz-key-000000").unwrap(),
             base_url: server.url(),
             retry: retry.clone(),
             effort: None,
@@ -144,7 +144,7 @@ fn rig() -> &'static Mutex<Rig> {
         let openai = OpenAi::new(OpenAiConfig {
             service: Service::OpenAi,
             base_url: format!("{}/v1", server.url()),
-            api_key: "sk-fuzz-key-000000".into(),
+            api_key: Some(deskhand::secrets::ApiKey::new("sk-fuzz-key-000000").unwrap()),
             retry,
         })
         .unwrap();

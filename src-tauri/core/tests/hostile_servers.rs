@@ -48,7 +48,7 @@ fn openai_at(url: String, service: Service) -> OpenAi {
     OpenAi::new(OpenAiConfig {
         service,
         base_url: url,
-        api_key: API_KEY.into(),
+        api_key: Some(deskhand::secrets::ApiKey::new(API_KEY).unwrap()),
         retry: no_retries(),
     })
     .unwrap()
@@ -75,7 +75,7 @@ async fn a_redirect_is_an_error_naming_it_and_the_key_goes_nowhere_else() {
         (
             Box::new(
                 Anthropic::new(AnthropicConfig {
-                    api_key: API_KEY.into(),
+                    api_key: deskhand::secrets::ApiKey::new(API_KEY).unwrap(),
                     base_url: url.clone(),
                     retry: no_retries(),
                     effort: None,
@@ -151,7 +151,7 @@ async fn a_server_that_never_answers_times_out_after_the_idle_timeout() {
         idle_timeout: Duration::from_secs(1),
     };
     let anthropic = Anthropic::new(AnthropicConfig {
-        api_key: API_KEY.into(),
+        api_key: deskhand::secrets::ApiKey::new(API_KEY).unwrap(),
         base_url: silent.url(),
         retry: retry.clone(),
         effort: None,
@@ -161,7 +161,7 @@ async fn a_server_that_never_answers_times_out_after_the_idle_timeout() {
     let openai = OpenAi::new(OpenAiConfig {
         service: Service::OpenAi,
         base_url: format!("{}/v1", silent.url()),
-        api_key: API_KEY.into(),
+        api_key: Some(deskhand::secrets::ApiKey::new(API_KEY).unwrap()),
         retry,
     })
     .unwrap();
@@ -780,7 +780,7 @@ fn a_gzip_body_is_refused_unread_since_compression_is_never_asked_for() {
     }
 }
 
-/// The figures of the README's "Hostile model servers" paragraph: a 100 MB tool input
+/// The figures of docs/benchmarks.md, "Hostile servers": a 100 MB tool input
 /// streamed in deltas of 1 MB and of 16 MB, how long the server takes to send it, how long
 /// `deskhand` takes until its next request (receiving, parsing, answering and storing the
 /// call), and its peak memory; medians of three runs.

@@ -315,7 +315,7 @@ async fn openrouter_and_keyless_local_servers_have_their_shapes() {
     let provider = deskhand::llm::openai::OpenAi::new(deskhand::llm::openai::OpenAiConfig {
         service: Service::Compatible,
         base_url: format!("{}/v1", api.url()),
-        api_key: String::new(),
+        api_key: None,
         retry: fast_retries(),
     })
     .unwrap();
@@ -468,7 +468,7 @@ async fn final_errors_are_typed_and_not_retried() {
     let provider = deskhand::llm::openai::OpenAi::new(deskhand::llm::openai::OpenAiConfig {
         service: Service::OpenAi,
         base_url: format!("{}/v1", api.url()),
-        api_key: String::new(),
+        api_key: None,
         retry: fast_retries(),
     })
     .unwrap();

@@ -126,7 +126,7 @@ async fn a_tool_session_runs_against_fakellm() {
     let provider = OpenAi::new(OpenAiConfig {
         service: Service::Compatible,
         base_url: server.base_url(),
-        api_key: "not-used".into(),
+        api_key: Some(deskhand::secrets::ApiKey::new("not-used").unwrap()),
         retry: fast_retries(),
     })
     .unwrap();

@@ -434,7 +434,7 @@ async fn a_read_only_hint_counts_only_when_trusted_and_never_with_a_destructive_
         let agent = agent(
             &api.url(),
             tools,
-            ApprovalPolicy::Deny,
+            ApprovalPolicy::ReadOnly,
             Box::new(recorder.clone()),
             10,
         );

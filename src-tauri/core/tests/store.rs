@@ -97,6 +97,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
                     read_only: false,
                     summary: "run ls".into(),
                     detail: Value::Null,
+                    target: None,
                 },
             },
         },
@@ -644,4 +645,52 @@ fn foreign_damaged_and_newer_files_are_refused_untouched() {
             "offset {offset}: the damaged file is not rewritten"
         );
     }
+}
+
+/// Two writers that both resumed a session: the second to write a message finds rows it did
+/// not make and fails, instead of overwriting the first one's message.
+#[test]
+fn a_second_writer_of_a_session_fails_instead_of_overwriting() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let mut first = Recorder::create(&store, "s1").unwrap();
+    first
+        .record(&AgentEvent::Message {
+            message: Message::user(vec![ContentBlock::text("one")]),
+        })
+        .unwrap();
+    first
+        .record(&AgentEvent::Message {
+            message: Message::assistant(vec![ContentBlock::text("reply one")]),
+        })
+        .unwrap();
+    let (mut a, _) = Recorder::resume(&store, "s1").unwrap();
+    let (mut b, _) = Recorder::resume(&store, "s1").unwrap();
+    a.record(&AgentEvent::Message {
+        message: Message::user(vec![ContentBlock::text("from a")]),
+    })
+    .unwrap();
+    let error = b
+        .record(&AgentEvent::Message {
+            message: Message::user(vec![ContentBlock::text("from b")]),
+        })
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            StoreError::Conflict {
+                expected: 2,
+                found: 3,
+                ..
+            }
+        ),
+        "{error}"
+    );
+    let texts: Vec<String> = store
+        .history("s1")
+        .unwrap()
+        .iter()
+        .map(Message::text)
+        .collect();
+    assert_eq!(texts, ["one", "reply one", "from a"]);
 }

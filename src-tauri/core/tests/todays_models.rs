@@ -58,6 +58,7 @@ impl Tool for FakeComputer {
             read_only: false,
             summary: input.to_string(),
             detail: Value::Null,
+            target: None,
         })
     }
 

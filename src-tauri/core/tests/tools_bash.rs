@@ -247,7 +247,7 @@ async fn the_shell_gets_no_api_keys_nor_the_variables_deskhand_set_for_itself() 
         std::env::set_var("DESKHAND_TEST_OWN_SETTING", "for deskhand only");
         std::env::set_var("DESKHAND_TEST_PERSONS_SETTING", "for every program");
     }
-    deskhand::tools::withhold_from_programs(vec!["DESKHAND_TEST_OWN_SETTING".into()]);
+    deskhand::program_env::withhold_from_programs(vec!["DESKHAND_TEST_OWN_SETTING".into()]);
     let tool = bash();
     let output = run(
         &tool,

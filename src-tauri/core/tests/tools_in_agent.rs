@@ -213,7 +213,7 @@ async fn editor_views_of_secret_places_ask_in_auto_mode_and_are_refused_in_read_
             "the user denied this action: not my keys",
         ),
         (
-            ApprovalPolicy::Deny,
+            ApprovalPolicy::ReadOnly,
             "not allowed: it reads ~/.ssh, a secret place, which the read-only mode never allows",
         ),
     ] {
@@ -222,7 +222,7 @@ async fn editor_views_of_secret_places_ask_in_auto_mode_and_are_refused_in_read_
         let tools = catalog::registry(Some(&names), &ToolSettings::default()).unwrap();
         // In read-only mode nobody may be asked: an approver that would approve shows it.
         let answer = match policy {
-            ApprovalPolicy::Deny => Decision::Approve,
+            ApprovalPolicy::ReadOnly => Decision::Approve,
             _ => Decision::Deny {
                 reason: Some("not my keys".into()),
             },

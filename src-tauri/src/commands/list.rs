@@ -29,4 +29,9 @@ pub const COMMANDS: &[&str] = &[
     "delete_note",
     "get_memory_in_prompt",
     "set_memory_in_prompt",
+    "answer_stall",
+    "get_session_check",
+    "set_session_check",
+    "list_tasks",
+    "watch_task",
 ];

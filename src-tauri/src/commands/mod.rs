@@ -8,5 +8,6 @@ pub mod notes;
 pub mod run;
 pub mod sessions;
 pub mod settings;
+pub mod tasks;
 
 include!("list.rs");

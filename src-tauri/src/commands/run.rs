@@ -1,167 +1,123 @@
-//! Runs: send, approve, stop, and the approval mode. One `Channel` per run carries its events.
+//! Runs: send, approve, stop, and the approval mode. A run is a task of the core's engine,
+//! hosted in this process; one `Channel` per run carries its events.
 
 use std::sync::Arc;
 
-use deskhand::agent::context::ContextPolicy;
-use deskhand::agent::{
-    Agent, AgentConfig, AgentEvent, ApprovalGate, ApprovalPolicy, DEFAULT_MAX_TOKENS,
-    DEFAULT_SYSTEM, Decision, SecretPlaces,
-};
-use deskhand::llm::config::{self, Chosen, ProviderKind, ProviderSettings};
-use deskhand::llm::pricing::PriceTable;
-use deskhand::llm::{ContentBlock, RetryPolicy};
-use deskhand::memory;
-use deskhand::paths;
-use deskhand::store::Recorder;
+use deskhand::agent::stall::StallAnswer;
+use deskhand::agent::verify::SavedCheck;
+use deskhand::agent::{ApprovalPolicy, Decision};
+use deskhand::llm::ContentBlock;
+use deskhand::llm::config::ProviderSettings;
+use deskhand::llm::providers::ProviderKind;
+use deskhand::tasks::{Origin, RunSettings, TaskSpec, TaskUpdate};
 use deskhand::tools::Tool;
-use deskhand::tools::catalog::{self, MemoryAccess, ToolSettings};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, Runtime, State, UserAttentionType};
-use tokio_util::sync::CancellationToken;
 
-use crate::approver::WindowApprover;
 use crate::bar::main_window;
 use crate::commands::confirm::{self, confirmed};
 use crate::config::Settings;
 use crate::error::{IpcError, IpcResult};
-use crate::images::{self, AttachmentRef};
+use crate::images::AttachmentRef;
 use crate::keys;
 use crate::state::{ActiveRun, AppState, busy};
 use crate::window_tool::WindowTool;
 
-/// Screenshots sent to the model at most; the CLI's default too.
-const KEEP_SCREENSHOTS: usize = 3;
-
 /// Starts a run and resolves with its session id; the run goes on in the background and
-/// every event goes to `on_event`, the last being `done`.
+/// every event goes to `on_event`, the last being `done`. `check`, for a new session, is
+/// saved with it (a stored session's own saved check applies otherwise).
 #[tauri::command]
+#[allow(clippy::too_many_arguments)]
 pub async fn send_message<R: Runtime>(
     app: AppHandle<R>,
     state: State<'_, AppState>,
     session_id: Option<String>,
     text: String,
     attachments: Vec<AttachmentRef>,
+    check: Option<SavedCheck>,
     on_event: Channel<Value>,
 ) -> IpcResult<String> {
     if state.is_busy() {
         return Err(busy());
     }
     let settings = state.settings();
-    let chosen = provider(&settings, &state).await?;
+    let mut run_settings = run_settings(&settings, &state).await?;
+    let saved = match (&check, &session_id) {
+        (Some(check), _) => Some(check.clone()),
+        (None, Some(id)) => {
+            let store = state.store()?;
+            store.session_check(&store.resolve_id(id)?)?
+        }
+        (None, None) => None,
+    };
+    run_settings.check = saved
+        .as_ref()
+        .map(SavedCheck::check)
+        .transpose()
+        .map_err(|e| {
+            IpcError::invalid(format!(
+                "the session's check: {e}; change it in the session's settings"
+            ))
+        })?;
     if text.trim().is_empty() && attachments.is_empty() {
         return Err(IpcError::invalid("write a message or attach an image"));
     }
-    let store = state.store()?.clone();
-    let resumed = session_id
-        .as_deref()
-        .map(|id| store.resolve_id(id))
-        .transpose()?;
-    let model = chosen.model.clone();
-    let resuming = resumed.is_some();
-    let session_id = resumed.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let tools = catalog::registry(
-        None,
-        &ToolSettings {
-            model: model.clone(),
-            monitor: settings.monitor,
-            screenshot_size: settings.screenshot_size,
-            memory: Some(MemoryAccess {
-                store: store.clone(),
-                session_id: session_id.clone(),
-            }),
-            ..ToolSettings::default()
-        },
-    )
-    .map_err(|e| IpcError::internal(e.to_string()))?;
-    let (system, notes) = memory::for_run(&store, DEFAULT_SYSTEM, &text, true)?;
-    let prices_file = paths::config_dir().join("prices.json");
-    let prices =
-        PriceTable::with_overrides(&prices_file).map_err(|e| IpcError::internal(e.to_string()))?;
-    let price = prices.price(&model);
-    let budget = store.budget()?;
-    if budget.max_cost_usd.is_some() && price.is_none() {
-        return Err(IpcError::invalid(format!(
-            "the cost limit needs the price of `{model}`: add it to {}, or clear the limit in \
-             Settings",
-            prices_file.display()
-        )));
-    }
-    let mut input = Vec::new();
-    if !text.trim().is_empty() {
-        input.push(ContentBlock::text(text));
-    }
-    let cancel = CancellationToken::new();
-    let gate = Arc::new(
-        ApprovalGate::new(
-            state.mode(),
-            Box::new(WindowApprover {
-                pending: state.approvals.clone(),
-            }),
-        )
-        .with_secret_places(SecretPlaces::for_store(&store)?),
-    );
+    let engine = state.engine()?.clone();
     state.begin(ActiveRun {
-        session_id: session_id.clone(),
-        cancel: cancel.clone(),
-        gate: gate.clone(),
+        session_id: None,
+        task_id: None,
     })?;
-    // As the CLI does: a stored session goes on from the store (images reloaded, a run cut
-    // off repaired), a new one is created there.
-    let opened = state.attachments.take(&attachments).and_then(|images| {
-        input.extend(images);
-        let opened = if resuming {
-            Recorder::resume(&store, &session_id)
-        } else {
-            Recorder::create(&store, &session_id).map(|r| (r, Vec::new()))
+    let submitted = async {
+        let mut input = Vec::new();
+        if !text.trim().is_empty() {
+            input.push(ContentBlock::text(text));
+        }
+        input.extend(state.attachments.take(&attachments)?);
+        let images = state.images.clone();
+        let tool_app = app.clone();
+        let spec = TaskSpec {
+            session: session_id,
+            input,
+            settings: run_settings,
+            origin: Origin::Window,
+            wrap_tools: Some(Arc::new(move |inner: Arc<dyn Tool>| {
+                Arc::new(WindowTool {
+                    inner,
+                    app: tool_app.clone(),
+                    images: images.clone(),
+                }) as Arc<dyn Tool>
+            })),
         };
-        Ok(opened?)
-    });
-    let (mut recorder, mut history) = match opened {
-        Ok(opened) => opened,
+        let task = engine.submit(spec).await?;
+        let watch = engine.watch(&task.id, 0)?;
+        IpcResult::Ok((task, watch))
+    }
+    .await;
+    let (task, mut watch) = match submitted {
+        Ok(submitted) => submitted,
         Err(error) => {
             state.finish();
             return Err(error);
         }
     };
-    let images = state.images.clone();
-    let agent = Agent {
-        provider: chosen.provider,
-        tools: Arc::new(tools.wrap_tools(|inner: Arc<dyn Tool>| {
-            Arc::new(WindowTool {
-                inner,
-                app: app.clone(),
-                images: images.clone(),
-            }) as Arc<dyn Tool>
-        })),
-        gate,
-        config: AgentConfig {
-            price,
-            system,
-            notes,
-            max_turns: settings.max_turns,
-            max_tokens: DEFAULT_MAX_TOKENS,
-            context: ContextPolicy {
-                keep_screenshots: Some(KEEP_SCREENSHOTS),
-                context_window: config::context_window(&model),
-                ..ContextPolicy::default()
-            },
-            model,
-            budget,
-            stall: Default::default(),
-            check: None,
-        },
-    };
-    let id = session_id.clone();
+    state.started(&task.session_id, &task.id);
+    if let Some(check) = &check {
+        state
+            .store()?
+            .set_session_check(&task.session_id, Some(check))?;
+    }
     tauri::async_runtime::spawn(async move {
         let state = app.state::<AppState>();
-        let mut not_saved = false;
-        let mut sink = |event: AgentEvent| {
-            match &event {
-                AgentEvent::ApprovalNeeded { request } => {
-                    state
-                        .approvals
-                        .open(&request.tool_use_id, &request.plan.kind);
+        let mut finished = false;
+        while let Some(update) = watch.next().await {
+            let wire = match update {
+                TaskUpdate::Event { wire, .. } => wire,
+                TaskUpdate::Notice(message) => json!({"type": "notice", "message": message}),
+            };
+            notify_if_hidden(&app, &state, &wire);
+            match wire["type"].as_str() {
+                Some("approval_needed") => {
                     if let Some(window) = main_window(&app) {
                         let _ = state.bar.restore(&window);
                         // Asks for attention; taking the focus would let a key meant for
@@ -169,49 +125,76 @@ pub async fn send_message<R: Runtime>(
                         let _ = window.request_user_attention(Some(UserAttentionType::Critical));
                     }
                 }
-                AgentEvent::Done { .. } => {
+                Some("stall_detected") if wire["step"] == "ask" => {
+                    if let Some(window) = main_window(&app) {
+                        let _ = state.bar.restore(&window);
+                        let _ = window.request_user_attention(Some(UserAttentionType::Critical));
+                    }
+                }
+                Some("done") => {
                     if let Some(window) = main_window(&app) {
                         let _ = state.bar.restore(&window);
                     }
+                    // Before the page sees `done`: a message sent as soon as it does must
+                    // not be refused `busy` (the engine queues it behind this task's end).
+                    state.finish();
+                    finished = true;
                 }
                 _ => {}
             }
-            // Stored before shown, as the CLI does; what the store answers is the window's
-            // form (images as references). A run whose history cannot be saved stops.
-            let wire = if not_saved {
-                images::to_wire(&event, &state.images)
-            } else {
-                match recorder.record(&event) {
-                    Ok(stored) => stored,
-                    Err(e) => {
-                        not_saved = true;
-                        cancel.cancel();
-                        let _ = on_event.send(images::to_wire(
-                            &AgentEvent::Error {
-                                message: format!(
-                                    "stopping the run: its history could not be saved ({e})"
-                                ),
-                            },
-                            &state.images,
-                        ));
-                        images::to_wire(&event, &state.images)
-                    }
-                }
-            };
-            // A closed window drops the channel; the run still ends cleanly.
+            // A closed window drops the channel; the task still ends cleanly.
             let _ = on_event.send(wire);
-        };
-        agent
-            .run(&id, &mut history, input, &mut sink, &cancel)
-            .await;
-        state.finish();
+        }
+        if !finished {
+            state.finish();
+        }
     });
-    Ok(session_id)
+    Ok(task.session_id)
 }
 
-/// The configured provider, chosen by the core as for the CLI, with its key from the
-/// environment or the keyring.
-async fn provider(settings: &Settings, state: &AppState) -> IpcResult<Chosen> {
+/// While the window is hidden (in the tray), a task that waits for approval or has finished
+/// is announced by a desktop notification.
+fn notify_if_hidden<R: Runtime>(app: &AppHandle<R>, state: &AppState, wire: &Value) {
+    let hidden = main_window(app).is_none_or(|window| !window.is_visible().unwrap_or(true));
+    if let (true, Some((title, body))) = (hidden, notification(wire)) {
+        state.desktop.notify(title, &body);
+    }
+}
+
+/// The notification an event deserves, if any: its title and body.
+fn notification(wire: &Value) -> Option<(&'static str, String)> {
+    match wire["type"].as_str()? {
+        "approval_needed" => {
+            let summary = wire["request"]["summary"].as_str().unwrap_or_default();
+            Some((
+                "Deskhand is waiting for approval",
+                summary.chars().take(200).collect(),
+            ))
+        }
+        "stall_detected" if wire["step"] == "ask" => Some((
+            "Deskhand seems stuck and asks what to do",
+            wire["message"]
+                .as_str()
+                .unwrap_or_default()
+                .chars()
+                .take(200)
+                .collect(),
+        )),
+        "done" => Some((
+            "Deskhand has finished",
+            format!(
+                "The task ended: {}",
+                wire["status"].as_str().unwrap_or_default()
+            ),
+        )),
+        _ => None,
+    }
+}
+
+/// The run as the window's settings make it; everything else (plugins, the summary
+/// threshold, `DESKHAND_BASH_TIMEOUT`, the screenshot count) is the core's default, the same
+/// as for the CLI. The key is looked up here so that a missing one is named for the window.
+async fn run_settings(settings: &Settings, state: &AppState) -> IpcResult<RunSettings> {
     let kind = ProviderKind::parse(&settings.provider)
         .ok_or_else(|| IpcError::invalid(format!("unknown provider `{}`", settings.provider)))?;
     let keyring = state.keyring.clone();
@@ -219,17 +202,19 @@ async fn provider(settings: &Settings, state: &AppState) -> IpcResult<Chosen> {
     let key = tauri::async_runtime::spawn_blocking(move || keys::for_run(&keyring, kind))
         .await
         .map_err(|e| IpcError::internal(e.to_string()))??;
-    config::choose(
-        &ProviderSettings {
+    Ok(RunSettings {
+        provider: ProviderSettings {
             provider: Some(kind.id().into()),
             model: Some(settings.model.clone()),
             base_url: settings.base_url.clone(),
         },
-        &config::process_env,
-        &|_| Ok(key.as_ref().map(|k| k.expose().to_string())),
-        RetryPolicy::default(),
-    )
-    .map_err(|e| IpcError::invalid(format!("{e}; change it in Settings")))
+        api_key: key,
+        approval: state.mode(),
+        max_turns: settings.max_turns,
+        monitor: settings.monitor,
+        screenshot_size: settings.screenshot_size,
+        ..RunSettings::default()
+    })
 }
 
 /// Answers the pending approval of `tool_use_id`, and only that one: `not_found` for any id
@@ -240,13 +225,37 @@ pub async fn approve(
     tool_use_id: String,
     decision: Decision,
 ) -> IpcResult<()> {
-    let kind = state.approvals.kind(&tool_use_id).ok_or_else(|| {
-        IpcError::not_found(format!("no action `{tool_use_id}` is waiting for approval"))
-    })?;
-    if decision == Decision::ApproveKind && kind == "bash" {
+    let not_waiting =
+        || IpcError::not_found(format!("no action `{tool_use_id}` is waiting for approval"));
+    let engine = state.engine()?;
+    let task = state.running_task().ok_or_else(not_waiting)?;
+    let request = engine
+        .waiting_for(&task)?
+        .filter(|request| request.tool_use_id == tool_use_id)
+        .ok_or_else(not_waiting)?;
+    if decision == Decision::ApproveKind && request.plan.kind == "bash" {
         confirmed(&state, confirm::allow_all_commands()).await?;
     }
-    state.approvals.answer(&tool_use_id, decision)
+    engine.answer(&task, Some(&tool_use_id), decision)?;
+    Ok(())
+}
+
+/// Answers the running task's stall question: go on, go on with a hint, or stop.
+/// `not_found` when nothing is asking.
+#[tauri::command]
+pub async fn answer_stall(state: State<'_, AppState>, answer: StallAnswer) -> IpcResult<()> {
+    match &answer {
+        StallAnswer::NoOne => return Err(IpcError::invalid("answer continue, hint or stop")),
+        StallAnswer::Hint { text } if text.trim().is_empty() || text.len() > 2_000 => {
+            return Err(IpcError::invalid("a hint is 1 to 2,000 bytes of text"));
+        }
+        _ => {}
+    }
+    let engine = state.engine()?;
+    let task = state
+        .running_task()
+        .ok_or_else(|| IpcError::not_found("no run is asking whether to go on"))?;
+    Ok(engine.answer_stall(&task, answer)?)
 }
 
 /// Stops the run: the core answers open calls and ends with `done` (cancelled).
@@ -264,4 +273,31 @@ pub async fn set_approval_mode(state: State<'_, AppState>, mode: ApprovalPolicy)
     }
     state.set_mode(mode);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approvals_and_ends_are_announced_and_nothing_else() {
+        let asked = json!({"type": "approval_needed", "request": {"summary": "bash: ls"}});
+        assert_eq!(
+            notification(&asked),
+            Some(("Deskhand is waiting for approval", "bash: ls".into()))
+        );
+        let stuck =
+            json!({"type": "stall_detected", "step": "ask", "message": "clicked Save 3 times"});
+        assert_eq!(notification(&stuck).unwrap().1, "clicked Save 3 times");
+        let noted = json!({"type": "stall_detected", "step": "note", "message": "x"});
+        assert_eq!(notification(&noted), None);
+        let done = json!({"type": "done", "status": "cancelled"});
+        assert_eq!(notification(&done).unwrap().1, "The task ended: cancelled");
+        let long = json!({"type": "approval_needed", "request": {"summary": "x".repeat(500)}});
+        assert_eq!(notification(&long).unwrap().1.len(), 200);
+        assert_eq!(
+            notification(&json!({"type": "text_delta", "text": "hi"})),
+            None
+        );
+    }
 }

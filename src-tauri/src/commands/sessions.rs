@@ -1,8 +1,9 @@
-//! Stored sessions: list, search, rename, delete, export, load. The same store the CLI's
+//! Stored sessions: list, search, rename, delete, export, load, and the check saved with one. The same store the CLI's
 //! `deskhand sessions` reads, so a session started in either shows up in both.
 
 use std::path::{Path, PathBuf};
 
+use deskhand::agent::verify::SavedCheck;
 use deskhand::store::{ExportFormat, LoadedSession, SessionHit, SessionSummary};
 use tauri::State;
 
@@ -129,6 +130,33 @@ fn write_new(dir: &Path, stem: &str, extension: &str, text: &str) -> IpcResult<P
         "{} holds 999 exports named `{stem}`; move some away",
         dir.display()
     )))
+}
+
+/// The check saved with a session (its settings in the window), or `null`.
+#[tauri::command]
+pub async fn get_session_check(
+    state: State<'_, AppState>,
+    id: String,
+) -> IpcResult<Option<SavedCheck>> {
+    let store = state.store()?;
+    Ok(store.session_check(&store.resolve_id(&id)?)?)
+}
+
+/// Saves the check every later run of the session ends with (`null` removes it). It is
+/// refused at once when its program does not exist or its timeout is out of range.
+#[tauri::command]
+pub async fn set_session_check(
+    state: State<'_, AppState>,
+    id: String,
+    check: Option<SavedCheck>,
+) -> IpcResult<()> {
+    if let Some(check) = &check {
+        check
+            .check()
+            .map_err(|e| IpcError::invalid(format!("the check: {e}")))?;
+    }
+    let store = state.store()?;
+    Ok(store.set_session_check(&store.resolve_id(&id)?, check.as_ref())?)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Settings, providers, monitors and the API key.
 
 use deskhand::agent::ApprovalPolicy;
-use deskhand::llm::config::ProviderKind;
+use deskhand::llm::providers::ProviderKind;
 use deskhand::tools::computer::scaling::model_size_within;
 use deskhand::tools::computer::screen::{RealScreen, Screen};
 use serde::Serialize;

@@ -1,7 +1,18 @@
 // Every call from the webview to the Tauri shell goes through this module; components never
 // call `invoke` themselves. The contract is docs/ipc.md.
 import { Channel, invoke } from '@tauri-apps/api/core';
-import type { AgentEvent, ApprovalMode, Decision, Message, Note, Usage } from './types';
+import type {
+  AgentEvent,
+  ApprovalMode,
+  Decision,
+  Message,
+  Note,
+  SavedCheck,
+  StallAnswer,
+  TaskInfo,
+  Usage,
+} from './types';
+export type { TaskInfo } from './types';
 
 /** An image the shell holds for the next message: a file, a paste, a drop or a capture. */
 export interface AttachedImage {
@@ -123,15 +134,34 @@ export function toIpcError(error: unknown): IpcError {
   return { kind: 'internal', message: error instanceof Error ? error.message : String(error) };
 }
 
-/** Starts a run; resolves with its session id once it has started. Events stream to `onEvent`. */
+/**
+ * Starts a run; resolves with its session id once it has started. Events stream to `onEvent`.
+ * `check` is for a new session (`sessionId` null): it checks this run and is saved with it.
+ */
 export function sendMessage(
   sessionId: string | null,
   text: string,
   attachments: AttachmentRef[],
   onEvent: (event: AgentEvent) => void,
+  check: SavedCheck | null = null,
 ): Promise<string> {
   const channel = new Channel<AgentEvent>(onEvent);
-  return invoke<string>('send_message', { sessionId, text, attachments, onEvent: channel });
+  return invoke<string>('send_message', { sessionId, text, attachments, check, onEvent: channel });
+}
+
+/** Answers the running task's stall question; `not_found` when nothing is asking. */
+export function answerStall(answer: Exclude<StallAnswer, { answer: 'no_one' }>): Promise<void> {
+  return invoke('answer_stall', { answer });
+}
+
+/** The check saved with a session, or null. */
+export function getSessionCheck(id: string): Promise<SavedCheck | null> {
+  return invoke<SavedCheck | null>('get_session_check', { id });
+}
+
+/** Saves (null: removes) a session's check; `invalid` when its program does not exist. */
+export function setSessionCheck(id: string, check: SavedCheck | null): Promise<void> {
+  return invoke('set_session_check', { id, check });
 }
 
 export function approve(toolUseId: string, decision: Decision): Promise<void> {
@@ -195,6 +225,11 @@ export function exportSession(id: string, format: 'markdown' | 'json'): Promise<
 
 export function loadSession(id: string): Promise<LoadedSession> {
   return invoke<LoadedSession>('load_session', { id });
+}
+
+/** Tasks of every process (the window, `deskhand ask`, `deskhand serve`), newest first. */
+export function listTasks(): Promise<TaskInfo[]> {
+  return invoke<TaskInfo[]>('list_tasks');
 }
 
 export function getSettings(): Promise<Settings> {

@@ -75,6 +75,12 @@ export interface Verification {
   retried: boolean;
 }
 
+/** A check as saved with a session (verify.rs SavedCheck): `sh -c command`, exit 0 passes. */
+export interface SavedCheck {
+  command: string;
+  timeout_secs: number;
+}
+
 /** The approval policy; the UI calls `deny` "read-only". */
 export type ApprovalMode = 'ask' | 'auto' | 'deny';
 
@@ -92,6 +98,18 @@ export interface ActionPlan {
   summary: string;
   /** Tool-specific: `{screen, model}` coordinates, `{command}`, `{diff}`, or anything else. */
   detail: unknown;
+  /** For a click, drag or type at a point: the element there (docs/elements.md). */
+  target?: ApprovalTarget;
+}
+
+/** What an input action will touch; `known: false` says nothing is known there. */
+export interface ApprovalTarget {
+  known: boolean;
+  name: string;
+  role: string;
+  app: string;
+  /** On the sensitive list (Delete, Pay, Send, ...): auto mode asks first. */
+  sensitive: boolean;
 }
 
 export interface ApprovalRequest extends ActionPlan {
@@ -191,3 +209,29 @@ export type AgentEvent =
       usage: Usage;
       cost_usd?: number | null;
     };
+
+// src-tauri/core/src/tasks/state.rs: TaskState, TaskInfo (docs/ipc.md, "Tasks").
+export type TaskState =
+  | 'queued'
+  | 'running'
+  | 'waiting_for_approval'
+  | 'done'
+  | 'max_turns'
+  | 'budget'
+  | 'cancelled'
+  | 'stalled'
+  | 'error'
+  | 'interrupted';
+
+export interface TaskInfo {
+  id: string;
+  session_id: string;
+  state: TaskState;
+  origin: 'cli' | 'api' | 'window';
+  prompt: string;
+  pid: number;
+  waiting_for: ApprovalRequest | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}

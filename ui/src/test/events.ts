@@ -1,5 +1,5 @@
 // Builders for AgentEvent sequences as the core emits them (agent/run.rs).
-import type { AgentEvent, ApprovalRequest, ImageRef, Message, Usage } from '../lib/types';
+import type { AgentEvent, ApprovalRequest, ImageRef, Message, StallStep, Usage } from '../lib/types';
 
 export function usage(input: number, output: number): Usage {
   return {
@@ -80,3 +80,12 @@ export const done = (
   total: Usage = usage(0, 0),
   turns = 1,
 ): AgentEvent => ({ type: 'done', status, turns, session_id: 's1', usage: total });
+
+/** The stall breaker's `same_action` rung `step`, over the calls `steps`. */
+export const stall = (step: StallStep, steps = ['t1', 't2', 't3']): AgentEvent => ({
+  type: 'stall_detected',
+  pattern: 'same_action',
+  steps,
+  step,
+  message: 'the same action ran 3 times in a row on the same screen',
+});

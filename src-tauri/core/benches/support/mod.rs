@@ -33,6 +33,7 @@ impl Tool for NoopTool {
             read_only: false,
             summary: "noop".into(),
             detail: Value::Null,
+            target: None,
         })
     }
     async fn run(&self, input: &Value, _: &ToolContext) -> ToolOutput {
@@ -105,11 +106,10 @@ pub fn agent(provider: Arc<dyn Provider>) -> Agent {
             Box::new(FixedApprover(Decision::Approve)),
         )),
         config: AgentConfig {
-            model: "bench".into(),
             system: "bench".into(),
             max_turns: 1000,
             max_tokens: 1024,
-            ..AgentConfig::default()
+            ..AgentConfig::new("bench")
         },
     }
 }

@@ -1,7 +1,7 @@
 //! The approval gate: nothing runs unless the policy, a session rule or the person allows it.
 
 use std::collections::HashSet;
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -19,8 +19,10 @@ pub enum ApprovalPolicy {
     Ask,
     /// Allow everything.
     Auto,
-    /// Allow read-only actions only.
-    Deny,
+    /// Allow read-only actions only; refuse the rest without asking. Named `deny` on the
+    /// wire (`--approve deny`, settings, IPC), as it always was.
+    #[serde(rename = "deny")]
+    ReadOnly,
 }
 
 impl std::str::FromStr for ApprovalPolicy {
@@ -29,7 +31,7 @@ impl std::str::FromStr for ApprovalPolicy {
         match s {
             "ask" => Ok(Self::Ask),
             "auto" => Ok(Self::Auto),
-            "deny" | "read-only" => Ok(Self::Deny),
+            "deny" | "read-only" => Ok(Self::ReadOnly),
             _ => Err(format!(
                 "unknown approval policy `{s}` (expected ask, auto or deny)"
             )),
@@ -118,9 +120,11 @@ pub trait Approver: Send + Sync {
     }
 }
 
-/// An approver that always answers the same, for scripts and tests.
+/// An approver that always answers the same, for tests and benches.
+#[cfg(any(test, feature = "test-support"))]
 pub struct FixedApprover(pub Decision);
 
+#[cfg(any(test, feature = "test-support"))]
 #[async_trait]
 impl Approver for FixedApprover {
     async fn decide(&self, request: &ApprovalRequest) -> Answer {
@@ -128,9 +132,13 @@ impl Approver for FixedApprover {
     }
 }
 
+/// The kinds of action the person allowed for the rest of a session ("always allow this
+/// kind"): shared by every run of the session, so the next message still has them.
+pub type SessionRules = Arc<Mutex<HashSet<String>>>;
+
 pub struct ApprovalGate {
     policy: RwLock<ApprovalPolicy>,
-    allowed_kinds: Mutex<HashSet<String>>,
+    allowed_kinds: SessionRules,
     approver: Box<dyn Approver>,
     secret_places: SecretPlaces,
 }
@@ -145,10 +153,16 @@ impl ApprovalGate {
     pub fn new(policy: ApprovalPolicy, approver: Box<dyn Approver>) -> Self {
         Self {
             policy: RwLock::new(policy),
-            allowed_kinds: Mutex::default(),
+            allowed_kinds: SessionRules::default(),
             approver,
             secret_places: SecretPlaces::default(),
         }
+    }
+
+    /// Keeps "always allow" in `rules`, the session's, instead of in this gate alone.
+    pub fn with_session_rules(mut self, rules: SessionRules) -> Self {
+        self.allowed_kinds = rules;
+        self
     }
 
     /// Replaces the secret places (by default this user's built-in ones), e.g. with those of
@@ -189,14 +203,14 @@ impl ApprovalGate {
         let policy = self.policy();
         // A safety check the service raised is acknowledged by a person or not at all: no
         // mode and no "always" decides it. The read-only mode still refuses what it refuses.
-        let refused_by_mode = policy == ApprovalPolicy::Deny && !plan.read_only;
+        let refused_by_mode = policy == ApprovalPolicy::ReadOnly && !plan.read_only;
         if !safety_checks(plan).is_empty() && !refused_by_mode {
             return Precheck::AskUser;
         }
         if plan.read_only {
             return match (self.secret_read(plan), policy) {
                 (None, _) => Precheck::Decided(Decision::Approve, DecidedBy::Policy),
-                (Some(place), ApprovalPolicy::Deny) => Precheck::Decided(
+                (Some(place), ApprovalPolicy::ReadOnly) => Precheck::Decided(
                     Decision::Deny {
                         reason: Some(format!(
                             "it reads {place}, a secret place, which the read-only mode never \
@@ -208,22 +222,29 @@ impl ApprovalGate {
                 (Some(_), ApprovalPolicy::Ask | ApprovalPolicy::Auto) => Precheck::AskUser,
             };
         }
+        let sensitive = plan.target.as_ref().is_some_and(|t| t.sensitive);
         match policy {
+            // A click on a sensitive target (Delete, Pay, Send, ...) asks even in auto mode,
+            // unless the person allowed its kind for the session.
+            ApprovalPolicy::Auto if sensitive => self.allowed_or_ask(plan),
             ApprovalPolicy::Auto => Precheck::Decided(Decision::Approve, DecidedBy::Policy),
-            ApprovalPolicy::Deny => Precheck::Decided(
+            ApprovalPolicy::ReadOnly => Precheck::Decided(
                 Decision::Deny {
                     reason: Some("the approval policy allows read-only actions only".into()),
                 },
                 DecidedBy::Policy,
             ),
-            ApprovalPolicy::Ask => {
-                let allowed = self.allowed_kinds.lock().unwrap_or_else(|e| e.into_inner());
-                if allowed.contains(&plan.kind) {
-                    Precheck::Decided(Decision::Approve, DecidedBy::SessionRule)
-                } else {
-                    Precheck::AskUser
-                }
-            }
+            ApprovalPolicy::Ask => self.allowed_or_ask(plan),
+        }
+    }
+
+    /// Approved by "always allow" for this session, else the person is asked.
+    fn allowed_or_ask(&self, plan: &ActionPlan) -> Precheck {
+        let allowed = self.allowed_kinds.lock().unwrap_or_else(|e| e.into_inner());
+        if allowed.contains(&plan.kind) {
+            Precheck::Decided(Decision::Approve, DecidedBy::SessionRule)
+        } else {
+            Precheck::AskUser
         }
     }
 
@@ -310,6 +331,7 @@ mod tests {
             read_only,
             summary: String::new(),
             detail: Value::Null,
+            target: None,
         }
     }
 
@@ -403,7 +425,7 @@ mod tests {
         assert!(decided(gate.precheck(&plan("computer.left_click", false))).is_none());
         assert!(decided(gate.precheck(&checked("computer.left_click", false))).is_none());
         // The read-only mode refuses the action without asking.
-        gate.set_policy(ApprovalPolicy::Deny);
+        gate.set_policy(ApprovalPolicy::ReadOnly);
         assert!(matches!(
             decided(gate.precheck(&checked("computer.left_click", false))),
             Some((Decision::Deny { .. }, DecidedBy::Policy))
@@ -433,7 +455,7 @@ mod tests {
             Some((Decision::Approve, DecidedBy::SessionRule))
         );
         assert!(decided(gate.precheck(&plan("editor.create", false))).is_none());
-        gate.set_policy(ApprovalPolicy::Deny);
+        gate.set_policy(ApprovalPolicy::ReadOnly);
         assert!(matches!(
             decided(gate.precheck(&plan("bash", false))),
             Some((Decision::Deny { .. }, DecidedBy::Policy))
@@ -446,6 +468,57 @@ mod tests {
         assert_eq!(
             decided(gate.precheck(&plan("editor.create", false))),
             Some((Decision::Approve, DecidedBy::Policy))
+        );
+    }
+
+    /// The read-only mode keeps its wire name, `deny`, in the CLI flag, the settings file
+    /// and IPC; `read-only` is read too.
+    #[test]
+    fn the_read_only_mode_is_deny_on_the_wire() {
+        assert_eq!(
+            serde_json::to_value(ApprovalPolicy::ReadOnly).unwrap(),
+            serde_json::json!("deny")
+        );
+        assert_eq!(
+            serde_json::from_value::<ApprovalPolicy>(serde_json::json!("deny")).unwrap(),
+            ApprovalPolicy::ReadOnly
+        );
+        for name in ["deny", "read-only"] {
+            assert_eq!(name.parse(), Ok(ApprovalPolicy::ReadOnly));
+        }
+        assert!("read_only".parse::<ApprovalPolicy>().is_err());
+    }
+
+    #[test]
+    fn auto_mode_asks_before_a_click_on_a_sensitive_target_unless_allowed() {
+        let gate = ApprovalGate::new(ApprovalPolicy::Auto, Box::new(Scripted::default()));
+        let click = |name: &str| ActionPlan {
+            target: Some(crate::elements::Target {
+                known: true,
+                name: name.into(),
+                role: "push button".into(),
+                app: "Mousepad".into(),
+                sensitive: crate::elements::sensitive::is_sensitive(name),
+            }),
+            ..plan("computer.left_click", false)
+        };
+        assert!(
+            decided(gate.precheck(&click("Delete"))).is_none(),
+            "Delete asks"
+        );
+        assert_eq!(
+            decided(gate.precheck(&click("Cancel"))),
+            Some((Decision::Approve, DecidedBy::Policy)),
+            "Cancel does not"
+        );
+        gate.allowed_kinds
+            .lock()
+            .unwrap()
+            .insert("computer.left_click".into());
+        assert_eq!(
+            decided(gate.precheck(&click("Delete"))),
+            Some((Decision::Approve, DecidedBy::SessionRule)),
+            "allowed for the session"
         );
     }
 }

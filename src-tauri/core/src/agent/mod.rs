@@ -12,9 +12,11 @@ mod secret_places;
 pub mod stall;
 pub mod verify;
 
+#[cfg(any(test, feature = "test-support"))]
+pub use approval::FixedApprover;
 pub use approval::{
     Answer, ApprovalGate, ApprovalPolicy, ApprovalRequest, Approver, DecidedBy, Decision,
-    FixedApprover, OtherCall, Precheck,
+    OtherCall, Precheck, SessionRules,
 };
 pub use event::{AgentEvent, RunStatus};
 pub use redact::REDACTED;

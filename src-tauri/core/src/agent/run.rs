@@ -20,7 +20,7 @@ use crate::images::ImageRef;
 use crate::llm::responses;
 use crate::llm::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, StopReason, StreamEvent,
-    ToolResultContent, Usage, anthropic, pricing::Price,
+    ToolResultContent, Usage, pricing::Price,
 };
 use crate::memory::NoteRef;
 use crate::tools::computer::toolset;
@@ -56,10 +56,12 @@ pub struct AgentConfig {
     pub check: Option<Check>,
 }
 
-impl Default for AgentConfig {
-    fn default() -> Self {
+impl AgentConfig {
+    /// The loop's own defaults for everything but the model, which only the front end knows
+    /// (chosen with its provider, `llm::config`).
+    pub fn new(model: impl Into<String>) -> Self {
         Self {
-            model: anthropic::DEFAULT_MODEL.into(),
+            model: model.into(),
             system: String::new(),
             max_turns: DEFAULT_MAX_TURNS,
             max_tokens: DEFAULT_MAX_TOKENS,

@@ -22,6 +22,9 @@ pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct Check {
     pub command: String,
     pub timeout: Duration,
+    /// Variables set for it: an agent desktop's display and bus, so it looks where the
+    /// agent worked.
+    pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -30,6 +33,25 @@ pub enum CheckError {
     Empty,
     #[error("the check's program `{0}` was not found (not a file, not on PATH)")]
     NotFound(String),
+    #[error("the check's timeout must be more than 0 and at most 86400 seconds")]
+    BadTimeout,
+}
+
+/// A check as saved with a session (the window's settings for that session).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SavedCheck {
+    pub command: String,
+    pub timeout_secs: f64,
+}
+
+impl SavedCheck {
+    /// The check to run, refused as [`Check::new`] refuses one.
+    pub fn check(&self) -> Result<Check, CheckError> {
+        if !(self.timeout_secs > 0.0 && self.timeout_secs <= 86_400.0) {
+            return Err(CheckError::BadTimeout);
+        }
+        Check::new(&self.command, Duration::from_secs_f64(self.timeout_secs))
+    }
 }
 
 impl Check {
@@ -47,6 +69,7 @@ impl Check {
         Ok(Self {
             command: command.into(),
             timeout,
+            env: Vec::new(),
         })
     }
 }
@@ -138,7 +161,8 @@ pub const CHECK_NOT_RUN_EXIT: i32 = 7;
 /// Exit status: no check, and `--require-verified` was given.
 pub const UNVERIFIED_EXIT: i32 = 8;
 
-/// Runs `check` with this process's display and environment (API keys withheld), killing
+/// Runs `check` with this process's display and environment (API keys withheld; the
+/// check's own variables added), killing
 /// it and everything it started after its timeout.
 pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verification {
     let mut result = Verification {
@@ -153,11 +177,10 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    for (name, _) in std::env::vars_os() {
-        if crate::tools::is_withheld_variable(&name) {
-            command.env_remove(name);
-        }
+    for name in crate::program_env::withheld() {
+        command.env_remove(name);
     }
+    command.envs(check.env.iter().map(|(k, v)| (k, v)));
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {

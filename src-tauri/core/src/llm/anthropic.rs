@@ -1,17 +1,20 @@
 //! Anthropic's Messages API over SSE: request building, stream assembly and error mapping.
 
+use std::borrow::Cow;
+
 use async_trait::async_trait;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::claude::{Effort, takes_adaptive_thinking};
-use super::http::{HttpApi, HttpRequest, StreamDecoder, decode_error};
+use super::http::{HttpApi, HttpRequest, StreamDecoder, decode_error, parse_event};
 use super::provider::parse_tool_input;
 use super::tool_fallbacks::FallbackMemory;
 use super::{
     AnthropicNativeTool, ContentBlock, ErrorKind, Message, ModelRequest, ModelResponse, Provider,
-    ProviderError, RetryPolicy, SseEvent, StopReason, StreamEvent, ToolDefinition, Usage,
+    ProviderError, RetryPolicy, Role, SseEvent, StopReason, StreamEvent, ToolDefinition, Usage,
 };
+use crate::secrets::ApiKey;
 
 const PROVIDER: &str = "Anthropic";
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -19,9 +22,9 @@ pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
 const API_VERSION: &str = "2023-06-01";
 
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct AnthropicConfig {
-    pub api_key: String,
+    pub api_key: ApiKey,
     pub base_url: String,
     pub retry: RetryPolicy,
     /// `output_config.effort` for models that take adaptive thinking; `None` is [`DEFAULT_EFFORT`].
@@ -32,17 +35,6 @@ pub struct AnthropicConfig {
 
 /// The effort asked of models with adaptive thinking unless the person chose another.
 pub const DEFAULT_EFFORT: Effort = Effort::High;
-
-// The key must never reach a log line, so Debug leaves it out.
-impl std::fmt::Debug for AnthropicConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AnthropicConfig")
-            .field("base_url", &self.base_url)
-            .field("retry", &self.retry)
-            .field("effort", &self.effort)
-            .finish_non_exhaustive()
-    }
-}
 
 pub struct Anthropic {
     config: AnthropicConfig,
@@ -63,7 +55,7 @@ impl Provider for Anthropic {
     }
 
     fn api_key(&self) -> Option<&str> {
-        Some(&self.config.api_key)
+        Some(self.config.api_key.expose())
     }
 
     async fn stream(
@@ -112,7 +104,7 @@ impl Anthropic {
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<ModelResponse, ProviderError> {
         let mut headers = vec![
-            ("x-api-key", self.config.api_key.clone()),
+            ("x-api-key", self.config.api_key.expose().to_string()),
             ("anthropic-version", API_VERSION.to_string()),
         ];
         let betas = betas_for(offered);
@@ -121,9 +113,8 @@ impl Anthropic {
         }
         let mut wire = WireRequest::new(request);
         wire.tools = wire_tools(request.tools, offered);
-        if wire.output_config.is_some() {
-            let effort = self.config.effort.unwrap_or(DEFAULT_EFFORT);
-            wire.output_config = Some(json!({ "effort": effort }));
+        if let Some(config) = &mut wire.output_config {
+            config.effort = self.config.effort.unwrap_or(DEFAULT_EFFORT);
         }
         let body = serde_json::to_vec(&wire)
             .map_err(|e| ProviderError::new(PROVIDER, ErrorKind::InvalidRequest, e.to_string()))?;
@@ -177,84 +168,143 @@ pub fn request_body(request: &ModelRequest<'_>) -> Result<Vec<u8>, ProviderError
 struct WireRequest<'a> {
     model: &'a str,
     max_tokens: u32,
-    #[serde(skip_serializing_if = "Value::is_null")]
-    system: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<WireSystem<'a>>,
     messages: WireMessages<'a>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Value>,
     /// `adaptive` with progress summaries for the models that cannot turn thinking off.
     #[serde(skip_serializing_if = "Option::is_none")]
-    thinking: Option<Value>,
+    thinking: Option<Thinking>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    output_config: Option<Value>,
+    output_config: Option<OutputConfig>,
     stream: bool,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Thinking {
+    Adaptive { display: &'static str },
+}
+
+#[derive(Serialize)]
+struct OutputConfig {
+    effort: Effort,
 }
 
 impl<'a> WireRequest<'a> {
     fn new(request: &ModelRequest<'a>) -> Self {
         let adaptive = takes_adaptive_thinking(request.model);
+        let cache = !request.cache_breakpoints.is_empty();
         Self {
             model: request.model,
             max_tokens: request.max_tokens,
-            system: wire_system(request.system, !request.cache_breakpoints.is_empty()),
+            system: (!request.system.is_empty()).then(|| WireSystem::new(request.system, cache)),
             messages: WireMessages {
                 messages: request.messages,
                 breakpoints: request.cache_breakpoints,
             },
             tools: request.tools.iter().map(wire_tool).collect(),
-            thinking: adaptive.then(|| json!({"type": "adaptive", "display": "summarized"})),
-            output_config: adaptive.then(|| json!({ "effort": DEFAULT_EFFORT })),
+            thinking: adaptive.then_some(Thinking::Adaptive {
+                display: "summarized",
+            }),
+            output_config: adaptive.then_some(OutputConfig {
+                effort: DEFAULT_EFFORT,
+            }),
             stream: true,
         }
     }
 }
 
-fn cache_control() -> Value {
-    json!({"type": "ephemeral"})
+/// Where a cached prefix ends: the API caches everything up to the block that carries it.
+#[derive(Clone, Copy, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum CacheControl {
+    Ephemeral,
+}
+
+/// A content block as sent, marked where a cached prefix ends.
+#[derive(Serialize)]
+struct WireBlock<'a> {
+    #[serde(flatten)]
+    block: Cow<'a, ContentBlock>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
 }
 
 /// The system prompt, as a cached text block when caching is on: the cache prefix then holds
 /// the tools and the system prompt.
-fn wire_system(system: &str, cache: bool) -> Value {
-    match (system.is_empty(), cache) {
-        (true, _) => Value::Null,
-        (false, false) => Value::String(system.into()),
-        (false, true) => {
-            json!([{"type": "text", "text": system, "cache_control": cache_control()}])
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireSystem<'a> {
+    Text(&'a str),
+    Cached([WireBlock<'a>; 1]),
+}
+
+impl<'a> WireSystem<'a> {
+    fn new(system: &'a str, cache: bool) -> Self {
+        if !cache {
+            return Self::Text(system);
         }
+        Self::Cached([WireBlock {
+            block: Cow::Owned(ContentBlock::text(system)),
+            cache_control: Some(CacheControl::Ephemeral),
+        }])
     }
 }
 
-/// The history as sent: messages at a cache breakpoint get `cache_control` on their last block.
-/// Only those few are converted to JSON values; the rest serialise straight from the history.
+/// The history as sent: messages at a cache breakpoint get `cache_control` on their last block;
+/// the rest serialise straight from the history.
 struct WireMessages<'a> {
     messages: &'a [Message],
     breakpoints: &'a [usize],
 }
 
+/// A message at a cache breakpoint, or one holding items of OpenAI's Responses API, which
+/// stay with that API and are left out here.
+#[derive(Serialize)]
+struct MarkedMessage<'a> {
+    role: Role,
+    content: Vec<WireBlock<'a>>,
+}
+
+impl<'a> MarkedMessage<'a> {
+    fn new(message: &'a Message, breakpoint: bool) -> Self {
+        let kept: Vec<&ContentBlock> = message
+            .content
+            .iter()
+            .filter(|block| !matches!(block, ContentBlock::OpenAiItem { .. }))
+            .collect();
+        let last = kept.len().saturating_sub(1);
+        let content = kept
+            .into_iter()
+            .enumerate()
+            .map(|(index, block)| WireBlock {
+                block: Cow::Borrowed(block),
+                cache_control: (breakpoint && index == last).then_some(CacheControl::Ephemeral),
+            });
+        Self {
+            role: message.role,
+            content: content.collect(),
+        }
+    }
+}
+
 impl Serialize for WireMessages<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::{Error, SerializeSeq};
+        use serde::ser::SerializeSeq;
         let mut seq = serializer.serialize_seq(Some(self.messages.len()))?;
         for (index, message) in self.messages.iter().enumerate() {
-            // Items of OpenAI's Responses API stay with that API.
             let foreign = message
                 .content
                 .iter()
                 .any(|block| matches!(block, ContentBlock::OpenAiItem { .. }));
             let breakpoint = self.breakpoints.contains(&index);
-            if !breakpoint && !foreign {
+            if breakpoint || foreign {
+                seq.serialize_element(&MarkedMessage::new(message, breakpoint))?;
+            } else {
                 seq.serialize_element(message)?;
-                continue;
             }
-            let mut value = serde_json::to_value(message).map_err(S::Error::custom)?;
-            if let Some(blocks) = value["content"].as_array_mut() {
-                blocks.retain(|block| block["type"] != "openai_item");
-                if let Some(last) = blocks.last_mut().filter(|_| breakpoint) {
-                    last["cache_control"] = cache_control();
-                }
-            }
-            seq.serialize_element(&value)?;
         }
         seq.end()
     }
@@ -294,6 +344,105 @@ fn betas_for(tools: &[AnthropicNativeTool]) -> String {
     betas.join(",")
 }
 
+/// One streamed event, as the API tags it in its data's `type`.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Event {
+    MessageStart {
+        message: StartedMessage,
+    },
+    ContentBlockStart {
+        content_block: StartedBlock,
+    },
+    ContentBlockDelta {
+        index: usize,
+        delta: Delta,
+    },
+    MessageDelta {
+        delta: MessageChange,
+        usage: Option<WireUsage>,
+    },
+    MessageStop,
+    Error {
+        error: ApiError,
+    },
+    /// `ping`, `content_block_stop`, and event types newer than this client.
+    #[serde(other)]
+    Unknown,
+}
+
+#[derive(Deserialize)]
+struct StartedMessage {
+    usage: Option<WireUsage>,
+}
+
+/// A content block as it starts; its text or input follows in deltas.
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum StartedBlock {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ToolUse {
+        #[serde(default)]
+        id: String,
+        #[serde(default)]
+        name: String,
+        toolset_name: Option<String>,
+    },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+        #[serde(default)]
+        signature: String,
+    },
+    RedactedThinking {
+        data: String,
+    },
+    /// Server tools' blocks and newer types: kept in place (deltas count blocks by index),
+    /// left out of the response.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Delta {
+    #[serde(rename = "text_delta")]
+    Text { text: String },
+    #[serde(rename = "input_json_delta")]
+    InputJson { partial_json: String },
+    #[serde(rename = "thinking_delta")]
+    Thinking { thinking: String },
+    #[serde(rename = "signature_delta")]
+    Signature { signature: String },
+    /// Citations and other deltas this client does not render.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct MessageChange {
+    stop_reason: Option<StopReason>,
+}
+
+/// Usage as the stream reports it: each field present is the total so far.
+#[derive(Deserialize)]
+struct WireUsage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cache_creation_input_tokens: Option<u64>,
+    cache_read_input_tokens: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct ApiError {
+    #[serde(rename = "type", default)]
+    error_type: String,
+    message: Option<String>,
+}
+
 /// Builds the response block by block as SSE events arrive.
 #[derive(Default)]
 struct StreamAssembler {
@@ -314,7 +463,8 @@ enum PartialBlock {
         thinking: String,
         signature: String,
     },
-    Other(Value),
+    RedactedThinking(String),
+    Other,
 }
 
 impl StreamDecoder for StreamAssembler {
@@ -324,105 +474,109 @@ impl StreamDecoder for StreamAssembler {
         event: &SseEvent,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Option<ModelResponse>, ProviderError> {
-        let known = [
-            "message_start",
-            "content_block_start",
-            "content_block_delta",
-            "content_block_stop",
-            "message_delta",
-            "message_stop",
-            "error",
-        ];
-        if !known.contains(&event.event.as_str()) {
-            return Ok(None); // ping, and event types newer than this client
-        }
-        let data: Value = serde_json::from_str(&event.data)
-            .map_err(|e| protocol_error(format!("{} event is not JSON: {e}", event.event)))?;
-        match event.event.as_str() {
-            "message_start" => {
-                if let Some(usage) = data.pointer("/message/usage") {
-                    merge_usage(&mut self.usage, usage);
-                }
-            }
-            "content_block_start" => {
-                let block = &data["content_block"];
-                let partial = match block["type"].as_str() {
-                    Some("text") => PartialBlock::Text(str_field(block, "text")),
-                    Some("tool_use") if str_field(block, "name").is_empty() => {
+        let what = format!("{} event", event.event);
+        match parse_event(&what, &event.data)? {
+            Event::MessageStart { message } => self.merge_usage(message.usage),
+            Event::ContentBlockStart { content_block } => {
+                self.blocks.push(match content_block {
+                    StartedBlock::Text { text } => PartialBlock::Text(text),
+                    StartedBlock::ToolUse { name, .. } if name.is_empty() => {
                         return Err(protocol_error("a tool_use block without a name".into()));
                     }
-                    Some("tool_use") => PartialBlock::ToolUse {
-                        id: str_field(block, "id"),
-                        name: str_field(block, "name"),
-                        toolset_name: block["toolset_name"].as_str().map(str::to_owned),
+                    StartedBlock::ToolUse {
+                        id,
+                        name,
+                        toolset_name,
+                    } => PartialBlock::ToolUse {
+                        id,
+                        name,
+                        toolset_name,
                         json: String::new(),
                     },
-                    Some("thinking") => PartialBlock::Thinking {
-                        thinking: str_field(block, "thinking"),
-                        signature: str_field(block, "signature"),
+                    StartedBlock::Thinking {
+                        thinking,
+                        signature,
+                    } => PartialBlock::Thinking {
+                        thinking,
+                        signature,
                     },
-                    _ => PartialBlock::Other(block.clone()),
-                };
-                self.blocks.push(partial);
+                    StartedBlock::RedactedThinking { data } => PartialBlock::RedactedThinking(data),
+                    StartedBlock::Other => PartialBlock::Other,
+                });
             }
-            "content_block_delta" => {
-                let index = data["index"].as_u64().unwrap_or(u64::MAX) as usize;
+            Event::ContentBlockDelta { index, delta } => {
                 let block = self.blocks.get_mut(index).ok_or_else(|| {
                     protocol_error(format!("delta for unknown content block {index}"))
                 })?;
-                let delta = &data["delta"];
-                match (block, delta["type"].as_str()) {
-                    (PartialBlock::Text(text), Some("text_delta")) => {
-                        let piece = str_field(delta, "text");
+                match (block, delta) {
+                    (PartialBlock::Text(text), Delta::Text { text: piece }) => {
                         text.push_str(&piece);
                         on_event(StreamEvent::TextDelta(piece));
                     }
-                    (PartialBlock::ToolUse { json, .. }, Some("input_json_delta")) => {
-                        json.push_str(delta["partial_json"].as_str().unwrap_or_default());
+                    (PartialBlock::ToolUse { json, .. }, Delta::InputJson { partial_json }) => {
+                        json.push_str(&partial_json);
                     }
-                    (PartialBlock::Thinking { thinking, .. }, Some("thinking_delta")) => {
-                        let piece = str_field(delta, "thinking");
+                    (
+                        PartialBlock::Thinking { thinking, .. },
+                        Delta::Thinking { thinking: piece },
+                    ) => {
                         thinking.push_str(&piece);
                         on_event(StreamEvent::ThinkingDelta(piece));
                     }
-                    (PartialBlock::Thinking { signature, .. }, Some("signature_delta")) => {
-                        signature.push_str(delta["signature"].as_str().unwrap_or_default());
+                    (
+                        PartialBlock::Thinking { signature, .. },
+                        Delta::Signature { signature: piece },
+                    ) => {
+                        signature.push_str(&piece);
                     }
-                    _ => {} // citations and other deltas this client does not render
+                    _ => {}
                 }
             }
-            "content_block_stop" => {}
-            "message_delta" => {
-                if let Some(reason) = data.pointer("/delta/stop_reason").filter(|v| !v.is_null()) {
-                    self.stop_reason = serde_json::from_value(reason.clone()).ok();
+            Event::MessageDelta { delta, usage } => {
+                if let Some(reason) = delta.stop_reason {
+                    self.stop_reason = Some(reason);
                 }
-                if let Some(usage) = data.get("usage") {
-                    merge_usage(&mut self.usage, usage);
-                }
+                self.merge_usage(usage);
             }
-            "message_stop" => return Ok(Some(self.finish())),
-            "error" => {
-                let kind = data
-                    .pointer("/error/type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                let message = data
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("error event in stream");
-                let kind = match kind_for_error_type(kind) {
+            Event::MessageStop => return Ok(Some(self.finish())),
+            Event::Error { error } => {
+                let kind = match kind_for_error_type(&error.error_type) {
                     ErrorKind::InvalidRequest | ErrorKind::Protocol => ErrorKind::StreamCut,
                     kind => kind,
                 };
+                let message = error.message.as_deref().unwrap_or("error event in stream");
                 return Err(decode_error(kind, message));
             }
-            _ => unreachable!("filtered above"),
+            Event::Unknown => {}
         }
         Ok(None)
     }
 }
 
 impl StreamAssembler {
+    /// Usage fields are cumulative: a later event's value replaces an earlier one.
+    fn merge_usage(&mut self, wire: Option<WireUsage>) {
+        let Some(wire) = wire else { return };
+        let usage = &mut self.usage;
+        let fields = [
+            (wire.input_tokens, &mut usage.input_tokens),
+            (wire.output_tokens, &mut usage.output_tokens),
+            (
+                wire.cache_creation_input_tokens,
+                &mut usage.cache_creation_input_tokens,
+            ),
+            (
+                wire.cache_read_input_tokens,
+                &mut usage.cache_read_input_tokens,
+            ),
+        ];
+        for (value, slot) in fields {
+            if let Some(n) = value {
+                *slot = n;
+            }
+        }
+    }
+
     fn finish(&mut self) -> ModelResponse {
         let mut malformed = Vec::new();
         let content = std::mem::take(&mut self.blocks)
@@ -453,7 +607,10 @@ impl StreamAssembler {
                     thinking,
                     signature,
                 }),
-                PartialBlock::Other(value) => serde_json::from_value(value).ok(),
+                PartialBlock::RedactedThinking(data) => {
+                    Some(ContentBlock::RedactedThinking { data })
+                }
+                PartialBlock::Other => None,
             })
             .collect();
         ModelResponse {
@@ -461,31 +618,6 @@ impl StreamAssembler {
             stop_reason: self.stop_reason.take().unwrap_or(StopReason::EndTurn),
             usage: self.usage,
             malformed_tool_inputs: malformed,
-        }
-    }
-}
-
-fn str_field(value: &Value, field: &str) -> String {
-    value[field].as_str().unwrap_or_default().to_string()
-}
-
-/// Usage fields are cumulative: a later event's value replaces an earlier one.
-fn merge_usage(usage: &mut Usage, value: &Value) {
-    let fields: [(&str, &mut u64); 4] = [
-        ("input_tokens", &mut usage.input_tokens),
-        ("output_tokens", &mut usage.output_tokens),
-        (
-            "cache_creation_input_tokens",
-            &mut usage.cache_creation_input_tokens,
-        ),
-        (
-            "cache_read_input_tokens",
-            &mut usage.cache_read_input_tokens,
-        ),
-    ];
-    for (name, slot) in fields {
-        if let Some(n) = value.get(name).and_then(Value::as_u64) {
-            *slot = n;
         }
     }
 }
@@ -512,7 +644,9 @@ fn protocol_error(message: String) -> ProviderError {
 mod tests {
     use super::*;
 
-    fn sse(event: &str, data: Value) -> SseEvent {
+    /// An event as the API sends it: its name also in the data's `type`.
+    fn sse(event: &str, mut data: Value) -> SseEvent {
+        data["type"] = json!(event);
         SseEvent {
             event: event.into(),
             data: data.to_string(),

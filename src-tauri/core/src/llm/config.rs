@@ -8,8 +8,10 @@ use std::sync::Arc;
 use super::anthropic::{self, Anthropic, AnthropicConfig};
 use super::claude::Effort;
 use super::openai::{self, OpenAi, OpenAiConfig, Service};
+use super::providers::{KeyVariable, ProviderKind, WireFormat, known_ids};
 use super::tool_fallbacks::{self, FallbackMemory};
 use super::{Provider, RetryPolicy};
+use crate::secrets::ApiKey;
 
 /// What the person chose; `None` leaves it to the environment and the defaults.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -17,109 +19,6 @@ pub struct ProviderSettings {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProviderKind {
-    Anthropic,
-    OpenAi,
-    Azure,
-    OpenRouter,
-    Ollama,
-    LmStudio,
-    Vllm,
-    /// Any other server that speaks Chat Completions, at a base URL.
-    Compatible,
-}
-
-impl ProviderKind {
-    pub const ALL: [ProviderKind; 8] = [
-        Self::Anthropic,
-        Self::OpenAi,
-        Self::Azure,
-        Self::OpenRouter,
-        Self::Ollama,
-        Self::LmStudio,
-        Self::Vllm,
-        Self::Compatible,
-    ];
-
-    /// The name in settings, on the command line, in `LLM_PROVIDER`, and (for those with a
-    /// key) of the keyring entry.
-    pub fn id(self) -> &'static str {
-        match self {
-            Self::Anthropic => "anthropic",
-            Self::OpenAi => "openai",
-            Self::Azure => "azure",
-            Self::OpenRouter => "openrouter",
-            Self::Ollama => "ollama",
-            Self::LmStudio => "lmstudio",
-            Self::Vllm => "vllm",
-            Self::Compatible => "compatible",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Self> {
-        let name = name.trim().to_ascii_lowercase();
-        let alias = match name.as_str() {
-            "azure-openai" | "azure_openai" => "azure",
-            "lm-studio" | "lm_studio" => "lmstudio",
-            "local" | "openai-compatible" => "compatible",
-            other => other,
-        };
-        Self::ALL.into_iter().find(|kind| kind.id() == alias)
-    }
-
-    /// What the window's settings call it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Anthropic => "Anthropic",
-            Self::OpenAi => "OpenAI",
-            Self::Azure => "Azure OpenAI",
-            Self::OpenRouter => "OpenRouter",
-            Self::Ollama => "Ollama (local)",
-            Self::LmStudio => "LM Studio (local)",
-            Self::Vllm => "vLLM (local)",
-            Self::Compatible => "Other OpenAI-compatible server (base URL)",
-        }
-    }
-
-    /// The variable holding its key; local servers need none.
-    pub fn key_variable(self) -> Option<&'static str> {
-        match self {
-            Self::Anthropic => Some("ANTHROPIC_API_KEY"),
-            Self::OpenAi => Some("OPENAI_API_KEY"),
-            Self::Azure => Some("AZURE_OPENAI_API_KEY"),
-            Self::OpenRouter => Some("OPENROUTER_API_KEY"),
-            Self::Ollama | Self::LmStudio | Self::Vllm | Self::Compatible => None,
-        }
-    }
-
-    /// Where the service is unless told otherwise.
-    pub fn default_base_url(self) -> Option<&'static str> {
-        match self {
-            Self::Anthropic => Some(anthropic::DEFAULT_BASE_URL),
-            Self::OpenAi => Some(openai::OPENAI_BASE_URL),
-            Self::OpenRouter => Some(openai::OPENROUTER_BASE_URL),
-            Self::Ollama => Some("http://localhost:11434/v1"),
-            Self::LmStudio => Some("http://localhost:1234/v1"),
-            Self::Vllm => Some("http://localhost:8000/v1"),
-            Self::Azure | Self::Compatible => None,
-        }
-    }
-
-    pub fn default_model(self) -> Option<&'static str> {
-        match self {
-            Self::Anthropic => Some(anthropic::DEFAULT_MODEL),
-            Self::OpenAi => Some("gpt-4.1"),
-            Self::OpenRouter => Some("anthropic/claude-sonnet-4.5"),
-            _ => None,
-        }
-    }
-}
-
-fn known_providers() -> String {
-    ProviderKind::ALL.map(ProviderKind::id).join(", ")
 }
 
 /// The model's context window in tokens, as its vendor documents it; a conservative 32k for
@@ -203,12 +102,10 @@ pub fn choose(
     let kind = kind_of(setting(&settings.provider), &var)?;
     let mut problems = Vec::new();
 
-    let model = setting(&settings.model).or_else(|| match kind {
-        ProviderKind::Anthropic => var("ANTHROPIC_MODEL"),
-        ProviderKind::Azure => var("OPENAI_MODEL").or_else(|| var("AZURE_OPENAI_DEPLOYMENT")),
-        _ => var("OPENAI_MODEL"),
-    });
-    let model = model.or_else(|| kind.default_model().map(str::to_string));
+    let record = kind.record();
+    let model = setting(&settings.model)
+        .or_else(|| record.model_variables.iter().find_map(|name| var(name)))
+        .or_else(|| record.default_model.map(str::to_string));
     let model = model.unwrap_or_else(|| {
         problems.push(match kind {
             ProviderKind::Azure => {
@@ -219,13 +116,9 @@ pub fn choose(
         String::new()
     });
 
-    let base_url = setting(&settings.base_url).or_else(|| match kind {
-        ProviderKind::Anthropic => var("ANTHROPIC_BASE_URL"),
-        ProviderKind::Azure => var("AZURE_OPENAI_ENDPOINT"),
-        ProviderKind::OpenRouter => None,
-        _ => var("OPENAI_BASE_URL"),
-    });
-    let base_url = base_url.or_else(|| kind.default_base_url().map(str::to_string));
+    let base_url = setting(&settings.base_url)
+        .or_else(|| record.base_url_variable.and_then(&var))
+        .or_else(|| record.default_base_url.map(str::to_string));
     let base_url = base_url.unwrap_or_else(|| {
         problems.push(match kind {
             ProviderKind::Azure => {
@@ -254,27 +147,30 @@ pub fn choose(
         effort
     });
 
-    let api_key = match kind.key_variable() {
-        None => var("OPENAI_API_KEY").unwrap_or_default(),
-        Some(variable) => match var(variable) {
-            Some(key) => key,
-            None => match stored_key(kind.id()) {
-                Ok(Some(key)) if !key.trim().is_empty() => key.trim().to_string(),
-                Ok(_) => {
+    let api_key = match record.key {
+        KeyVariable::Optional(variable) => var(variable).and_then(|key| ApiKey::new(key).ok()),
+        KeyVariable::Required(variable) => {
+            let key = match var(variable) {
+                Some(key) => Ok(Some(key)),
+                None => stored_key(kind.id()),
+            };
+            match key.map(|key| key.and_then(|key| ApiKey::new(key).ok())) {
+                Ok(Some(key)) => Some(key),
+                Ok(None) => {
                     problems.push(format!(
                         "no API key: set {variable} or store one with `deskhand key set {}`",
                         kind.id()
                     ));
-                    String::new()
+                    None
                 }
                 Err(why) => {
                     problems.push(format!(
                         "no API key: {variable} is not set and the stored key cannot be read ({why})"
                     ));
-                    String::new()
+                    None
                 }
-            },
-        },
+            }
+        }
     };
 
     if !problems.is_empty() {
@@ -285,10 +181,11 @@ pub fn choose(
         )));
     }
 
-    let provider: Arc<dyn Provider> = match kind {
-        ProviderKind::Anthropic => Arc::new(
+    let provider: Arc<dyn Provider> = match record.wire {
+        WireFormat::AnthropicMessages => Arc::new(
             Anthropic::new(AnthropicConfig {
-                api_key,
+                api_key: api_key
+                    .ok_or_else(|| ConfigError(format!("cannot use {}: no API key", kind.id())))?,
                 base_url: base_url.clone(),
                 retry,
                 effort,
@@ -298,7 +195,7 @@ pub fn choose(
             })
             .map_err(|e| ConfigError(e.to_string()))?,
         ),
-        _ => {
+        WireFormat::ChatCompletions => {
             let service = match kind {
                 ProviderKind::OpenAi => Service::OpenAi,
                 ProviderKind::OpenRouter => Service::OpenRouter,
@@ -338,7 +235,7 @@ fn kind_of(
         return ProviderKind::parse(&name).ok_or_else(|| {
             ConfigError(format!(
                 "unknown provider `{name}`; the providers are: {}",
-                known_providers()
+                known_ids()
             ))
         });
     }
@@ -346,7 +243,7 @@ fn kind_of(
         return ProviderKind::parse(&name).ok_or_else(|| {
             ConfigError(format!(
                 "LLM_PROVIDER={name} is not a provider; the providers are: {}",
-                known_providers()
+                known_ids()
             ))
         });
     }
@@ -378,7 +275,7 @@ fn kind_of(
                 "several providers are configured ({}): choose one with --provider or \
                  LLM_PROVIDER ({})",
                 variables.join(", "),
-                known_providers()
+                known_ids()
             )))
         }
     }

@@ -393,6 +393,22 @@ pub(crate) fn decode_error(kind: ErrorKind, message: impl Into<String>) -> Provi
     ProviderError::new("", kind, message)
 }
 
+/// Reads one event's data (`what` names it in the error) as its wire type. Data that does not
+/// fit is read again as plain JSON, only to say which is wrong: the text (not JSON, or nested
+/// past serde_json's limit) or its shape.
+pub(crate) fn parse_event<T: serde::de::DeserializeOwned>(
+    what: &str,
+    data: &str,
+) -> Result<T, ProviderError> {
+    serde_json::from_str(data).map_err(|typed| {
+        let message = match serde_json::from_str::<Value>(data) {
+            Err(e) => format!("{what} is not JSON: {e}"),
+            Ok(_) => format!("{what} is not as the API describes it: {typed}"),
+        };
+        decode_error(ErrorKind::Protocol, message)
+    })
+}
+
 fn stream_cut(message: String) -> ProviderError {
     decode_error(ErrorKind::StreamCut, message)
 }

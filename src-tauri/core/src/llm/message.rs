@@ -109,7 +109,9 @@ pub enum ContentBlock {
         data: String,
     },
     /// An output item of OpenAI's Responses API kept as it came (a reasoning item, the raw
-    /// `computer_call` with its safety checks), sent back to that API only.
+    /// `computer_call` with its safety checks), sent back to that API only. Named
+    /// `openai_item` on the wire (the window's type), not serde's `open_ai_item`.
+    #[serde(rename = "openai_item")]
     OpenAiItem {
         item: Value,
     },

@@ -10,6 +10,7 @@ mod message;
 pub mod openai;
 pub mod pricing;
 mod provider;
+pub mod providers;
 pub mod responses;
 mod retry;
 mod sse;

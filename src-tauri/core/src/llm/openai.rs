@@ -4,9 +4,12 @@
 //! and each service's URL and header shape.
 
 use async_trait::async_trait;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::http::{ErrorBody, HttpApi, HttpRequest, StreamDecoder, decode_error, kind_for_status};
+use super::http::{
+    ErrorBody, HttpApi, HttpRequest, StreamDecoder, decode_error, kind_for_status, parse_event,
+};
 use super::provider::parse_tool_input;
 use super::responses;
 use super::{
@@ -14,6 +17,7 @@ use super::{
     ProviderError, RetryPolicy, Role, SseEvent, StopReason, StreamEvent, ToolDefinition,
     ToolResultContent, Usage,
 };
+use crate::secrets::ApiKey;
 
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 pub const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
@@ -45,25 +49,14 @@ impl Service {
     }
 }
 
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct OpenAiConfig {
     pub service: Service,
     /// The `…/v1` base URL, or for Azure the resource endpoint (`https://NAME.openai.azure.com`).
     pub base_url: String,
-    /// Empty for a local server that needs none.
-    pub api_key: String,
+    /// `None` for a local server that needs none.
+    pub api_key: Option<ApiKey>,
     pub retry: RetryPolicy,
-}
-
-// The key must never reach a log line, so Debug leaves it out.
-impl std::fmt::Debug for OpenAiConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenAiConfig")
-            .field("service", &self.service)
-            .field("base_url", &self.base_url)
-            .field("retry", &self.retry)
-            .finish_non_exhaustive()
-    }
 }
 
 pub struct OpenAi {
@@ -102,12 +95,14 @@ impl OpenAi {
     }
 
     fn headers(&self) -> Vec<(&'static str, String)> {
-        let key = &self.config.api_key;
         let mut headers = Vec::new();
-        match self.config.service {
-            Service::Azure { .. } => headers.push(("api-key", key.clone())),
-            _ if !key.is_empty() => headers.push(("authorization", format!("Bearer {key}"))),
-            _ => {}
+        let key = self.config.api_key.as_ref().map(ApiKey::expose);
+        match (&self.config.service, key) {
+            (Service::Azure { .. }, key) => {
+                headers.push(("api-key", key.unwrap_or_default().to_string()))
+            }
+            (_, Some(key)) => headers.push(("authorization", format!("Bearer {key}"))),
+            (_, None) => {}
         }
         if self.config.service == Service::OpenRouter {
             // OpenRouter's app attribution.
@@ -124,7 +119,7 @@ impl Provider for OpenAi {
     }
 
     fn api_key(&self) -> Option<&str> {
-        Some(&self.config.api_key)
+        self.config.api_key.as_ref().map(ApiKey::expose)
     }
 
     async fn stream(
@@ -297,6 +292,63 @@ fn image_part(source: &ImageSource) -> Value {
     json!({"type": "image_url", "image_url": {"url": format!("data:{media_type};base64,{data}")}})
 }
 
+/// One `chat.completion.chunk`, or an error in its place. Servers send `null` for what they
+/// leave out, so every field may be absent.
+#[derive(Deserialize)]
+struct Chunk {
+    /// Free-form: each service shapes it differently ([`ErrorBody`] reads them all).
+    error: Option<Value>,
+    usage: Option<WireUsage>,
+    choices: Option<Vec<Choice>>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    delta: Option<ChoiceDelta>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ChoiceDelta {
+    content: Option<String>,
+    tool_calls: Option<Vec<CallPiece>>,
+}
+
+/// A piece of a tool call: OpenAI sends the id and name once, then argument pieces.
+#[derive(Deserialize)]
+struct CallPiece {
+    index: Option<u64>,
+    id: Option<String>,
+    function: Option<FunctionPiece>,
+}
+
+#[derive(Deserialize)]
+struct FunctionPiece {
+    name: Option<String>,
+    arguments: Option<Arguments>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Arguments {
+    Piece(String),
+    /// A server that sends the arguments as an object sends them whole.
+    Whole(serde_json::Map<String, Value>),
+    Other(serde::de::IgnoredAny),
+}
+
+#[derive(Deserialize)]
+struct WireUsage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    cached_tokens: Option<u64>,
+}
+
 /// Builds the response from `chat.completion.chunk`s.
 #[derive(Default)]
 struct ChunkDecoder {
@@ -328,31 +380,27 @@ impl StreamDecoder for ChunkDecoder {
         if data.is_empty() {
             return Ok(None);
         }
-        let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            decode_error(
-                ErrorKind::Protocol,
-                format!("a stream chunk is not JSON: {e}"),
-            )
-        })?;
-        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+        let chunk: Chunk = parse_event("a stream chunk", data)?;
+        if let Some(error) = chunk.error {
             return Err(stream_error(error));
         }
-        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+        if let Some(usage) = chunk.usage {
             self.read_usage(usage);
         }
         // One choice was asked for; its index is 0.
-        let Some(choice) = chunk["choices"].as_array().and_then(|c| c.first()) else {
+        let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) else {
             return Ok(None); // Azure's content-filter preamble, the usage chunk
         };
-        let delta = &choice["delta"];
-        if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
-            self.text.push_str(text);
-            on_event(StreamEvent::TextDelta(text.to_string()));
+        if let Some(delta) = choice.delta {
+            if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
+                self.text.push_str(&text);
+                on_event(StreamEvent::TextDelta(text));
+            }
+            for call in delta.tool_calls.into_iter().flatten() {
+                self.apply_call(call);
+            }
         }
-        for call in delta["tool_calls"].as_array().into_iter().flatten() {
-            self.apply_call(call);
-        }
-        if let Some(reason) = choice["finish_reason"].as_str() {
+        if let Some(reason) = choice.finish_reason {
             if reason == "error" {
                 return Err(decode_error(
                     ErrorKind::StreamCut,
@@ -360,7 +408,7 @@ impl StreamDecoder for ChunkDecoder {
                 ));
             }
             self.check_calls()?;
-            self.finish_reason = Some(reason.to_string());
+            self.finish_reason = Some(reason);
         }
         Ok(None)
     }
@@ -391,13 +439,15 @@ impl ChunkDecoder {
     /// pieces by `index`; some servers repeat the id, reuse index 0 for every parallel call,
     /// or send no index at all, so a new id always starts a new call, and so does a new name
     /// where there is neither.
-    fn apply_call(&mut self, piece: &Value) {
-        let index = piece["index"].as_u64();
-        let id = piece["id"].as_str().filter(|id| !id.is_empty());
-        let function = &piece["function"];
-        let named = function["name"].as_str().is_some_and(|n| !n.is_empty());
-        let slot = match (id, index) {
-            (Some(id), _) => self.calls.iter().position(|c| c.id == id),
+    fn apply_call(&mut self, piece: CallPiece) {
+        let index = piece.index;
+        let id = piece.id.filter(|id| !id.is_empty());
+        let (name, arguments) = piece
+            .function
+            .map_or((None, None), |f| (f.name, f.arguments));
+        let named = name.as_ref().is_some_and(|n| !n.is_empty());
+        let slot = match (&id, index) {
+            (Some(id), _) => self.calls.iter().position(|c| &c.id == id),
             (None, Some(index)) => self.calls.iter().rposition(|c| c.index == Some(index)),
             // Without id or index, a name starts the next call and arguments continue one.
             (None, None) => self
@@ -409,36 +459,35 @@ impl ChunkDecoder {
         let slot = slot.unwrap_or_else(|| {
             self.calls.push(PartialCall {
                 index,
-                id: id.unwrap_or_default().to_string(),
+                id: id.unwrap_or_default(),
                 ..PartialCall::default()
             });
             self.calls.len() - 1
         });
         let call = &mut self.calls[slot];
-        if let Some(name) = function["name"].as_str()
+        if let Some(name) = name
             && call.name.is_empty()
         {
-            call.name = name.to_string();
+            call.name = name;
         }
-        match &function["arguments"] {
-            Value::String(text) => call.arguments.push_str(text),
-            // A server that sends the arguments as an object sends them whole.
-            object @ Value::Object(_) => call.arguments = object.to_string(),
-            _ => {}
+        match arguments {
+            Some(Arguments::Piece(text)) => call.arguments.push_str(&text),
+            Some(Arguments::Whole(object)) => call.arguments = Value::Object(object).to_string(),
+            Some(Arguments::Other(_)) | None => {}
         }
     }
 
     /// `prompt_tokens` includes the cached ones; they are counted once, as cache reads.
-    fn read_usage(&mut self, usage: &Value) {
-        let prompt = usage["prompt_tokens"].as_u64().unwrap_or(0);
+    fn read_usage(&mut self, usage: WireUsage) {
+        let prompt = usage.prompt_tokens.unwrap_or(0);
         let cached = usage
-            .pointer("/prompt_tokens_details/cached_tokens")
-            .and_then(Value::as_u64)
+            .prompt_tokens_details
+            .and_then(|details| details.cached_tokens)
             .unwrap_or(0)
             .min(prompt);
         self.usage = Usage {
             input_tokens: prompt - cached,
-            output_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
+            output_tokens: usage.completion_tokens.unwrap_or(0),
             cache_creation_input_tokens: 0,
             cache_read_input_tokens: cached,
         };
@@ -491,7 +540,7 @@ impl ChunkDecoder {
 /// An error chunk after HTTP 200 (OpenRouter, vLLM). Its code is often the HTTP status the
 /// failure would have had; anything not clearly final is treated as a cut stream, retried
 /// while nothing was shown.
-fn stream_error(error: &Value) -> ProviderError {
+fn stream_error(error: Value) -> ProviderError {
     let body = ErrorBody::from_value(&json!({ "error": error }));
     let kind = if body.is_context_overflow() {
         ErrorKind::ContextTooLong

@@ -625,6 +625,18 @@ fn stream_error(code: Option<&Value>, message: Option<&Value>) -> ProviderError 
 mod tests {
     use super::*;
 
+    /// The window and docs/ipc.md know the block as `openai_item`; a block the window does
+    /// not know by name broke its chat (serde's own name would be `open_ai_item`).
+    #[test]
+    fn a_kept_item_is_named_openai_item_on_the_wire() {
+        let block = ContentBlock::OpenAiItem {
+            item: serde_json::json!({"type": "reasoning", "id": "rs_1"}),
+        };
+        let wire = serde_json::to_value(&block).unwrap();
+        assert_eq!(wire["type"], "openai_item");
+        assert_eq!(serde_json::from_value::<ContentBlock>(wire).unwrap(), block);
+    }
+
     fn event(value: Value) -> SseEvent {
         SseEvent {
             event: value["type"].as_str().unwrap_or_default().to_string(),

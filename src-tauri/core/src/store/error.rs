@@ -56,6 +56,18 @@ pub enum StoreError {
     /// A note that cannot be stored: empty, too long, or holding a secret.
     #[error("{0}")]
     BadNote(String),
+    /// Another writer stored messages in this session since this one last read it: writing
+    /// would overwrite or interleave with its rows, so nothing is written.
+    #[error(
+        "session `{session}` was changed by another writer (it has {found} messages where this \
+         run expected {expected}); nothing was overwritten. Only one run may write a session at \
+         a time"
+    )]
+    Conflict {
+        session: String,
+        expected: i64,
+        found: i64,
+    },
     #[error("not a Deskhand session export: {0}")]
     BadExport(String),
     /// A file to import could not be read (not a regular file, too large, missing...).

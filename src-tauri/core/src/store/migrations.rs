@@ -11,7 +11,13 @@ use super::StoreError;
 pub const APPLICATION_ID: i32 = 0x446b_4864;
 
 /// Step `n` (from 0) takes the schema from version `n` to `n + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_HISTORY, V2_ACTIONS_AND_SEARCH, V3_SETTINGS, V4_NOTES];
+pub const MIGRATIONS: &[&str] = &[
+    V1_HISTORY,
+    V2_ACTIONS_AND_SEARCH,
+    V3_SETTINGS,
+    V4_NOTES,
+    V5_TASKS,
+];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
@@ -138,6 +144,40 @@ CREATE TRIGGER notes_fts_update AFTER UPDATE OF text ON notes BEGIN
     INSERT INTO notes_fts (notes_fts, rowid, text) VALUES ('delete', old.id, old.text);
     INSERT INTO notes_fts (rowid, text) VALUES (new.id, new.text);
 END;
+";
+
+/// Runs as tasks (`deskhand::tasks`): one row per task, and each event marked with the task
+/// that made it, so a watcher can replay a task's events from the store. Event ids become
+/// AUTOINCREMENT: they are the sequence numbers watchers resume from (`Last-Event-ID`), and
+/// a plain rowid would hand out again the ids of streamed text pieces dropped once their
+/// message is stored.
+const V5_TASKS: &str = "
+CREATE TABLE tasks (
+    id TEXT PRIMARY KEY NOT NULL,
+    session_id TEXT NOT NULL,                 -- no foreign key: a new session is made later
+    state TEXT NOT NULL,                      -- queued | running | waiting_for_approval | done | ...
+    origin TEXT NOT NULL,                     -- cli | api | window
+    prompt TEXT NOT NULL,
+    pid INTEGER NOT NULL,                     -- the process that runs it
+    waiting_for TEXT,                         -- JSON ApprovalRequest while waiting
+    error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE INDEX tasks_by_session ON tasks (session_id, created_at);
+CREATE TABLE events_v4 (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    task_id TEXT
+);
+INSERT INTO events_v4 (id, session_id, type, body, at) SELECT id, session_id, type, body, at FROM events;
+DROP TABLE events;
+ALTER TABLE events_v4 RENAME TO events;
+CREATE INDEX events_by_session ON events (session_id, id);
+CREATE INDEX events_by_task ON events (task_id, id);
 ";
 
 /// Applies the steps a database at `user_version` has not had yet.

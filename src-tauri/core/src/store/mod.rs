@@ -24,6 +24,7 @@ mod recorder;
 mod search;
 mod sessions;
 mod settings;
+mod tasks;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -36,6 +37,7 @@ pub use export::{EXPORT_FORMAT, ExportFormat};
 pub use images::SCREENSHOTS_DIR;
 pub use open::DB_FILE;
 pub use recorder::{INTERRUPTED, Recorder};
+pub(crate) use sessions::title_from;
 pub use sessions::{LoadedSession, SessionHit, SessionSummary};
 
 /// The history in one data directory. Cheap to clone; every clone shares one connection, so

@@ -25,6 +25,13 @@ pub struct Recorder {
     /// replaces it, because the loop merged content into it.
     message_count: i64,
     last_role: Option<Role>,
+    /// The session's message count in the store as this recorder last saw it: a message is
+    /// written only if it is still so, so a second writer fails instead of overwriting.
+    stored_count: i64,
+    /// The task whose events these are (`deskhand::tasks`), if any.
+    task_id: Option<String>,
+    /// The id of the last event stored: the event's sequence number for watchers.
+    last_event_id: Option<i64>,
     /// Action-log rows by `tool_use` id, for the decision and result that follow the call.
     actions: HashMap<String, i64>,
     /// The first `text_delta` or `thinking_delta` row since the last message: once the
@@ -57,7 +64,7 @@ impl Recorder {
             })?;
             Ok(())
         })?;
-        Ok(Self::at(store, session_id, &[]))
+        Ok(Self::at(store, session_id, &[], 0))
     }
 
     /// Continues a stored session: returns its history ready to send, repaired if a run was
@@ -76,7 +83,7 @@ impl Recorder {
         let first_change = (0..history.len())
             .find(|&i| before.get(i) != history.get(i) || i >= stored)
             .unwrap_or(history.len());
-        let mut recorder = Self::at(store, session_id, &history[..first_change]);
+        let mut recorder = Self::at(store, session_id, &history[..first_change], stored as i64);
         for (index, message) in history.iter().enumerate().skip(first_change) {
             for block in &message.content {
                 if let ContentBlock::ToolResult {
@@ -97,17 +104,21 @@ impl Recorder {
             let len = history.len() as i64;
             store.with(|conn| messages::truncate(conn, session_id, len))?;
             recorder.message_count = len;
+            recorder.stored_count = len;
             recorder.last_role = history.last().map(|m| m.role);
         }
         Ok((recorder, history))
     }
 
-    fn at(store: &Store, session_id: &str, history: &[Message]) -> Self {
+    fn at(store: &Store, session_id: &str, history: &[Message], stored_count: i64) -> Self {
         Self {
             store: store.clone(),
             session_id: session_id.into(),
             message_count: history.len() as i64,
             last_role: history.last().map(|m| m.role),
+            stored_count,
+            task_id: None,
+            last_event_id: None,
             actions: HashMap::new(),
             first_delta: None,
         }
@@ -117,20 +128,35 @@ impl Recorder {
         &self.session_id
     }
 
+    /// Marks every event recorded from now on as the task's.
+    pub fn for_task(mut self, task_id: &str) -> Self {
+        self.task_id = Some(task_id.into());
+        self
+    }
+
+    /// The stored id of the last event recorded: events' ids grow with time, so a watcher
+    /// that has seen this one asks for those after it.
+    pub fn last_event_id(&self) -> Option<i64> {
+        self.last_event_id
+    }
+
     /// Stores one event, committed before this returns. Returns the event as stored: JSON
     /// with images as refs, the form the window is sent.
     pub fn record(&mut self, event: &AgentEvent) -> Result<Value, StoreError> {
         let store = self.store.clone();
-        let (body, change) = store.with(|conn| {
+        let (body, change, event_id) = store.with(|conn| {
             let tx = conn.transaction()?;
             let (body, change) = self.write(&tx, event)?;
+            let event_id = tx.last_insert_rowid();
             tx.commit()?;
-            Ok((body, change))
+            Ok((body, change, event_id))
         })?;
+        self.last_event_id = Some(event_id);
         match change {
             Change::None => {}
             Change::Message { seq, role } => {
                 self.message_count = seq + 1;
+                self.stored_count = self.stored_count.max(seq + 1);
                 self.last_role = Some(role);
                 if role == Role::Assistant {
                     self.first_delta = None;
@@ -163,6 +189,19 @@ impl Recorder {
                     (Role::User, Some(Role::User)) => self.message_count - 1,
                     _ => self.message_count,
                 };
+                // The rows themselves (the session's counter may be an import's).
+                let found: i64 = tx
+                    .prepare_cached(
+                        "SELECT coalesce(max(seq) + 1, 0) FROM messages WHERE session_id = ?1",
+                    )?
+                    .query_row([id], |r| r.get(0))?;
+                if found != self.stored_count {
+                    return Err(StoreError::Conflict {
+                        session: id.into(),
+                        expected: self.stored_count,
+                        found,
+                    });
+                }
                 body["message"]["content"] =
                     messages::upsert(tx, self.store.dir(), id, seq, message)?;
                 if message.role == Role::User {
@@ -241,13 +280,14 @@ impl Recorder {
             _ => {}
         }
         tx.prepare_cached(
-            "INSERT INTO events (session_id, type, body, at) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO events (session_id, type, body, at, task_id) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
         .execute(params![
             id,
             body["type"].as_str().unwrap_or_default(),
             super::to_stored(&body)?,
-            now
+            now,
+            self.task_id
         ])?;
         if matches!(
             event,

@@ -88,7 +88,8 @@ impl Store {
                 }
             }
             // Snippets are cut here, not by FTS5's snippet(): that would run the query again
-            // for each hit, and a prefix query's setup alone takes 20 ms for a common word.
+            // for each hit, and a prefix query's setup is slow for a common word
+            // (docs/benchmarks.md, "The history and the notes").
             let terms = lowercase_words(query);
             let mut text = conn.prepare_cached("SELECT text FROM messages WHERE id = ?1")?;
             let mut hits = Vec::with_capacity(newest.len());

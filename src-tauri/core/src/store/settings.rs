@@ -5,6 +5,12 @@ use serde_json::Value;
 
 use super::{Store, StoreError};
 use crate::agent::Budget;
+use crate::agent::verify::SavedCheck;
+
+/// Where a session's saved check is kept: one setting per session.
+pub(super) fn check_key(session_id: &str) -> String {
+    format!("session_check.{session_id}")
+}
 
 impl Store {
     pub fn setting(&self, key: &str) -> Result<Option<Value>, StoreError> {
@@ -52,5 +58,28 @@ impl Store {
             Budget::MAX_TOKENS_SETTING,
             &budget.max_tokens.map_or(Value::Null, Value::from),
         )
+    }
+
+    /// The check saved with a session (the window's settings for that session), if any.
+    pub fn session_check(&self, session_id: &str) -> Result<Option<SavedCheck>, StoreError> {
+        Ok(self
+            .setting(&check_key(session_id))?
+            .and_then(|value| serde_json::from_value(value).ok()))
+    }
+
+    /// Saves a session's check; `None` removes it.
+    pub fn set_session_check(
+        &self,
+        session_id: &str,
+        check: Option<&SavedCheck>,
+    ) -> Result<(), StoreError> {
+        let key = check_key(session_id);
+        match check {
+            Some(check) => self.set_setting(&key, &serde_json::to_value(check)?),
+            None => self.with(|conn| {
+                conn.execute("DELETE FROM settings WHERE key = ?1", [&key])?;
+                Ok(())
+            }),
+        }
     }
 }

@@ -13,12 +13,15 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
-use super::{ActionPlan, Tool, ToolContext, ToolOutput, capped::CappedOutput};
+use super::launch::Launch;
+use super::{ActionPlan, Tool, ToolContext, ToolOutput, capped::CappedOutput, input};
 use crate::llm::{AnthropicNativeTool, ToolDefinition};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -35,6 +38,7 @@ pub struct BashTool {
     shell: Mutex<Option<Shell>>,
     timeout: Duration,
     output_limit: usize,
+    launch: Launch,
 }
 
 impl BashTool {
@@ -43,6 +47,63 @@ impl BashTool {
             shell: Mutex::new(None),
             timeout,
             output_limit,
+            launch: Launch::default(),
+        }
+    }
+
+    /// The shell started on a desktop or in a sandbox.
+    pub fn with_launch(mut self, launch: Launch) -> Self {
+        self.launch = launch;
+        self
+    }
+}
+
+// Field doc comments are the descriptions the model reads in the schema.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct BashInput {
+    /// The bash command to run.
+    command: Option<String>,
+    /// Start a fresh shell instead.
+    restart: Option<bool>,
+}
+
+/// What a call asks for, checked.
+enum BashCall {
+    Run(String),
+    Restart,
+}
+
+impl BashInput {
+    fn read(input: &Value) -> Result<BashCall, String> {
+        let input: Self = input::read("bash", input)?;
+        match input {
+            Self {
+                restart: Some(true),
+                ..
+            } => Ok(BashCall::Restart),
+            Self {
+                command: Some(command),
+                ..
+            } if !command.trim().is_empty() => Ok(BashCall::Run(command)),
+            _ => Err(
+                "give `command` (the shell command to run), or `restart: true` for a fresh shell"
+                    .into(),
+            ),
+        }
+    }
+}
+
+impl BashTool {
+    async fn restart(&self) -> ToolOutput {
+        let mut slot = self.shell.lock().await;
+        *slot = None; // dropping the shell kills its process group
+        match Shell::start(&self.launch) {
+            Ok(shell) => {
+                *slot = Some(shell);
+                ToolOutput::text("The shell has been restarted.")
+            }
+            Err(e) => ToolOutput::error(e),
         }
     }
 }
@@ -53,14 +114,7 @@ impl Tool for BashTool {
         ToolDefinition {
             name: "bash".into(),
             description: DESCRIPTION.into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "description": "The bash command to run."},
-                    "restart": {"type": "boolean", "description": "Start a fresh shell instead."}
-                },
-                "additionalProperties": false
-            }),
+            input_schema: input::schema::<BashInput>(),
             anthropic: Some(AnthropicNativeTool::new(
                 json!({"type": "bash_20250124", "name": "bash"}),
                 None,
@@ -69,53 +123,43 @@ impl Tool for BashTool {
     }
 
     fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
-        if input["restart"].as_bool() == Some(true) {
-            return Ok(ActionPlan {
+        match BashInput::read(input)? {
+            BashCall::Restart => Ok(ActionPlan {
                 kind: "bash".into(),
                 read_only: false,
                 summary: "restart the bash shell".into(),
                 detail: json!({"restart": true}),
-            });
-        }
-        match input["command"].as_str() {
-            Some(command) if !command.trim().is_empty() => Ok(ActionPlan {
+                target: None,
+            }),
+            BashCall::Run(command) => Ok(ActionPlan {
                 kind: "bash".into(),
                 read_only: false,
                 summary: format!("bash: {command}"),
                 detail: json!({"command": command, "timeout_s": self.timeout.as_secs_f64()}),
+                target: None,
             }),
-            _ => Err(
-                "give `command` (the shell command to run), or `restart: true` for a fresh shell"
-                    .into(),
-            ),
         }
     }
 
     async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
+        let command = match BashInput::read(input) {
+            Ok(BashCall::Run(command)) => command,
+            Ok(BashCall::Restart) => return self.restart().await,
+            Err(message) => return ToolOutput::error(message),
+        };
         let mut slot = self.shell.lock().await;
-        if input["restart"].as_bool() == Some(true) {
-            *slot = None; // dropping the shell kills its process group
-            return match Shell::start() {
-                Ok(shell) => {
-                    *slot = Some(shell);
-                    ToolOutput::text("The shell has been restarted.")
-                }
-                Err(e) => ToolOutput::error(e),
-            };
-        }
-        let command = input["command"].as_str().unwrap_or_default();
         // Taken out of the slot while the command runs: if this call is dropped midway (a
         // stop), the shell drops with it and its process group is killed.
         let mut shell = match slot.take() {
             Some(shell) => shell,
-            None => match Shell::start() {
+            None => match Shell::start(&self.launch) {
                 Ok(shell) => shell,
                 Err(e) => return ToolOutput::error(e),
             },
         };
         let mut outputs = Outputs::new(self.output_limit);
         let ended = tokio::select! {
-            ended = tokio::time::timeout(self.timeout, shell.execute(command, &mut outputs)) => ended,
+            ended = tokio::time::timeout(self.timeout, shell.execute(&command, &mut outputs)) => ended,
             () = ctx.cancel.cancelled() => return ToolOutput::error(crate::agent::CANCELLED),
         };
         if !matches!(ended, Ok(Ok(Ended::Status(_)))) {
@@ -191,20 +235,14 @@ struct Shell {
 }
 
 impl Shell {
-    fn start() -> Result<Shell, String> {
-        let mut command = Command::new("bash");
+    fn start(launch: &Launch) -> Result<Shell, String> {
+        let mut command = launch.command("bash", &["--noprofile", "--norc"]);
         command
-            .args(["--noprofile", "--norc"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
         crate::processes::keep(&mut command);
-        for (name, _) in std::env::vars_os() {
-            if super::is_withheld_variable(&name) {
-                command.env_remove(name);
-            }
-        }
         let mut child = command
             .spawn()
             .map_err(|e| format!("cannot start bash: {e}"))?;

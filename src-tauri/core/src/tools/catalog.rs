@@ -7,8 +7,10 @@ use super::bash::{self, BashTool};
 use super::computer::ComputerTool;
 use super::computer::scaling::Size;
 use super::editor::EditorTool;
+use super::launch::Launch;
 use super::memory::MemoryTool;
 use super::plan::PlanTool;
+use super::ui::UiTool;
 use super::{RegistryError, Tool, ToolRegistry};
 use crate::store::Store;
 
@@ -31,6 +33,15 @@ pub struct ToolSettings {
     /// The history and the run's session, which the `memory` and `plan` tools work on;
     /// without them those two are not offered.
     pub memory: Option<MemoryAccess>,
+    /// The X display the computer tool works on (an agent desktop's `:N`); `None`: this
+    /// process's display.
+    pub display: Option<String>,
+    /// How the programs the tools start are launched (the desktop's environment, the
+    /// sandbox).
+    pub launch: Launch,
+    /// Whether the agent's programs are sandboxed: the editor, which works in this process
+    /// and would reach past the sandbox, is then not offered.
+    pub sandboxed: bool,
 }
 
 /// What the `memory` and `plan` tools need: the store, and the session the run is in (new,
@@ -60,6 +71,9 @@ impl Default for ToolSettings {
             bash_output_limit: bash::DEFAULT_OUTPUT_LIMIT,
             editor_max_characters: None,
             memory: None,
+            display: None,
+            launch: Launch::default(),
+            sandboxed: false,
         }
     }
 }
@@ -75,20 +89,41 @@ pub enum CatalogError {
 }
 
 /// Every built-in tool name, in the order they are offered.
-pub const BUILTIN: &[&str] = &["computer", "bash", "editor", "memory", "plan"];
+pub const BUILTIN: &[&str] = &["computer", "ui", "bash", "editor", "memory", "plan"];
 
-/// Makes one built-in tool, or says why it cannot work on this machine.
-fn make(name: &str, settings: &ToolSettings) -> Result<Arc<dyn Tool>, CatalogError> {
+/// Makes one built-in tool, or says why it cannot work on this machine. `computer` is the
+/// run's one computer tool, opened on first need: the `ui` tool acts through it and shares
+/// its refs.
+fn make(
+    name: &str,
+    settings: &ToolSettings,
+    computer: &mut Option<ComputerTool>,
+) -> Result<Arc<dyn Tool>, CatalogError> {
     let unavailable = |reason: String| CatalogError::Unavailable {
         tool: name.to_string(),
         reason,
     };
     match name {
-        "computer" => Ok(Arc::new(ComputerTool::open(settings).map_err(unavailable)?)),
-        "bash" => Ok(Arc::new(BashTool::new(
-            settings.bash_timeout,
-            settings.bash_output_limit,
-        ))),
+        "computer" | "ui" => {
+            let tool = match computer {
+                Some(tool) => tool.clone(),
+                None => computer
+                    .insert(ComputerTool::open(settings).map_err(unavailable)?)
+                    .clone(),
+            };
+            if name == "computer" {
+                return Ok(Arc::new(tool));
+            }
+            let tree = tool.tree().unwrap_or_else(crate::elements::desktop_tree);
+            Ok(Arc::new(UiTool::new(tool, tree)))
+        }
+        "bash" => Ok(Arc::new(
+            BashTool::new(settings.bash_timeout, settings.bash_output_limit)
+                .with_launch(settings.launch.clone()),
+        )),
+        "editor" if settings.sandboxed => Err(unavailable(
+            "it works outside the sandbox; in a sandbox files are edited through bash".into(),
+        )),
         "editor" => Ok(Arc::new(EditorTool::new(settings.editor_max_characters))),
         "memory" | "plan" => {
             let access = settings.memory.as_ref().ok_or_else(|| {
@@ -117,15 +152,16 @@ pub fn registry(
     settings: &ToolSettings,
 ) -> Result<ToolRegistry, CatalogError> {
     let mut registry = ToolRegistry::default();
+    let mut computer = None;
     match requested {
         Some(names) => {
             for name in names {
-                registry.register(make(name, settings)?)?;
+                registry.register(make(name, settings, &mut computer)?)?;
             }
         }
         None => {
             for name in BUILTIN {
-                match make(name, settings) {
+                match make(name, settings, &mut computer) {
                     Ok(tool) => registry.register(tool)?,
                     Err(CatalogError::Unavailable { .. }) => {}
                     Err(other) => return Err(other),

@@ -10,10 +10,12 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Component, Path, PathBuf};
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use similar::{Algorithm, ChangeTag};
 
-use super::{ActionPlan, Tool, ToolContext, ToolOutput};
+use super::{ActionPlan, Tool, ToolContext, ToolOutput, input};
 use crate::files::{self, ReadError};
 use crate::llm::{AnthropicNativeTool, ToolDefinition};
 
@@ -72,39 +74,25 @@ impl Tool for EditorTool {
         ToolDefinition {
             name: NAME.into(),
             description: DESCRIPTION.into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert"]},
-                    "path": {"type": "string", "description": "An absolute path."},
-                    "view_range": {
-                        "type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2,
-                        "description": "view: first and last line to show, 1-based; -1 as the last means the end."
-                    },
-                    "file_text": {"type": "string", "description": "create: the file's content."},
-                    "old_str": {"type": "string", "description": "str_replace: text that occurs exactly once."},
-                    "new_str": {"type": "string", "description": "str_replace: the replacement."},
-                    "insert_text": {"type": "string", "description": "insert: the text to insert (older models send it as `new_str`)."},
-                    "insert_line": {"type": "integer", "minimum": 0, "description": "insert: the line to insert after; 0 for the top."}
-                },
-                "required": ["command", "path"]
-            }),
+            input_schema: input::schema::<EditorInput>(),
             anthropic: Some(AnthropicNativeTool::new(native, None)),
         }
     }
 
     fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
-        let command = input["command"].as_str().unwrap_or_default();
-        let path = absolute(input)?;
-        if command == "view" {
+        let input: EditorInput = input::read(NAME, input)?;
+        let command = input.command;
+        let path = absolute(&input)?;
+        if command == EditorCommand::View {
             return Ok(ActionPlan {
                 kind: "editor.view".into(),
                 read_only: true,
                 summary: format!("view {}", path.display()),
                 detail: json!({"path": path}),
+                target: None,
             });
         }
-        let edit = Edit::compute(command, &path, input)?;
+        let edit = Edit::compute(&path, &input)?;
         let shown = path.display().to_string();
         let old_name = if edit.old.is_some() {
             shown.as_str()
@@ -118,26 +106,29 @@ impl Tool for EditorTool {
             &shown,
         );
         Ok(ActionPlan {
-            kind: format!("editor.{command}"),
+            kind: format!("editor.{}", command.name()),
             read_only: false,
-            summary: format!("{command} {shown} (+{added} -{removed} lines)"),
+            summary: format!("{} {shown} (+{added} -{removed} lines)", command.name()),
             detail: json!({"path": path, "diff": unified}),
+            target: None,
         })
     }
 
     /// The file work runs on a blocking thread, never on the async loop; a stop answers at
     /// once, and a stop that comes before the write means nothing is written.
     async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        let command = input["command"].as_str().unwrap_or_default().to_string();
-        let input = input.clone();
+        let input: EditorInput = match input::read(NAME, input) {
+            Ok(input) => input,
+            Err(message) => return ToolOutput::error(message),
+        };
         let cap = self.view_cap();
         let cancel = ctx.cancel.clone();
         let work = tokio::task::spawn_blocking(move || {
             let path = absolute(&input)?;
-            if command == "view" {
+            if input.command == EditorCommand::View {
                 return view(&path, &input, &cap);
             }
-            let edit = Edit::compute(&command, &path, &input)?;
+            let edit = Edit::compute(&path, &input)?;
             if cancel.is_cancelled() {
                 return Err(crate::agent::CANCELLED.to_string());
             }
@@ -157,8 +148,48 @@ impl Tool for EditorTool {
     }
 }
 
-fn absolute(input: &Value) -> Result<PathBuf, String> {
-    let path = PathBuf::from(input["path"].as_str().unwrap_or_default());
+// A call's input. Field doc comments are the descriptions the model reads in the schema.
+#[derive(Deserialize, JsonSchema)]
+struct EditorInput {
+    command: EditorCommand,
+    /// An absolute path.
+    path: String,
+    /// view: first and last line to show, 1-based; -1 as the last means the end.
+    view_range: Option<[i64; 2]>,
+    /// create: the file's content.
+    file_text: Option<String>,
+    /// str_replace: text that occurs exactly once.
+    old_str: Option<String>,
+    /// str_replace: the replacement.
+    new_str: Option<String>,
+    /// insert: the text to insert (older models send it as `new_str`).
+    insert_text: Option<String>,
+    /// insert: the line to insert after; 0 for the top.
+    insert_line: Option<u64>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum EditorCommand {
+    View,
+    Create,
+    StrReplace,
+    Insert,
+}
+
+impl EditorCommand {
+    fn name(self) -> &'static str {
+        match self {
+            Self::View => "view",
+            Self::Create => "create",
+            Self::StrReplace => "str_replace",
+            Self::Insert => "insert",
+        }
+    }
+}
+
+fn absolute(input: &EditorInput) -> Result<PathBuf, String> {
+    let path = PathBuf::from(&input.path);
     if path.as_os_str().is_empty() {
         return Err("`path` is empty; give an absolute path".into());
     }
@@ -198,9 +229,9 @@ fn read_text(path: &Path, limit: u64) -> Result<String, String> {
     })
 }
 
-fn view(path: &Path, input: &Value, cap: &ViewCap) -> Result<String, String> {
+fn view(path: &Path, input: &EditorInput, cap: &ViewCap) -> Result<String, String> {
     if path.is_dir() {
-        if !input["view_range"].is_null() {
+        if input.view_range.is_some() {
             return Err(format!(
                 "{} is a directory; `view_range` applies to files only",
                 path.display()
@@ -211,11 +242,9 @@ fn view(path: &Path, input: &Value, cap: &ViewCap) -> Result<String, String> {
     let text = read_text(path, MAX_VIEW_BYTES)?;
     let lines: Vec<&str> = text.lines().collect();
     let count = lines.len();
-    let (first, last) = match input["view_range"].as_array() {
+    let (first, last) = match input.view_range {
         None => (1, count),
-        Some(range) => {
-            let start = range[0].as_i64().unwrap_or(0);
-            let end = range[1].as_i64().unwrap_or(0);
+        Some([start, end]) => {
             if start < 1 || start as usize > count.max(1) {
                 return Err(format!(
                     "invalid `view_range` [{start}, {end}]: the first line must be between 1 and {count}, the file's last line"
@@ -368,16 +397,18 @@ struct Edit {
 }
 
 impl Edit {
-    fn compute(command: &str, path: &Path, input: &Value) -> Result<Edit, String> {
+    fn compute(path: &Path, input: &EditorInput) -> Result<Edit, String> {
         let shown = path.display();
-        let field = |name: &str| {
-            input[name]
-                .as_str()
+        let command = input.command.name();
+        let field = |value: &Option<String>, name: &str| {
+            value
+                .clone()
                 .ok_or_else(|| format!("`{command}` needs `{name}`"))
         };
-        match command {
-            "create" => {
-                let text = field("file_text")?;
+        match input.command {
+            EditorCommand::View => Err("`view` changes nothing".into()),
+            EditorCommand::Create => {
+                let text = field(&input.file_text, "file_text")?;
                 let (target, old) = match std::fs::symlink_metadata(path) {
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                         refuse_steps_through_new_directories(path)?;
@@ -398,20 +429,23 @@ impl Edit {
                 Ok(Edit {
                     target,
                     old,
-                    new: text.to_string(),
+                    new: text,
                     report,
                 })
             }
-            "str_replace" => {
-                let old_str = field("old_str")?;
-                let new_str = input["new_str"].as_str().unwrap_or_default();
+            EditorCommand::StrReplace => {
+                let old_str = field(&input.old_str, "old_str")?;
+                let new_str = input.new_str.as_deref().unwrap_or_default();
                 if old_str.is_empty() {
                     return Err(
                         "`old_str` is empty; give text that occurs exactly once in the file".into(),
                     );
                 }
                 let text = read_text(path, MAX_EDIT_BYTES)?;
-                let starts: Vec<usize> = text.match_indices(old_str).map(|(at, _)| at).collect();
+                let starts: Vec<usize> = text
+                    .match_indices(old_str.as_str())
+                    .map(|(at, _)| at)
+                    .collect();
                 let at = match starts.as_slice() {
                     [at] => *at,
                     [] => {
@@ -441,9 +475,9 @@ impl Edit {
                     report,
                 })
             }
-            "insert" => {
+            EditorCommand::Insert => {
                 // `text_editor_20250728` models send `insert_text`; older ones `new_str`.
-                let new_str = match (input["insert_text"].as_str(), input["new_str"].as_str()) {
+                let new_str = match (input.insert_text.as_deref(), input.new_str.as_deref()) {
                     (Some(text), _) | (None, Some(text)) => text,
                     (None, None) => {
                         return Err(
@@ -452,7 +486,7 @@ impl Edit {
                         );
                     }
                 };
-                let Some(after) = input["insert_line"].as_u64() else {
+                let Some(after) = input.insert_line else {
                     return Err("`insert` needs `insert_line` (0 for the top of the file)".into());
                 };
                 let text = read_text(path, MAX_EDIT_BYTES)?;
@@ -486,9 +520,6 @@ impl Edit {
                     report,
                 })
             }
-            other => Err(format!(
-                "unknown command `{other}`; use view, create, str_replace or insert"
-            )),
         }
     }
 }

@@ -3,6 +3,8 @@
 //! showing the note; searching and recalling only read the local history.
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ActionPlan, Tool, ToolContext, ToolOutput};
@@ -33,10 +35,7 @@ impl MemoryTool {
         }
     }
 
-    fn existing(&self, input: &Value) -> Result<Note, String> {
-        let id = input["id"]
-            .as_i64()
-            .ok_or("this action needs the note's `id` (see `search`)")?;
+    fn existing(&self, id: i64) -> Result<Note, String> {
         self.store.note(id).map_err(|e| match e {
             StoreError::NoNote(id) => format!("no note {id}; `search` finds the notes there are"),
             other => other.to_string(),
@@ -79,11 +78,87 @@ impl MemoryTool {
     }
 }
 
-fn required<'a>(input: &'a Value, field: &str, action: &str) -> Result<&'a str, String> {
-    input[field]
-        .as_str()
-        .filter(|s| !s.trim().is_empty())
-        .ok_or_else(|| format!("`{action}` needs `{field}`"))
+// Field doc comments are the descriptions the model reads in the schema.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct MemoryInput {
+    action: MemoryAction,
+    /// remember, update: the note (at most 4 KB)
+    text: Option<String>,
+    /// update, forget: the note's id
+    id: Option<i64>,
+    /// search: words to find
+    query: Option<String>,
+    /// recall: the session's id
+    session_id: Option<String>,
+}
+
+#[derive(Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum MemoryAction {
+    Remember,
+    Update,
+    Forget,
+    Search,
+    Recall,
+}
+
+/// A call with what its action needs, checked.
+enum MemoryCall {
+    Remember { text: String },
+    Update { id: i64, text: String },
+    Forget { id: i64 },
+    Search { query: String },
+    Recall { session_id: String },
+}
+
+impl MemoryCall {
+    fn read(input: &Value) -> Result<Self, String> {
+        let input: MemoryInput = super::input::read(NAME, input)?;
+        let action = input.action.name();
+        let required = |value: Option<String>, field: &str| {
+            value
+                .filter(|s| !s.trim().is_empty())
+                .ok_or_else(|| format!("`{action}` needs `{field}`"))
+        };
+        let note = |text: Option<String>| {
+            let text = text.unwrap_or_default();
+            memory::check_note(&text).map(|()| text)
+        };
+        let id = || {
+            input
+                .id
+                .ok_or("this action needs the note's `id` (see `search`)")
+        };
+        Ok(match input.action {
+            MemoryAction::Remember => Self::Remember {
+                text: note(input.text)?,
+            },
+            MemoryAction::Update => Self::Update {
+                id: id()?,
+                text: note(input.text)?,
+            },
+            MemoryAction::Forget => Self::Forget { id: id()? },
+            MemoryAction::Search => Self::Search {
+                query: required(input.query, "query")?,
+            },
+            MemoryAction::Recall => Self::Recall {
+                session_id: required(input.session_id, "session_id")?,
+            },
+        })
+    }
+}
+
+impl MemoryAction {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Remember => "remember",
+            Self::Update => "update",
+            Self::Forget => "forget",
+            Self::Search => "search",
+            Self::Recall => "recall",
+        }
+    }
 }
 
 #[async_trait]
@@ -100,113 +175,96 @@ impl Tool for MemoryTool {
                 dates. `recall` a session id to read what was done in it, e.g. to repeat a \
                 task from last week. Never store passwords or keys."
                 .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "action": {"type": "string", "enum": ["remember", "update", "forget", "search", "recall"]},
-                    "text": {"type": "string", "description": "remember, update: the note (at most 4 KB)"},
-                    "id": {"type": "integer", "description": "update, forget: the note's id"},
-                    "query": {"type": "string", "description": "search: words to find"},
-                    "session_id": {"type": "string", "description": "recall: the session's id"}
-                },
-                "required": ["action"],
-                "additionalProperties": false
-            }),
+            input_schema: super::input::schema::<MemoryInput>(),
             anthropic: None,
         }
     }
 
     fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
-        let action = input["action"].as_str().unwrap_or_default();
-        let kind = format!("{NAME}.{action}");
-        let (read_only, summary, detail) = match action {
-            "remember" => {
-                let text = input["text"].as_str().unwrap_or_default();
-                memory::check_note(text)?;
+        let call = MemoryCall::read(input)?;
+        let (action, read_only, summary, detail) = match call {
+            MemoryCall::Remember { text } => (
+                "remember",
+                false,
+                format!("remember: \"{text}\""),
+                json!({"note": text}),
+            ),
+            MemoryCall::Update { id, text } => {
+                let note = self.existing(id)?;
                 (
-                    false,
-                    format!("remember: \"{text}\""),
-                    json!({"note": text}),
-                )
-            }
-            "update" => {
-                let note = self.existing(input)?;
-                let text = input["text"].as_str().unwrap_or_default();
-                memory::check_note(text)?;
-                (
+                    "update",
                     false,
                     format!("update note {}: \"{}\" → \"{text}\"", note.id, note.text),
                     json!({"id": note.id, "before": note.text, "note": text}),
                 )
             }
-            "forget" => {
-                let note = self.existing(input)?;
+            MemoryCall::Forget { id } => {
+                let note = self.existing(id)?;
                 (
+                    "forget",
                     false,
                     format!("forget note {}: \"{}\"", note.id, note.text),
                     json!({"id": note.id, "note": note.text}),
                 )
             }
-            "search" => {
-                let query = required(input, "query", action)?;
-                (true, format!("search memory for \"{query}\""), Value::Null)
-            }
-            "recall" => {
-                let id = required(input, "session_id", action)?;
-                let id = self.store.resolve_id(id).map_err(|e| match e {
+            MemoryCall::Search { query } => (
+                "search",
+                true,
+                format!("search memory for \"{query}\""),
+                Value::Null,
+            ),
+            MemoryCall::Recall { session_id } => {
+                let id = self.store.resolve_id(&session_id).map_err(|e| match e {
                     StoreError::NotFound(id) => {
                         format!("no session `{id}`; `search` finds past sessions and their ids")
                     }
                     other => other.to_string(),
                 })?;
                 (
+                    "recall",
                     true,
                     format!("recall session {id}"),
                     json!({"session_id": id}),
                 )
             }
-            other => return Err(format!("unknown action `{other}`")),
         };
+        let kind = format!("{NAME}.{action}");
         Ok(ActionPlan {
             kind,
             read_only,
             summary,
             detail,
+            target: None,
         })
     }
 
     async fn run(&self, input: &Value, _ctx: &ToolContext) -> ToolOutput {
-        let text = input["text"].as_str().unwrap_or_default();
-        let result = match input["action"].as_str().unwrap_or_default() {
-            "remember" => self
+        let call = match MemoryCall::read(input) {
+            Ok(call) => call,
+            Err(message) => return ToolOutput::error(message),
+        };
+        let result = match call {
+            MemoryCall::Remember { text } => self
                 .store
-                .add_note(text, Some(&self.session_id))
+                .add_note(&text, Some(&self.session_id))
                 .map(|n| format!("Remembered as note {}.", n.id)),
-            "update" => match input["id"].as_i64() {
-                Some(id) => self
-                    .store
-                    .update_note(id, text)
-                    .map(|n| format!("Note {} updated.", n.id)),
-                None => Err(StoreError::BadNote("`update` needs `id`".into())),
-            },
-            "forget" => match input["id"].as_i64() {
-                Some(id) => self
-                    .store
-                    .delete_note(id)
-                    .map(|n| format!("Note {} forgotten.", n.id)),
-                None => Err(StoreError::BadNote("`forget` needs `id`".into())),
-            },
-            "search" => self.search(input["query"].as_str().unwrap_or_default()),
-            "recall" => {
-                let id = input["session_id"].as_str().unwrap_or_default();
-                self.store.resolve_id(id).and_then(|id| {
+            MemoryCall::Update { id, text } => self
+                .store
+                .update_note(id, &text)
+                .map(|n| format!("Note {} updated.", n.id)),
+            MemoryCall::Forget { id } => self
+                .store
+                .delete_note(id)
+                .map(|n| format!("Note {} forgotten.", n.id)),
+            MemoryCall::Search { query } => self.search(&query),
+            MemoryCall::Recall { session_id } => {
+                self.store.resolve_id(&session_id).and_then(|id| {
                     Ok(memory::transcript(
                         &self.store.session(&id)?,
                         &self.store.history(&id)?,
                     ))
                 })
             }
-            other => Err(StoreError::BadNote(format!("unknown action `{other}`"))),
         };
         match result {
             Ok(text) => ToolOutput::text(text),

@@ -6,12 +6,14 @@ pub(crate) mod capped;
 pub mod catalog;
 pub mod computer;
 pub mod editor;
+pub mod input;
+pub mod launch;
 pub mod memory;
 pub mod plan;
 pub mod plugins;
+pub mod ui;
 
-use std::ffi::{OsStr, OsString};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
@@ -50,6 +52,10 @@ pub struct ActionPlan {
     /// Tool-specific detail a window can draw: screen coordinates, the command, a diff.
     #[serde(default)]
     pub detail: Value,
+    /// For a click, drag or type at a point: the element there, found before asking.
+    /// Absent for actions without a point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<crate::elements::Target>,
 }
 
 pub struct ToolContext {
@@ -79,27 +85,6 @@ impl ToolOutput {
             ..Self::text(text)
         }
     }
-}
-
-/// Environment variables that the programs tools start (the shell, plugin servers) do not
-/// get: those holding provider API keys, so that a key never reaches the model through
-/// `env`, and those this process set for itself alone ([`withhold_from_programs`]).
-pub fn is_withheld_variable(name: &OsStr) -> bool {
-    let key = name
-        .to_str()
-        .is_some_and(|n| n.to_ascii_uppercase().ends_with("API_KEY"));
-    key || OWN_VARIABLES
-        .get()
-        .is_some_and(|own| own.iter().any(|n| n == name))
-}
-
-static OWN_VARIABLES: OnceLock<Vec<OsString>> = OnceLock::new();
-
-/// Names variables this process set for its own use (the desktop app's WebKit settings, say),
-/// so that the programs the agent starts see the environment the person started Deskhand
-/// with. Called once, at start; later calls change nothing.
-pub fn withhold_from_programs(names: Vec<OsString>) {
-    let _ = OWN_VARIABLES.set(names);
 }
 
 /// One schema violation in words. A value outside an `enum` lists every allowed value (the

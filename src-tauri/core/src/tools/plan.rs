@@ -5,10 +5,11 @@
 use std::sync::Mutex;
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{ActionPlan, Tool, ToolContext, ToolOutput};
+use super::{ActionPlan, Tool, ToolContext, ToolOutput, input};
 use crate::agent::AgentEvent;
 use crate::llm::ToolDefinition;
 
@@ -19,7 +20,7 @@ const MAX_STEPS: usize = 50;
 const MAX_TITLE: usize = 200;
 const MAX_NOTE: usize = 1000;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
     Pending,
@@ -65,19 +66,34 @@ pub enum PlanChange {
     },
 }
 
-/// What the model sends: one step, in full (`set`) or only what changes (`update`).
-#[derive(Deserialize)]
+// What the model sends: one step, in full (`set`) or only what changes (`update`). Field doc
+// comments are the descriptions the model reads in the schema.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct StepInput {
+    /// a short id, e.g. "1"
     id: String,
+    /// what the step does (required in set)
     title: Option<String>,
     status: Option<StepStatus>,
+    /// a short note: a result, or why it was skipped
     note: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 struct PlanInput {
-    action: String,
+    /// set: write or replace the whole plan; update: change some steps
+    action: PlanAction,
+    #[schemars(length(max = MAX_STEPS))]
     steps: Vec<StepInput>,
+}
+
+#[derive(Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum PlanAction {
+    Set,
+    Update,
 }
 
 pub struct PlanTool {
@@ -100,8 +116,7 @@ impl PlanTool {
 
     /// The plan `input` makes of `current`, or what is wrong with it.
     fn apply(current: &[PlanStep], input: &Value) -> Result<Vec<PlanStep>, String> {
-        let input: PlanInput = serde_json::from_value(input.clone())
-            .map_err(|e| format!("invalid input for `plan`: {e}"))?;
+        let input: PlanInput = input::read(NAME, input)?;
         for step in &input.steps {
             if step.id.trim().is_empty() {
                 return Err("every step needs a non-empty `id`".into());
@@ -127,8 +142,8 @@ impl PlanTool {
                 ));
             }
         }
-        match input.action.as_str() {
-            "set" => {
+        match input.action {
+            PlanAction::Set => {
                 if input.steps.is_empty() {
                     return Err("`set` needs at least one step".into());
                 }
@@ -159,7 +174,7 @@ impl PlanTool {
                     })
                     .collect()
             }
-            "update" => {
+            PlanAction::Update => {
                 if input.steps.is_empty() {
                     return Err("`update` needs at least one step to change".into());
                 }
@@ -188,7 +203,6 @@ impl PlanTool {
                 }
                 Ok(next)
             }
-            other => Err(format!("unknown action `{other}`; use `set` or `update`")),
         }
     }
 }
@@ -267,30 +281,7 @@ impl Tool for PlanTool {
                 what changes). If the plan turns out wrong, replan with `set` and the whole new \
                 list; keep the ids of steps that stay."
                 .into(),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "action": {"type": "string", "enum": ["set", "update"],
-                               "description": "set: write or replace the whole plan; update: change some steps"},
-                    "steps": {
-                        "type": "array",
-                        "maxItems": MAX_STEPS,
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "id": {"type": "string", "description": "a short id, e.g. \"1\""},
-                                "title": {"type": "string", "description": "what the step does (required in set)"},
-                                "status": {"type": "string", "enum": ["pending", "in_progress", "done", "skipped"]},
-                                "note": {"type": "string", "description": "a short note: a result, or why it was skipped"}
-                            },
-                            "required": ["id"],
-                            "additionalProperties": false
-                        }
-                    }
-                },
-                "required": ["action", "steps"],
-                "additionalProperties": false
-            }),
+            input_schema: input::schema::<PlanInput>(),
             anthropic: None,
         }
     }
@@ -307,6 +298,7 @@ impl Tool for PlanTool {
                 next.len()
             ),
             detail: Value::Null,
+            target: None,
         })
     }
 
@@ -336,6 +328,8 @@ impl Tool for PlanTool {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     fn step(id: &str, title: &str, status: StepStatus) -> PlanStep {

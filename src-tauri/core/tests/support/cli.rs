@@ -55,6 +55,25 @@ pub fn deskhand_at(api: &StandIn, dir: &Path) -> Command {
     command
 }
 
+/// [`deskhand_at`] on a pseudo-terminal (the pty driver `tests/fixtures/pty_run.py`), where
+/// `answer` is typed at each approval prompt; the caller adds deskhand's arguments.
+pub fn on_pty(api: &StandIn, dir: &Path, answer: &str) -> Command {
+    let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_run.py");
+    let deskhand = deskhand_at(api, dir);
+    let mut command = Command::new("python3");
+    command
+        .arg(driver)
+        .args(["this session: ", answer, "--"])
+        .arg(deskhand.get_program());
+    for (name, value) in deskhand.get_envs() {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    command
+}
+
 /// `deskhand ask` through `--provider openai` at the stand-in's Chat Completions side, with
 /// [`API_KEY`] and `gpt-4.1` (which has a price); the caller adds the rest of the arguments.
 pub fn ask_over_openai(api: &StandIn, dir: &Path) -> Command {

@@ -2,6 +2,7 @@
 #![allow(dead_code)] // each test binary uses its own part of this module
 
 pub mod cli;
+pub mod portal;
 pub mod raw_http;
 pub mod rss;
 pub mod sway;
@@ -60,6 +61,7 @@ impl Tool for EchoTool {
             read_only: false,
             summary: format!("echo {}", input["text"]),
             detail: Value::Null,
+            target: None,
         })
     }
 
@@ -152,11 +154,10 @@ pub fn agent_with(
         tools: Arc::new(tools),
         gate: Arc::new(ApprovalGate::new(policy, approver)),
         config: AgentConfig {
-            model: "claude-test".into(),
             system: "You are a test.".into(),
             max_turns,
             max_tokens: 1024,
-            ..AgentConfig::default()
+            ..AgentConfig::new("claude-test")
         },
     }
 }
@@ -165,7 +166,7 @@ pub fn agent_with(
 pub fn anthropic_provider(base_url: &str) -> Arc<Anthropic> {
     Arc::new(
         Anthropic::new(AnthropicConfig {
-            api_key: API_KEY.into(),
+            api_key: deskhand::secrets::ApiKey::new(API_KEY).unwrap(),
             base_url: base_url.into(),
             retry: fast_retries(),
             effort: None,
@@ -181,7 +182,7 @@ pub fn openai_provider(base_url: &str, service: Service) -> Arc<OpenAi> {
         OpenAi::new(OpenAiConfig {
             service,
             base_url: base_url.into(),
-            api_key: API_KEY.into(),
+            api_key: Some(deskhand::secrets::ApiKey::new(API_KEY).unwrap()),
             retry: fast_retries(),
         })
         .unwrap(),
@@ -295,6 +296,7 @@ impl Tool for ScreenshotTool {
             read_only: true,
             summary: "screenshot".into(),
             detail: Value::Null,
+            target: None,
         })
     }
 

@@ -48,9 +48,9 @@ describe('renderMarkdown', () => {
   });
 
   it('renders 50,000 stars without freezing the window', () => {
-    // Before the fix: 6.0 s and 23.9 s (medians on a quiet machine); after it 55 and 122 ms,
-    // and up to 565 ms with the machine fully loaded. The bound sits between the two with a
-    // margin either side; the best of three, as other tests share the machine.
+    // The bound sits between the times before and after the fix (docs/benchmarks.md,
+    // "Markdown rendering") with a margin either side; the best of three, as other tests
+    // share the machine.
     for (const stars of ['a' + '*'.repeat(50_000), 'x *'.repeat(17_000)]) {
       const times = [0, 1, 2].map(() => {
         const start = performance.now();

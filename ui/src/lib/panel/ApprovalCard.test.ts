@@ -1,13 +1,11 @@
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
-import App from '../../App.svelte';
 import { approvalRequest, image, started, toolCall } from '../../test/events';
 import { fakeShell, loadImage, type ShellCall } from '../../test/shell';
-import { run } from '../run/runStore.svelte';
-import { initialRunState } from '../run/state';
-import type { AgentEvent } from '../types';
-import ApprovalCard, { SETTLE_MS } from './ApprovalCard.svelte';
+import { runningApp } from '../../test/app';
+import ApprovalCard from './ApprovalCard.svelte';
+import { SETTLE_MS } from './decisionGuard';
 import { RunStore } from '../run/runStore.svelte';
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, SETTLE_MS + 50));
@@ -27,29 +25,6 @@ function renderCard(request = approvalRequest('t1')) {
   });
   const approvals = () => calls.filter((c) => c.cmd === 'approve').map((c) => c.args);
   return { approvals };
-}
-
-/** The whole app mid-run, with the shell's channel to push events through. */
-async function runningApp() {
-  run.state = initialRunState();
-  let channel: ((event: AgentEvent) => void) | null = null;
-  const calls = fakeShell((cmd, args) => {
-    if (cmd === 'send_message') {
-      const onEvent = (args as { onEvent: { onmessage: (event: AgentEvent) => void } }).onEvent;
-      channel = (event) => onEvent.onmessage(event);
-      return 's1';
-    }
-    if (cmd === 'get_settings') return { approval_mode: 'ask' };
-    if (cmd === 'key_status') return { set: true, required: true };
-    if (cmd === 'list_sessions') return [];
-    return null;
-  });
-  render(App);
-  await userEvent.type(screen.getByLabelText('Message text'), 'tidy my downloads{Enter}');
-  await waitFor(() => expect(channel).not.toBeNull());
-  const emit = (...events: AgentEvent[]) => events.forEach((event) => channel!(event));
-  const approvals = () => calls.filter((c) => c.cmd === 'approve').map((c) => c.args);
-  return { emit, approvals };
 }
 
 /** Waits for the approval card to show `text`. */
@@ -82,6 +57,24 @@ describe('ApprovalCard', () => {
     await settle();
     await userEvent.click(screen.getByRole('button', { name: 'Approve' }));
     expect(approvals()).toEqual([{ toolUseId: 't1', decision: { decision: 'approve' } }]);
+  });
+
+  it('names the target the click will touch, and says when nothing is known', () => {
+    const target = { known: true, name: 'Delete', role: 'push button', app: 'Mousepad', sensitive: true };
+    renderCard(approvalRequest('t1', { target }));
+    const line = screen.getByTestId('approval-target');
+    expect(line.textContent?.replace(/\s+/g, ' ').trim()).toBe(
+      'Target: Delete (push button) in Mousepad, a sensitive target',
+    );
+    expect(within(line).getByText('Delete').tagName).toBe('STRONG');
+  });
+
+  it('says so when nothing is known under the point, never guessing', () => {
+    const target = { known: false, name: '', role: '', app: '', sensitive: false };
+    renderCard(approvalRequest('t2', { target }));
+    expect(screen.getByTestId('approval-target').textContent?.trim()).toBe(
+      'Target: unknown (no accessible element there)',
+    );
   });
 
   it('approves with Enter on its focused Approve button, once it has been seen', async () => {
@@ -163,7 +156,8 @@ describe('ApprovalCard', () => {
 
 describe('ApprovalCard, attacked', () => {
   it('does not let held Enter approve a second card that follows the first', async () => {
-    const { emit, approvals } = await runningApp();
+    const { emit, sent } = await runningApp('tidy my downloads');
+    const approvals = () => sent('approve');
     emit(started(), toolCall('t1', 'bash'), { type: 'approval_needed', request: bash('t1', 'ls ~/Downloads') });
     await settle();
     screen.getByRole('button', { name: 'Approve' }).focus();
@@ -187,7 +181,8 @@ describe('ApprovalCard, attacked', () => {
   });
 
   it('does not let two quick presses of Enter approve two cards', async () => {
-    const { emit, approvals } = await runningApp();
+    const { emit, sent } = await runningApp('tidy my downloads');
+    const approvals = () => sent('approve');
     emit(started(), toolCall('t1', 'bash'), { type: 'approval_needed', request: bash('t1', 'ls ~/Downloads') });
     await settle();
     screen.getByRole('button', { name: 'Approve' }).focus();
@@ -201,7 +196,8 @@ describe('ApprovalCard, attacked', () => {
   });
 
   it('does not take Space or Enter typed in the message box as a decision', async () => {
-    const { emit, approvals } = await runningApp();
+    const { emit, sent } = await runningApp('tidy my downloads');
+    const approvals = () => sent('approve');
     const box = screen.getByLabelText('Message text');
     await userEvent.click(box);
     emit(started(), toolCall('t1', 'bash'), { type: 'approval_needed', request: bash('t1', 'rm -rf ~/work') });
@@ -214,7 +210,8 @@ describe('ApprovalCard, attacked', () => {
   });
 
   it('ignores a key that was already down when the card appeared', async () => {
-    const { emit, approvals } = await runningApp();
+    const { emit, sent } = await runningApp('tidy my downloads');
+    const approvals = () => sent('approve');
     emit(started(), toolCall('t1', 'bash'), { type: 'approval_needed', request: bash('t1', 'ls') });
     await settle();
     screen.getByRole('button', { name: 'Approve' }).focus();

@@ -54,7 +54,7 @@ const replanned: AgentEvent = {
 
 function panel(...events: AgentEvent[]) {
   fakeShell();
-  return render(SidePanel, { run: runAfter(started(), ...events), deciding: false, ondecide: vi.fn() });
+  return render(SidePanel, { run: runAfter(started(), ...events), deciding: false, ondecide: vi.fn(), answering: false, onanswer: vi.fn() });
 }
 
 function statuses() {

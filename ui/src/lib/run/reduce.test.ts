@@ -7,6 +7,7 @@ import {
   done,
   image,
   message,
+  stall,
   started,
   toolCall,
   toolResult,
@@ -300,5 +301,27 @@ describe('applyEvent', () => {
     fold([started()], state);
     expect(state.forecast).toBeNull();
     expect(state.verification).toBeNull();
+  });
+
+  it('holds the stall question from its ask until it is answered or the run ends', () => {
+    const ask = (steps: string[]) => stall('ask', steps);
+    const state = fold([started(), toolCall('t1'), toolResult('t1', { changed: false })]);
+    fold([stall('note', ['t1'])], state);
+    expect(state.stall).toBeNull();
+    fold([ask(['t1', 't2', 't3'])], state);
+    expect(state.stall).toEqual({
+      pattern: 'same_action',
+      message: 'the same action ran 3 times in a row on the same screen',
+      steps: ['t1', 't2', 't3'],
+    });
+    fold([{ type: 'stall_answered', answer: 'hint', text: 'use the keyboard' }], state);
+    expect(state.stall).toBeNull();
+    // Asked again, then the run ends without an answer (a stop, or the question timed out).
+    fold([ask(['t4', 't5', 't6'])], state);
+    expect(state.stall?.steps).toEqual(['t4', 't5', 't6']);
+    fold([done('cancelled')], state);
+    expect(state.stall).toBeNull();
+    fold([started(), ask(['t7']), stall('stalled', ['t7'])], state);
+    expect(state.stall).toBeNull();
   });
 });

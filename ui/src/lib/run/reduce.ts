@@ -19,6 +19,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       state.error = null;
       state.forecast = null;
       state.verification = null;
+      state.stall = null;
       state.usageBase = { ...state.usage };
       state.costBase = state.cost;
       state.notes = event.notes ?? [];
@@ -45,10 +46,10 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       });
       return;
     case 'approval_needed': {
-      const { tool_use_id, kind, read_only, summary, detail } = event.request;
+      const { tool_use_id, kind, read_only, summary, detail, target } = event.request;
       const entry = findEntry(state, tool_use_id);
       if (entry) {
-        entry.plan = { kind, read_only, summary, detail };
+        entry.plan = { kind, read_only, summary, detail, target };
         entry.phase = 'awaiting_approval';
       }
       state.pending = event.request;
@@ -114,9 +115,12 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
     case 'stall_detected': {
       const entry = findEntry(state, event.steps.at(-1) ?? '');
       if (entry) entry.stall = { pattern: event.pattern, step: event.step, message: event.message };
+      state.stall =
+        event.step === 'ask' ? { pattern: event.pattern, message: event.message, steps: event.steps } : null;
       return;
     }
     case 'stall_answered':
+      state.stall = null;
       return;
     case 'verification':
       state.verification = {
@@ -139,6 +143,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       state.usage = addUsage(state.usageBase, event.usage);
       state.cost = addCost(state.costBase, event.cost_usd);
       state.pending = null;
+      state.stall = null;
       state.thinking = '';
       keepInterruptedDraft(state);
       return;

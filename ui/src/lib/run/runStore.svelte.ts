@@ -1,6 +1,6 @@
 // The window's session: its folded state, and the actions that drive a run over IPC.
 import * as ipc from '../ipc';
-import type { AgentEvent, ApprovalMode, Decision } from '../types';
+import type { AgentEvent, ApprovalMode, Decision, SavedCheck, StallAnswer } from '../types';
 import { errorNotice, type ErrorKind } from './errors';
 import { applyEvent } from './reduce';
 import { initialRunState, type RunState } from './state';
@@ -15,6 +15,13 @@ export class RunStore {
   mode: ApprovalMode = $state('ask');
   /** True between a decision being sent and the core confirming it. */
   deciding = $state(false);
+  /** True between a stall answer being sent and the core confirming it. */
+  answering = $state(false);
+  /**
+   * The session's check: the saved one, or for a new chat the one its first message sends
+   * (the shell saves it with the new session).
+   */
+  check: SavedCheck | null = $state(null);
 
   readonly #now: () => number;
 
@@ -29,6 +36,7 @@ export class RunStore {
   apply(event: AgentEvent): void {
     applyEvent(this.state, event, this.#now());
     if (event.type === 'approval_decided' || event.type === 'done') this.deciding = false;
+    if (event.type === 'stall_answered' || event.type === 'done') this.answering = false;
   }
 
   async send(text: string, attachments: ipc.AttachmentRef[]): Promise<void> {
@@ -36,8 +44,13 @@ export class RunStore {
     this.state.phase = 'running';
     this.state.error = null;
     try {
-      const sessionId = await ipc.sendMessage(this.state.sessionId, text, attachments, (event) =>
-        this.apply(event),
+      const check = this.state.sessionId ? null : this.check;
+      const sessionId = await ipc.sendMessage(
+        this.state.sessionId,
+        text,
+        attachments,
+        (event) => this.apply(event),
+        check,
       );
       this.state.sessionId = sessionId;
     } catch (error) {
@@ -66,6 +79,27 @@ export class RunStore {
     }
   }
 
+  /** Answers the stall question the person was shown; nothing when none is open. */
+  async answerStall(answer: Exclude<StallAnswer, { answer: 'no_one' }>): Promise<void> {
+    if (!this.state.stall || this.answering) return;
+    this.answering = true;
+    try {
+      await ipc.answerStall(answer);
+    } catch (error) {
+      this.answering = false;
+      this.state.error = errorNotice(ipc.toIpcError(error).message);
+    }
+  }
+
+  /**
+   * Sets the session's check: saved at once for a stored session (rejects with the shell's
+   * `IpcError` when it is refused), held for a new chat until its first message.
+   */
+  async saveCheck(check: SavedCheck | null): Promise<void> {
+    if (this.state.sessionId) await ipc.setSessionCheck(this.state.sessionId, check);
+    this.check = check;
+  }
+
   async stop(): Promise<void> {
     if (!this.busy) return;
     this.state.phase = 'stopping';
@@ -88,7 +122,10 @@ export class RunStore {
   /** Rebuilds a stored session: its events replayed, or its messages when it has no events. */
   async open(sessionId: string): Promise<void> {
     if (this.busy) return;
-    const loaded = await ipc.loadSession(sessionId);
+    const [loaded, check] = await Promise.all([
+      ipc.loadSession(sessionId),
+      ipc.getSessionCheck(sessionId).catch(() => null),
+    ]);
     const state = initialRunState();
     const events: AgentEvent[] = loaded.events.some((e) => e.type === 'message')
       ? loaded.events
@@ -102,11 +139,13 @@ export class RunStore {
     state.pending = null;
     state.retry = null;
     this.state = state;
+    this.check = check;
   }
 
   newSession(): void {
     if (this.busy) return;
     this.state = initialRunState();
+    this.check = null;
   }
 }
 

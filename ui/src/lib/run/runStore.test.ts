@@ -135,4 +135,76 @@ describe('RunStore', () => {
     expect(store.state.timeline.map((e) => e.id)).toEqual(['t1']);
     expect(store.busy).toBe(false);
   });
+
+  it('answers the stall question once, and only while one is open', async () => {
+    const shell = fakeShell();
+    const store = new RunStore();
+    await store.answerStall({ answer: 'continue' });
+    await store.send('go', []);
+    shell.emit(started(), toolCall('t1'));
+    await store.answerStall({ answer: 'stop' });
+    expect(shell.calls.map((c) => c.cmd)).toEqual(['send_message']);
+    shell.emit({ type: 'stall_detected', pattern: 'cycle', steps: ['t1'], step: 'ask', message: 'round' });
+    const first = store.answerStall({ answer: 'hint', text: 'use the menu' });
+    await store.answerStall({ answer: 'stop' });
+    await first;
+    expect(shell.calls.filter((c) => c.cmd === 'answer_stall').map((c) => c.args)).toEqual([
+      { answer: { answer: 'hint', text: 'use the menu' } },
+    ]);
+    expect(store.answering).toBe(true);
+    shell.emit({ type: 'stall_answered', answer: 'hint', text: 'use the menu' });
+    expect(store.answering).toBe(false);
+    expect(store.state.stall).toBeNull();
+  });
+
+  it('shows why a stall answer was refused and lets the person answer again', async () => {
+    const shell = fakeShell((cmd) => {
+      if (cmd === 'answer_stall') throw { kind: 'not_found', message: 'no run is asking whether to go on' };
+    });
+    const store = new RunStore();
+    await store.send('go', []);
+    shell.emit(started(), { type: 'stall_detected', pattern: 'cycle', steps: [], step: 'ask', message: 'round' });
+    await store.answerStall({ answer: 'continue' });
+    expect(store.answering).toBe(false);
+    expect(store.state.error?.message).toBe('no run is asking whether to go on');
+    expect(store.state.stall).not.toBeNull();
+  });
+
+  it("sends a new chat's check with its first message only, and saves a stored session's at once", async () => {
+    const shell = fakeShell((cmd, args) => {
+      if (cmd === 'set_session_check' && (args.check as { command: string } | null)?.command === 'nope') {
+        throw { kind: 'invalid', message: "the check: the check's program `nope` was not found" };
+      }
+      return null;
+    });
+    const store = new RunStore();
+    const check = { command: 'test -f ~/report.pdf', timeout_secs: 30 };
+    await store.saveCheck(check);
+    expect(shell.calls).toEqual([]);
+    await store.send('make the report', []);
+    expect(shell.calls[0]?.args.check).toEqual(check);
+    shell.emit(started(), done('done'));
+    await store.send('again', []);
+    expect(shell.calls[1]?.args).toMatchObject({ sessionId: 's1', check: null });
+
+    await expect(store.saveCheck({ command: 'nope', timeout_secs: 5 })).rejects.toMatchObject({ kind: 'invalid' });
+    expect(store.check).toEqual(check);
+    await store.saveCheck(null);
+    expect(shell.calls.at(-1)).toEqual({ cmd: 'set_session_check', args: { id: 's1', check: null } });
+    expect(store.check).toBeNull();
+  });
+
+  it("reads a reopened session's check, and a new chat starts without one", async () => {
+    const check = { command: 'true', timeout_secs: 60 };
+    fakeShell((cmd, args) => {
+      if (cmd === 'load_session') return { session: { id: 'old' }, messages: [], events: [] };
+      if (cmd === 'get_session_check') return args.id === 'old' ? check : null;
+      return null;
+    });
+    const store = new RunStore();
+    await store.open('old');
+    expect(store.check).toEqual(check);
+    store.newSession();
+    expect(store.check).toBeNull();
+  });
 });

@@ -57,6 +57,14 @@ export interface StallMark {
   message: string;
 }
 
+/** The stall breaker's question to the person, open until it is answered or the run ends. */
+export interface StallQuestion {
+  pattern: StallPattern;
+  message: string;
+  /** The tool calls that showed the pattern. */
+  steps: string[];
+}
+
 /** The run's pace would pass its budget at the turn limit. */
 export interface CostForecast {
   costUsd: number | null;
@@ -102,6 +110,7 @@ export interface RunState {
   thinking: string;
   timeline: TimelineEntry[];
   pending: ApprovalRequest | null;
+  stall: StallQuestion | null;
   /** The newest screenshot, what an approval is shown on. */
   screen: ImageRef | null;
   retry: RetryNotice | null;
@@ -165,6 +174,7 @@ export function initialRunState(): RunState {
     thinking: '',
     timeline: [],
     pending: null,
+    stall: null,
     screen: null,
     retry: null,
     error: null,

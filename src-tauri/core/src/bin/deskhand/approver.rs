@@ -1,54 +1,16 @@
-//! The CLI's approver: asks on the terminal.
+//! The CLI's approvals and stall questions: asked on the terminal, for `ask` and `tasks
+//! watch` alike.
 
 use std::io::IsTerminal;
 
-use async_trait::async_trait;
-use deskhand::agent::stall::{StallAnswer, StallQuestion};
-use deskhand::agent::{Answer, ApprovalRequest, Approver, Decision};
+use deskhand::agent::stall::StallAnswer;
+use deskhand::agent::{ApprovalRequest, Decision};
 use deskhand::visible;
 
-/// Asks on the terminal: y = yes, n = no (optionally "n reason"), a = always for this kind.
-/// With no terminal it refuses, and says why.
-pub struct TerminalApprover;
-
-#[async_trait]
-impl Approver for TerminalApprover {
-    async fn decide(&self, request: &ApprovalRequest) -> Answer {
-        request.answer(ask(request).await)
-    }
-
-    /// Asked in every mode. Without a terminal nobody can answer and the run ends `stalled`.
-    async fn stalled(&self, question: &StallQuestion) -> StallAnswer {
-        if !std::io::stdin().is_terminal() {
-            return StallAnswer::NoOne;
-        }
-        let prompt = format!(
-            "\nThe agent seems stuck: {}.\n[c]ontinue / [h]int <text for the agent> / [s]top: ",
-            visible::line(&question.message)
-        );
-        let answer = tokio::task::spawn_blocking(move || {
-            let mut line = String::new();
-            eprint!("{prompt}");
-            std::io::stdin().read_line(&mut line).map(|_| line)
-        })
-        .await;
-        let Ok(Ok(line)) = answer else {
-            return StallAnswer::NoOne;
-        };
-        let line = line.trim();
-        match line.chars().next().map(|c| c.to_ascii_lowercase()) {
-            Some('c') => StallAnswer::Continue,
-            Some('h') => match line.get(1..).map(str::trim).filter(|t| !t.is_empty()) {
-                Some(text) => StallAnswer::Hint { text: text.into() },
-                None => StallAnswer::Continue,
-            },
-            _ => StallAnswer::Stop,
-        }
-    }
-}
-
-/// The answer typed on the terminal to the question about `request`.
-async fn ask(request: &ApprovalRequest) -> Decision {
+/// The answer typed on the terminal to the question about `request`: y = yes, n = no
+/// (optionally "n reason"), a = always for this kind. With no terminal it refuses, and says
+/// why.
+pub async fn ask(request: &ApprovalRequest) -> Decision {
     let summary = visible::text(&request.plan.summary);
     if !std::io::stdin().is_terminal() {
         let reason = "no terminal to ask for approval (stdin is not a TTY); run with --approve auto to allow actions";
@@ -104,5 +66,36 @@ async fn ask(request: &ApprovalRequest) -> Decision {
                 reason: reason.map(str::to_string),
             }
         }
+    }
+}
+
+/// The answer typed on the terminal when the agent seems stuck: c = go on, h TEXT = go on
+/// with a hint, anything else = stop. Without a terminal nobody can answer: the run then ends
+/// `stalled`.
+pub async fn ask_stall(message: &str) -> StallAnswer {
+    if !std::io::stdin().is_terminal() {
+        return StallAnswer::NoOne;
+    }
+    let prompt = format!(
+        "\nThe agent seems stuck: {}.\n[c]ontinue / [h]int <text for the agent> / [s]top: ",
+        visible::line(message)
+    );
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        eprint!("{prompt}");
+        std::io::stdin().read_line(&mut line).map(|_| line)
+    })
+    .await;
+    let Ok(Ok(line)) = answer else {
+        return StallAnswer::NoOne;
+    };
+    let line = line.trim();
+    match line.chars().next().map(|c| c.to_ascii_lowercase()) {
+        Some('c') => StallAnswer::Continue,
+        Some('h') => match line.get(1..).map(str::trim).filter(|t| !t.is_empty()) {
+            Some(text) => StallAnswer::Hint { text: text.into() },
+            None => StallAnswer::Continue,
+        },
+        _ => StallAnswer::Stop,
     }
 }

@@ -1,34 +1,30 @@
 //! `deskhand ask`: one agent run on a prompt.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, bail};
 use clap::Args;
-use deskhand::agent::context::ContextPolicy;
 use deskhand::agent::history;
-use deskhand::agent::stall::StallPolicy;
-use deskhand::agent::verify::{Check, DEFAULT_CHECK_TIMEOUT};
-use deskhand::agent::{
-    Agent, AgentConfig, ApprovalGate, ApprovalPolicy, Approver, Budget, DEFAULT_MAX_TOKENS,
-    DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, RunStatus, SecretPlaces,
-};
+use deskhand::agent::stall::{StallAnswer, StallStep};
+use deskhand::agent::verify::{Check, DEFAULT_CHECK_TIMEOUT, Verification};
+use deskhand::agent::{AgentEvent, ApprovalPolicy, DEFAULT_MAX_TURNS, Decision, RunStatus};
 use deskhand::images::load_attachment;
-use deskhand::llm::RetryPolicy;
-use deskhand::llm::config::{self, ProviderSettings};
-use deskhand::llm::pricing::PriceTable;
-use deskhand::memory;
-use deskhand::paths;
-use deskhand::secrets::{self, OsKeyring};
-use deskhand::store::{Recorder, StoreError};
-use deskhand::tools::catalog::{self, MemoryAccess, ToolSettings};
-use deskhand::tools::plugins::{PluginConfig, PluginTimeouts, Plugins};
+use deskhand::llm::config::ProviderSettings;
+use deskhand::sandbox::SandboxChoice;
+use deskhand::tasks::{
+    DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, Engine, Origin, RunSettings, StallChoice,
+    TaskInfo, TaskSpec, TaskState, TaskUpdate, Watch, parse_seconds,
+};
 use tokio_util::sync::CancellationToken;
 
+use reqwest::Method;
+use serde_json::json;
+
 use crate::UsageError;
-use crate::approver::TerminalApprover;
+use crate::approver;
 use crate::printer::Printer;
+use crate::service::{Service, ServiceArgs};
 
 #[derive(Args)]
 pub struct AskArgs {
@@ -71,11 +67,11 @@ pub struct AskArgs {
     #[arg(long, value_name = "SECS", env = "DESKHAND_BASH_TIMEOUT", value_parser = parse_seconds)]
     bash_timeout: Option<Duration>,
     /// Screenshots sent to the model at most; older ones are replaced by a placeholder.
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    #[arg(long, default_value_t = DEFAULT_KEEP_SCREENSHOTS, value_name = "N")]
     keep_screenshots: usize,
     /// Summarize the older turns once a request would fill this share of the model's context
     /// window.
-    #[arg(long, default_value_t = 80, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(10..=95))]
+    #[arg(long, default_value_t = DEFAULT_SUMMARIZE_AT, value_name = "PERCENT", value_parser = clap::value_parser!(u8).range(10..=95))]
     summarize_at: u8,
     /// The monitor the computer tool uses (see `deskhand monitors`; default: the primary one).
     #[arg(long, value_name = "N", env = "DESKHAND_MONITOR")]
@@ -116,6 +112,29 @@ pub struct AskArgs {
     /// Seconds a stall question waits for an answer before the run ends `stalled`.
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     stall_ask_timeout: Option<Duration>,
+    /// Hand the task to the running `deskhand serve`, print its id and return (follow it
+    /// with `deskhand tasks watch ID`).
+    #[arg(long)]
+    background: bool,
+    /// The service's socket, for --background (default: $XDG_RUNTIME_DIR/deskhand/api.sock).
+    #[arg(long, env = "DESKHAND_SOCKET")]
+    socket: Option<PathBuf>,
+    /// Where the agent works: `person` (your screen) or `agent` (a private desktop that
+    /// Deskhand starts, sandboxed by default; see docs/agent-desktop.md).
+    #[arg(long, default_value = "person", value_parser = ["person", "agent"])]
+    desktop: String,
+    /// Run the agent's programs in a bubblewrap sandbox (default with --desktop agent).
+    #[arg(long, conflicts_with = "no_sandbox")]
+    sandbox: bool,
+    /// No sandbox, even on an agent desktop.
+    #[arg(long)]
+    no_sandbox: bool,
+    /// A folder the sandbox may read and write, at the same path; repeatable.
+    #[arg(long, value_name = "DIR")]
+    share: Vec<PathBuf>,
+    /// Cut the sandbox off the network.
+    #[arg(long)]
+    no_network: bool,
     /// What to do; `-` reads it from stdin (for a long prompt).
     prompt: String,
 }
@@ -123,210 +142,83 @@ pub struct AskArgs {
 /// The most a prompt read from stdin may be: the API's whole request is 32 MB at most.
 const MAX_STDIN_PROMPT: u64 = 32 * 1024 * 1024;
 
-/// Runs the agent; the exit status says how the run ended and whether it was verified.
-pub async fn run(args: AskArgs) -> Result<i32> {
-    let policy: ApprovalPolicy = args.approve.parse().map_err(anyhow::Error::msg)?;
-    let check = args
-        .check
-        .as_deref()
-        .map(|command| {
-            Check::new(command, args.check_timeout.unwrap_or(DEFAULT_CHECK_TIMEOUT))
-                .map_err(|e| anyhow::anyhow!("--check: {e}"))
-        })
-        .transpose()?;
-    let prompt = match args.prompt.as_str() {
-        "-" => read_stdin_prompt()?,
-        _ => args.prompt.clone(),
-    };
-    let mut attachments = Vec::new();
-    for path in &args.attach {
-        attachments.push(load_attachment(path)?);
-    }
-    // Refused before anything is stored or sent: the API would refuse it, and a stored empty
-    // prompt would break the session.
-    let mut input = history::prompt_content(&prompt, attachments)
-        .map_err(|empty| UsageError(empty.to_string()))?;
-    let chosen = config::choose(
-        &ProviderSettings {
-            provider: args.provider.clone(),
-            model: args.model.clone(),
-            base_url: args.base_url.clone(),
-        },
-        &config::process_env,
-        &|id| secrets::stored_key(&OsKeyring::default(), id),
-        RetryPolicy::default(),
-    )?;
-    let model = chosen.model.clone();
-    let store = crate::open_store(args.data_dir.clone())?;
-    let resumed = args
-        .session
-        .as_deref()
-        .map(|id| store.resolve_id(id))
-        .transpose()?;
-    let session_id = resumed
-        .clone()
-        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-    let defaults = ToolSettings::default();
-    let settings = ToolSettings {
-        model: model.clone(),
-        monitor: args.monitor,
-        bash_timeout: args.bash_timeout.unwrap_or(defaults.bash_timeout),
-        memory: Some(MemoryAccess {
-            store: store.clone(),
-            session_id: session_id.clone(),
-        }),
-        ..defaults
-    };
-    let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
-    let selection = plugin_config.select(args.tools.as_deref())?;
-    let mut tools = catalog::registry(selection.builtin.as_deref(), &settings)?;
-    let base_system = args.system.as_deref().unwrap_or(DEFAULT_SYSTEM);
-    let (system, notes) = memory::for_run(&store, base_system, &prompt, !args.no_memory)?;
-    // This run's limits, else the stored ones.
-    let stored = store.budget()?;
-    let budget = Budget {
-        max_cost_usd: args.max_cost.or(stored.max_cost_usd),
-        max_tokens: args.max_tokens.or(stored.max_tokens),
-    };
-    let stall = stall_policy(&args, &store)?;
-    let prices = PriceTable::with_overrides(&paths::config_dir().join("prices.json"))?;
-    let price = prices.price(&model);
-    if budget.max_cost_usd.is_some() && price.is_none() {
-        let limit = match args.max_cost {
-            Some(_) => "--max-cost",
-            None => "the max-cost setting",
-        };
-        bail!(
-            "{limit} needs the price of `{}`: add it to {}",
-            model,
-            paths::config_dir().join("prices.json").display()
-        );
-    }
-    // Plugin servers start once every check that can end the run early has passed.
-    let plugins = Plugins::start(
-        &plugin_config,
-        &selection.servers,
-        PluginTimeouts::default(),
-    )
-    .await;
-    let problems = plugins.add_tools(&mut tools).await;
-    if selection.explicit && !problems.is_empty() {
-        plugins.shutdown().await;
-        bail!("{}", problems.join("; "));
-    }
-    for problem in problems {
-        eprintln!(
-            "deskhand: {}; going on without it",
-            deskhand::visible::line(&problem)
-        );
-    }
-    let approver: Box<dyn Approver> = Box::new(TerminalApprover);
-    let agent = Agent {
-        provider: chosen.provider,
-        tools: Arc::new(tools),
-        gate: Arc::new(
-            ApprovalGate::new(policy, approver)
-                .with_secret_places(SecretPlaces::for_store(&store)?),
-        ),
-        config: AgentConfig {
-            model: model.clone(),
-            system,
-            max_turns: args.max_turns,
-            max_tokens: DEFAULT_MAX_TOKENS,
-            context: ContextPolicy {
-                keep_screenshots: Some(args.keep_screenshots),
-                context_window: config::context_window(&model),
-                summarize_at: f64::from(args.summarize_at) / 100.0,
-                ..ContextPolicy::default()
-            },
-            price,
-            budget,
-            notes,
-            stall,
-            check,
-        },
-    };
-
-    let opened = match &resumed {
-        Some(id) => Recorder::resume(&store, id),
-        None => Recorder::create(&store, &session_id).map(|r| (r, Vec::new())),
-    };
-    let (mut recorder, mut history) = match opened {
-        Ok(opened) => opened,
-        Err(e) => {
-            plugins.shutdown().await;
-            return Err(e.into());
+impl AskArgs {
+    /// The run these flags ask for, as the engine takes it.
+    fn spec(&self) -> Result<TaskSpec> {
+        let approval: ApprovalPolicy = self.approve.parse().map_err(anyhow::Error::msg)?;
+        let prompt = self.prompt()?;
+        let mut attachments = Vec::new();
+        for path in &self.attach {
+            attachments.push(load_attachment(path)?);
         }
-    };
-    let session_id = recorder.session_id().to_string();
-    if resumed.is_some() {
-        // A crash may have cut off an action that did run: look before going on.
-        let look = deskhand::agent::resume::look_before_resuming(&history, &agent.tools).await;
-        input.splice(0..0, look);
-    }
-
-    let cancel = CancellationToken::new();
-    watch_ctrl_c(cancel.clone());
-    let mut printer = Printer {
-        json: args.json,
-        in_text: false,
-        in_thinking: false,
-    };
-    let mut not_saved: Option<StoreError> = None;
-    let outcome = agent
-        .run(
-            &session_id,
-            &mut history,
-            input,
-            // Stored before shown: whatever was printed survives a crash.
-            &mut |event| {
-                if not_saved.is_none()
-                    && let Err(e) = recorder.record(&event)
-                {
-                    eprintln!("deskhand: stopping the run: {e}");
-                    not_saved = Some(e);
-                    cancel.cancel();
-                }
-                printer.print(&event);
-            },
-            &cancel,
+        // Refused before anything is stored or sent: the API would refuse it, and a stored
+        // empty prompt would break the session.
+        let input = history::prompt_content(&prompt, attachments)
+            .map_err(|empty| UsageError(empty.to_string()))?;
+        let check = self
+            .check
+            .as_deref()
+            .map(|command| {
+                Check::new(command, self.check_timeout.unwrap_or(DEFAULT_CHECK_TIMEOUT))
+                    .map_err(|e| anyhow::anyhow!("--check: {e}"))
+            })
+            .transpose()?;
+        let agent_desktop = self.desktop == "agent";
+        let sandbox = SandboxChoice::for_run(
+            agent_desktop,
+            (self.sandbox || self.no_sandbox).then_some(self.sandbox),
+            self.share.clone(),
+            !self.no_network,
         )
-        .await;
-    plugins.shutdown().await;
-    if let Some(e) = not_saved {
-        return Err(anyhow::Error::new(e).context("the run's history could not be saved"));
+        .map_err(UsageError)?;
+        Ok(TaskSpec {
+            session: self.session.clone(),
+            input,
+            settings: RunSettings {
+                provider: ProviderSettings {
+                    provider: self.provider.clone(),
+                    model: self.model.clone(),
+                    base_url: self.base_url.clone(),
+                },
+                made_provider: None,
+                api_key: None,
+                tools: self.tools.clone(),
+                approval,
+                max_turns: self.max_turns,
+                max_cost_usd: self.max_cost,
+                max_tokens: self.max_tokens,
+                bash_timeout: self.bash_timeout,
+                keep_screenshots: self.keep_screenshots,
+                summarize_at: self.summarize_at,
+                monitor: self.monitor,
+                screenshot_size: None,
+                system: self.system.clone(),
+                memory: !self.no_memory,
+                check,
+                stall: StallChoice {
+                    enabled: !self.no_stall_check,
+                    repeats: self.stall_repeats,
+                    no_ops: self.stall_no_ops,
+                    cycles: self.stall_cycles,
+                    ask_timeout: self.stall_ask_timeout,
+                },
+                agent_desktop,
+                sandbox,
+            },
+            origin: Origin::Cli,
+            wrap_tools: None,
+        })
     }
-    Ok(outcome
-        .verification
-        .exit_code(outcome.status, args.require_verified))
 }
 
-/// The stall breaker's thresholds: this run's flags, else the stored settings, else the
-/// defaults.
-fn stall_policy(args: &AskArgs, store: &deskhand::store::Store) -> Result<StallPolicy> {
-    let defaults = StallPolicy::default();
-    let stored = |key: &str, default: u32| -> Result<u32> {
-        Ok(store
-            .setting(key)?
-            .and_then(|v| v.as_u64())
-            .map_or(default, |n| n.clamp(2, u64::from(u32::MAX)) as u32))
-    };
-    Ok(StallPolicy {
-        enabled: !args.no_stall_check,
-        repeats: match args.stall_repeats {
-            Some(n) => n,
-            None => stored(StallPolicy::REPEATS_SETTING, defaults.repeats)?,
-        },
-        no_ops: match args.stall_no_ops {
-            Some(n) => n,
-            None => stored(StallPolicy::NO_OPS_SETTING, defaults.no_ops)?,
-        },
-        cycles: match args.stall_cycles {
-            Some(n) => n,
-            None => stored(StallPolicy::CYCLES_SETTING, defaults.cycles)?,
-        },
-        ask_timeout: args.stall_ask_timeout.unwrap_or(defaults.ask_timeout),
-    })
+impl AskArgs {
+    /// The prompt: the argument, or stdin for `-`.
+    fn prompt(&self) -> Result<String> {
+        match self.prompt.as_str() {
+            "-" => read_stdin_prompt(),
+            _ => Ok(self.prompt.clone()),
+        }
+    }
 }
 
 /// The prompt from stdin, up to [`MAX_STDIN_PROMPT`] bytes of UTF-8.
@@ -343,20 +235,185 @@ fn read_stdin_prompt() -> Result<String> {
     String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("the prompt on stdin is not UTF-8"))
 }
 
-fn parse_seconds(text: &str) -> Result<Duration, String> {
-    match text.parse::<f64>() {
-        Ok(seconds) if seconds > 0.0 && seconds.is_finite() => Ok(Duration::from_secs_f64(seconds)),
-        _ => Err(format!("`{text}` is not a positive number of seconds")),
+/// Runs the task in this process and follows it on the terminal, or hands it to the
+/// service with --background. The exit status says how the run ended and whether it was
+/// verified.
+pub async fn run(args: AskArgs) -> Result<i32> {
+    if args.background {
+        return background(&args).await.map(|()| 0);
+    }
+    let spec = args.spec()?;
+    let store = crate::open_store(args.data_dir.clone())?;
+    let engine = Engine::new(store);
+    let cancel = CancellationToken::new();
+    watch_ctrl_c(cancel.clone());
+    let task = engine.submit(spec).await?;
+    tokio::spawn({
+        let engine = engine.clone();
+        let id = task.id.clone();
+        async move {
+            cancel.cancelled().await;
+            let _ = engine.cancel(&id);
+        }
+    });
+    let reply = async |reply| {
+        // The task may have ended meanwhile (a stop): nothing waits then.
+        let _ = match reply {
+            Reply::Approval { call, decision } => {
+                engine.answer(&task.id, Some(&call), decision).map(drop)
+            }
+            Reply::Stall(answer) => engine.answer_stall(&task.id, answer),
+        };
+    };
+    let verification = follow(engine.watch(&task.id, 0)?, args.json, reply).await?;
+    let status = outcome(&engine.task(&task.id)?)?;
+    Ok(verification.exit_code(status, args.require_verified))
+}
+
+/// Submits the task to `deskhand serve` and prints its id.
+async fn background(args: &AskArgs) -> Result<()> {
+    if !args.attach.is_empty() {
+        bail!("--attach cannot be used with --background yet: the API takes text prompts");
+    }
+    if args.check.is_some() || args.require_verified {
+        bail!("--check and --require-verified cannot be used with --background yet");
+    }
+    let service = Service::new(&ServiceArgs {
+        socket: args.socket.clone(),
+        data_dir: args.data_dir.clone(),
+    })?;
+    let body = json!({
+        "prompt": args.prompt()?,
+        "session_id": args.session,
+        "approve": args.approve,
+        "max_turns": args.max_turns,
+        "tools": args.tools,
+        "provider": args.provider,
+        "model": args.model,
+        "base_url": args.base_url,
+        "system": args.system,
+        "max_cost_usd": args.max_cost,
+        "max_tokens": args.max_tokens,
+        "bash_timeout_secs": args.bash_timeout.map(|d| d.as_secs_f64()),
+        "keep_screenshots": args.keep_screenshots,
+        "summarize_at": args.summarize_at,
+        "monitor": args.monitor,
+        "memory": !args.no_memory,
+        "desktop": args.desktop,
+        "sandbox": (args.sandbox || args.no_sandbox).then_some(args.sandbox),
+        "share": args.share,
+        "network": !args.no_network,
+        "stall": {
+            "enabled": !args.no_stall_check,
+            "repeats": args.stall_repeats,
+            "no_ops": args.stall_no_ops,
+            "cycles": args.stall_cycles,
+            "ask_timeout_secs": args.stall_ask_timeout.map(|d| d.as_secs_f64()),
+        },
+    });
+    let task: TaskInfo =
+        serde_json::from_value(service.call(Method::POST, "/v1/tasks", Some(&body)).await?)?;
+    if args.json {
+        println!(
+            "{}",
+            deskhand::visible::json(&serde_json::to_string(&task)?)
+        );
+    } else {
+        println!("{}", task.id);
+    }
+    Ok(())
+}
+
+/// What the person answered on the terminal, for the task to hear.
+pub enum Reply {
+    Approval { call: String, decision: Decision },
+    Stall(StallAnswer),
+}
+
+/// Prints a task's updates and asks on the terminal for each approval it waits for and
+/// each stall question, handing the answer to `reply`; returns the run's verification once
+/// the task ended.
+pub async fn follow(
+    mut watch: impl TaskUpdates,
+    json: bool,
+    reply: impl AsyncFn(Reply),
+) -> Result<Verification> {
+    let mut printer = Printer {
+        json,
+        in_text: false,
+        in_thinking: false,
+    };
+    let mut verification = Verification::default();
+    while let Some(update) = watch.next_update().await? {
+        if let TaskUpdate::Notice(notice) = &update {
+            eprintln!("deskhand: {}", deskhand::visible::line(notice));
+            continue;
+        }
+        let Some(event) = update.event() else {
+            continue;
+        };
+        printer.print(&event);
+        match &event {
+            AgentEvent::ApprovalNeeded { request } => {
+                let decision = approver::ask(request).await;
+                reply(Reply::Approval {
+                    call: request.tool_use_id.clone(),
+                    decision,
+                })
+                .await;
+            }
+            AgentEvent::StallDetected {
+                step: StallStep::Ask,
+                message,
+                ..
+            } => reply(Reply::Stall(approver::ask_stall(message).await)).await,
+            AgentEvent::Verification(checked) => verification = checked.clone(),
+            _ => {}
+        }
+    }
+    Ok(verification)
+}
+
+/// What a front end reads updates from: the engine in this process, or `deskhand serve`.
+pub trait TaskUpdates {
+    async fn next_update(&mut self) -> Result<Option<TaskUpdate>>;
+}
+
+impl TaskUpdates for Watch {
+    async fn next_update(&mut self) -> Result<Option<TaskUpdate>> {
+        Ok(self.next().await)
     }
 }
 
-/// The first Ctrl-C stops the run cleanly; a second one exits at once.
+/// The exit status of a finished task; a task that never ran is the error that stopped it.
+pub fn outcome(task: &TaskInfo) -> Result<RunStatus> {
+    if let Some(error) = &task.error
+        && task.state == TaskState::Error
+    {
+        bail!("{error}");
+    }
+    Ok(match task.state {
+        TaskState::Done => RunStatus::Done,
+        TaskState::MaxTurns => RunStatus::MaxTurns,
+        TaskState::Budget => RunStatus::Budget,
+        TaskState::Cancelled => RunStatus::Cancelled,
+        TaskState::Stalled => RunStatus::Stalled,
+        _ => RunStatus::Error,
+    })
+}
+
+/// The first Ctrl-C stops the run cleanly; a second one exits at once. The handler is in
+/// place when this returns, so a Ctrl-C right after never kills the process unhandled.
 pub fn watch_ctrl_c(cancel: CancellationToken) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let Ok(mut interrupts) = signal(SignalKind::interrupt()) else {
+        return;
+    };
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
+        if interrupts.recv().await.is_some() {
             eprintln!("\ndeskhand: stopping (Ctrl-C again to quit at once)");
             cancel.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
+            if interrupts.recv().await.is_some() {
                 std::process::exit(RunStatus::Cancelled.exit_code());
             }
         }

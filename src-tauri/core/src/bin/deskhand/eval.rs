@@ -234,7 +234,7 @@ async fn run_attempt(args: &EvalArgs, task: &Task, attempt: u32) -> Attempt {
     }
     // Keys left this process's environment at start (`key_guard`); the attempt is this same
     // program, which takes them out of its own environment again first thing.
-    for provider in deskhand::secrets::PROVIDERS {
+    for provider in deskhand::secrets::PROVIDERS.iter() {
         if let Some(key) = deskhand::key_guard::env_var(provider.env) {
             command.env(provider.env, key);
         }

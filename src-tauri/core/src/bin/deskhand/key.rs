@@ -46,7 +46,7 @@ pub fn run(args: KeyArgs) -> Result<()> {
         }
         KeyCommand::Status { json } => {
             let mut keyring_error = None;
-            for provider in secrets::PROVIDERS {
+            for provider in secrets::PROVIDERS.iter() {
                 let status = secrets::key_status(&keyring, provider);
                 if json {
                     println!("{}", serde_json::to_string(&status)?);

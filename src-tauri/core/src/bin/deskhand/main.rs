@@ -3,6 +3,7 @@
 
 mod approver;
 mod ask;
+mod elements;
 mod eval;
 mod key;
 mod monitors;
@@ -10,8 +11,11 @@ mod notes;
 mod plugins;
 mod printer;
 mod screenshot;
+mod serve;
+mod service;
 mod sessions;
 mod settings;
+mod tasks;
 
 use std::process::ExitCode;
 
@@ -46,10 +50,16 @@ enum Command {
     Screenshot(screenshot::ScreenshotArgs),
     /// List the monitors (* marks the default).
     Monitors,
+    /// The UI elements showing on the screen (accessibility tree, optionally OCR words).
+    Elements(elements::ElementsArgs),
     /// MCP plugin servers (configured in mcp.json in the config directory).
     Plugins(plugins::PluginsArgs),
     /// Settings every run reads: the budget (max-cost, max-tokens).
     Settings(settings::SettingsArgs),
+    /// Serve the task engine as a local API (a Unix socket; TCP with --listen).
+    Serve(serve::ServeArgs),
+    /// The tasks of a running `deskhand serve`: list, show, watch, approve, deny, cancel.
+    Tasks(tasks::TasksArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,8 +79,11 @@ fn main() -> ExitCode {
             Command::Key(args) => key::run(args).map(|()| 0),
             Command::Screenshot(args) => screenshot::run(args).map(|()| 0),
             Command::Monitors => monitors::run().map(|()| 0),
+            Command::Elements(args) => elements::run(args).map(|()| 0),
             Command::Plugins(args) => plugins::run(args).await.map(|()| 0),
             Command::Settings(args) => settings::run(args).map(|()| 0),
+            Command::Serve(args) => serve::run(args).await.map(|()| 0),
+            Command::Tasks(args) => tasks::run(args).await,
         }
     });
     match result {

@@ -1,6 +1,7 @@
 //! The `Input` seam: the mouse and keyboard. enigo in the app (on Linux its x11rb backend,
 //! with no libxdo), a recorder in unit tests.
 
+#[cfg(test)]
 use std::sync::{Arc, Mutex};
 
 pub use enigo::{Axis, Button, Direction, Key};
@@ -22,14 +23,40 @@ pub trait Input: Send {
     fn location(&self) -> Result<(i32, i32), InputError>;
 }
 
+/// A button as Linux's input layer names it, for the Wayland backends that speak in those.
+pub enum LinuxButton {
+    /// One wheel click: the axis, and -1 (up or left) or 1 (down or right).
+    Wheel(Axis, i32),
+    /// A button code (linux/input-event-codes.h).
+    Code(u32),
+}
+
+pub fn linux_button(button: Button) -> LinuxButton {
+    match button {
+        Button::ScrollUp => LinuxButton::Wheel(Axis::Vertical, -1),
+        Button::ScrollDown => LinuxButton::Wheel(Axis::Vertical, 1),
+        Button::ScrollLeft => LinuxButton::Wheel(Axis::Horizontal, -1),
+        Button::ScrollRight => LinuxButton::Wheel(Axis::Horizontal, 1),
+        Button::Right => LinuxButton::Code(0x111),
+        Button::Middle => LinuxButton::Code(0x112),
+        Button::Forward => LinuxButton::Code(0x115),
+        Button::Back => LinuxButton::Code(0x116),
+        Button::Left => LinuxButton::Code(0x110),
+    }
+}
+
 /// Real input through enigo.
 pub struct EnigoInput(Enigo);
 
 impl EnigoInput {
-    pub fn open() -> Result<Self, InputError> {
-        Enigo::new(&Settings::default())
-            .map(Self)
-            .map_err(|e| InputError(format!("cannot connect to the display for input: {e}")))
+    /// On `x11_display` (`:N`), else the process's display.
+    pub fn open(x11_display: Option<String>) -> Result<Self, InputError> {
+        Enigo::new(&Settings {
+            x11_display,
+            ..Settings::default()
+        })
+        .map(Self)
+        .map_err(|e| InputError(format!("cannot connect to the display for input: {e}")))
     }
 }
 
@@ -64,6 +91,7 @@ impl Input for EnigoInput {
 }
 
 /// What a `RecordingInput` was asked to do.
+#[cfg(test)]
 #[derive(Clone, Debug, PartialEq)]
 pub enum InputEvent {
     MoveTo(i32, i32),
@@ -74,12 +102,14 @@ pub enum InputEvent {
 }
 
 /// Records every call instead of acting, for unit tests. Clones share one record.
+#[cfg(test)]
 #[derive(Clone, Default)]
 pub struct RecordingInput {
     pub events: Arc<Mutex<Vec<InputEvent>>>,
     position: Arc<Mutex<(i32, i32)>>,
 }
 
+#[cfg(test)]
 impl RecordingInput {
     pub fn events(&self) -> Vec<InputEvent> {
         self.events
@@ -97,6 +127,7 @@ impl RecordingInput {
     }
 }
 
+#[cfg(test)]
 impl Input for RecordingInput {
     fn move_to(&mut self, x: i32, y: i32) -> Result<(), InputError> {
         *self.position.lock().unwrap_or_else(|e| e.into_inner()) = (x, y);

@@ -7,6 +7,8 @@ pub mod fingerprint;
 pub mod input;
 pub mod keys;
 pub mod pipeline;
+#[cfg(target_os = "linux")]
+pub mod portal;
 pub mod scaling;
 pub mod screen;
 pub mod settle;
@@ -34,16 +36,31 @@ use self::settle::SettlePolicy;
 use self::version::ToolVersion;
 use super::catalog::ToolSettings;
 use super::{ActionPlan, Tool, ToolContext, ToolOutput};
+use crate::elements::refs::RefBook;
+use crate::elements::{Target, Tree};
 use crate::llm::{AnthropicNativeTool, ImageSource, ToolDefinition, ToolResultContent};
+
+/// `1` turns set-of-marks on (see `docs/elements.md`).
+pub const SET_OF_MARKS: &str = "DESKHAND_SET_OF_MARKS";
 
 /// `type` sends text in pieces this long, so a stop can land between them.
 const TYPE_CHUNK_CHARS: usize = 50;
 /// A drag moves through this many points, since some applications ignore a jump.
 const DRAG_STEPS: i32 = 8;
 
+/// Clones share one driver (screen, input, the last frame shown): the `ui` tool acts
+/// through the computer tool's own.
+#[derive(Clone)]
 pub struct ComputerTool {
     version: ToolVersion,
     driver: Arc<Driver>,
+    /// Where the approval's hit test looks for the element under a point; `None` names
+    /// nothing.
+    tree: Option<Arc<dyn Tree>>,
+    /// The refs the model is given (marks here, answers of the `ui` tool), shared by clones.
+    refs: Arc<Mutex<RefBook>>,
+    /// Set-of-marks: number the interactive elements on each screenshot.
+    marks: bool,
 }
 
 /// What performs actions; shared with the blocking task that runs each one.
@@ -82,12 +99,70 @@ impl ComputerTool {
                 format: Format::Png,
                 shown: Mutex::new(None),
             }),
+            tree: None,
+            refs: Arc::default(),
+            marks: false,
+        })
+    }
+
+    /// The same tool, its screenshots marked with numbered boxes on the interactive elements
+    /// and the list of their refs (set-of-marks, for models that ground poorly).
+    pub fn with_marks(mut self, on: bool) -> Self {
+        self.marks = on;
+        self
+    }
+
+    /// The refs given to the model, which the `ui` tool resolves.
+    pub fn refs(&self) -> Arc<Mutex<RefBook>> {
+        self.refs.clone()
+    }
+
+    /// The same tool, naming the element under each click, drag or type point in its
+    /// approvals (a hit test on `tree`).
+    pub fn with_tree(mut self, tree: Arc<dyn Tree>) -> Self {
+        self.tree = Some(tree);
+        self
+    }
+
+    /// The monitor as it is now, at full resolution.
+    pub fn capture(&self) -> Result<Frame, screen::ScreenError> {
+        self.driver.screen.capture(&self.driver.monitor)
+    }
+
+    /// What a pointer action at `points` (the last one, where the button goes) or a `type`
+    /// (into what has the focus, found at the pointer) will touch.
+    fn target(&self, action: &Action, points: &[(i32, i32)]) -> Option<Target> {
+        let tree = self.tree.as_ref()?;
+        let at = match action {
+            Action::Click { .. }
+            | Action::Drag { .. }
+            | Action::MouseDown { .. }
+            | Action::MouseUp { .. } => match points.last() {
+                Some(p) => *p,
+                None => self.driver.input().location().ok()?,
+            },
+            Action::Type { .. } => self.driver.input().location().ok()?,
+            _ => return None,
+        };
+        Some(match tree.snapshot() {
+            Ok(snapshot) => snapshot
+                .at(at.0, at.1)
+                .map(Target::from_element)
+                .unwrap_or_default(),
+            Err(_) => Target::default(),
         })
     }
 
     /// The real screen and input, or why they cannot work here.
     pub fn open(settings: &ToolSettings) -> Result<Self, String> {
-        let screen = RealScreen::open().map_err(|e| e.to_string())?;
+        let screen = match &settings.display {
+            #[cfg(target_os = "linux")]
+            Some(display) => RealScreen::open_x11(display),
+            #[cfg(not(target_os = "linux"))]
+            Some(_) => return Err("an agent desktop needs Linux".into()),
+            None => RealScreen::open(),
+        }
+        .map_err(|e| e.to_string())?;
         let input = screen.input().map_err(|e| e.to_string())?;
         Self::new(
             Arc::new(screen),
@@ -97,7 +172,16 @@ impl ComputerTool {
             ToolVersion::for_model(&settings.model),
             SettlePolicy::default(),
         )
+        .map(|tool| {
+            tool.with_tree(crate::elements::desktop_tree())
+                .with_marks(std::env::var_os(SET_OF_MARKS).is_some_and(|v| v == "1"))
+        })
         .map_err(|e| e.to_string())
+    }
+
+    /// Where this tool's approvals look up elements, for the `ui` tool to share.
+    pub fn tree(&self) -> Option<Arc<dyn Tree>> {
+        self.tree.clone()
     }
 
     pub fn mapping(&self) -> Mapping {
@@ -217,6 +301,10 @@ impl Tool for ComputerTool {
             let more = if short.len() < text.len() { "…" } else { "" };
             summary.push_str(&format!(" {short:?}{more}"));
         }
+        let target = self.target(&action, &screen);
+        if let Some(target) = &target {
+            summary.push_str(&format!(": {}", target.describe()));
+        }
         Ok(ActionPlan {
             kind: format!("computer.{name}"),
             read_only: action.is_read_only(),
@@ -228,6 +316,7 @@ impl Tool for ComputerTool {
                 "screen_points": screen.iter().map(|(x, y)| json!({"x": x, "y": y})).collect::<Vec<_>>(),
                 "model_size": mapping.model,
             }),
+            target,
         })
     }
 
@@ -240,7 +329,16 @@ impl Tool for ComputerTool {
         let cancel = ctx.cancel.clone();
         let label = action_name(input).to_string();
         let name = label.clone();
-        match tokio::task::spawn_blocking(move || driver.perform(&action, &name, &cancel)).await {
+        let marks = self.tree.clone().filter(|_| self.marks);
+        let refs = self.refs.clone();
+        let perform = move || {
+            let output = driver.perform(&action, &name, &cancel)?;
+            Ok::<_, String>(match marks {
+                Some(tree) => driver.marked(output, tree.as_ref(), &refs),
+                None => output,
+            })
+        };
+        match tokio::task::spawn_blocking(perform).await {
             Ok(Ok(output)) => output,
             Ok(Err(e)) => ToolOutput::error(format!("{label} failed: {e}")),
             Err(e) => ToolOutput::error(format!("{label} failed: {e}")),
@@ -347,6 +445,30 @@ impl Driver {
             is_error: false,
             screen: Some(state),
         })
+    }
+
+    /// `output` with its screenshot replaced by the same frame with numbered marks on the
+    /// interactive elements, and their refs as text. Unchanged if the tree cannot be read.
+    fn marked(&self, mut output: ToolOutput, tree: &dyn Tree, refs: &Mutex<RefBook>) -> ToolOutput {
+        let Some(at) = output
+            .content
+            .iter()
+            .position(|c| matches!(c, ToolResultContent::Image { .. }))
+        else {
+            return output;
+        };
+        let Some(frame) = self.shown().clone() else {
+            return output;
+        };
+        let Ok(snapshot) = tree.snapshot() else {
+            return output;
+        };
+        let (image, list) = marks_for(&frame, &snapshot, &self.mapping, self.format, refs);
+        output.content[at] = image_content(&image);
+        output
+            .content
+            .insert(at + 1, ToolResultContent::Text { text: list });
+        output
     }
 
     fn shown(&self) -> std::sync::MutexGuard<'_, Option<Frame>> {
@@ -504,6 +626,43 @@ impl Driver {
         }
         Ok(false)
     }
+}
+
+/// The screenshot of `frame` at the model's size with numbered marks on the interactive
+/// elements of `snapshot`, and the list "1 = e3 push button \"Delete\"", one a line.
+pub fn marks_for(
+    frame: &Frame,
+    snapshot: &crate::elements::Snapshot,
+    mapping: &Mapping,
+    format: Format,
+    refs: &Mutex<RefBook>,
+) -> (Screenshot, String) {
+    let mut refs = refs.lock().unwrap_or_else(|e| e.into_inner());
+    let mut model = pipeline::resize(frame, None, mapping.model);
+    let mut marks = Vec::new();
+    let mut list = String::from("Marks on this screenshot (number = ref, role, name):");
+    for element in snapshot.elements.iter().filter(|e| e.is_interactive()) {
+        let Some(bounds) = element.bounds.to_model(mapping) else {
+            continue;
+        };
+        let number = marks.len() + 1;
+        marks.push((number, bounds));
+        list.push_str(&format!(
+            "\n{number} = {} {} {:?}",
+            refs.reference(element),
+            element.role,
+            element.name
+        ));
+    }
+    crate::elements::marks::draw(&mut model, &marks);
+    let shot = Screenshot {
+        bytes: pipeline::encode(&model, format),
+        media_type: format.media_type(),
+        screen: frame.size,
+        model: mapping.model,
+        timings: Default::default(),
+    };
+    (shot, list)
 }
 
 /// Presses `keys` in order, runs `body`, then releases them in reverse, also when `body`

@@ -53,7 +53,8 @@ pub struct Screenshot {
 
 thread_local! {
     /// Kept for the next frame: a resizer's scratch buffer for a 1080p frame is 6 MB, and
-    /// fresh memory costs more here than the resize itself (page faults, 3 ms a frame).
+    /// fresh memory costs more here than the resize itself, in page faults
+    /// (docs/benchmarks.md, "The computer tool").
     static RESIZER: RefCell<Resizer> = RefCell::new(Resizer::new());
 }
 
@@ -99,8 +100,8 @@ pub fn encode(frame: &Frame, format: Format) -> Vec<u8> {
     let Size { width, height } = frame.size;
     let result =
         match format {
-            // zlib level 1: a third smaller than the fastest mode for a few ms more (about 6 ms
-            // for 1366x768 of text), and bytes are what an upload waits on.
+            // zlib level 1: a third smaller than the fastest mode for a few ms more
+            // (docs/benchmarks.md, "The computer tool"), and bytes are what an upload waits on.
             Format::Png => PngEncoder::new_with_quality(
                 &mut out,
                 CompressionType::Level(1),

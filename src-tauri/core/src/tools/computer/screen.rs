@@ -1,8 +1,11 @@
 //! The `Screen` seam: which monitors there are, and a frame of one of them. The real screen in
 //! the app, a scripted fake in unit tests.
 
+#[cfg(test)]
 use std::collections::VecDeque;
+#[cfg(test)]
 use std::sync::Mutex;
+#[cfg(test)]
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde::Serialize;
@@ -75,6 +78,9 @@ pub enum Backend {
     /// A wlroots Wayland compositor: wlr-screencopy, xdg-output, the virtual pointer and
     /// keyboard.
     Wlroots,
+    /// Any other Wayland desktop (GNOME, KDE): xdg-desktop-portal RemoteDesktop with
+    /// ScreenCast, frames from PipeWire.
+    Portal,
     /// xcap and enigo (macOS, Windows).
     Xcap,
 }
@@ -86,18 +92,53 @@ impl std::fmt::Display for Backend {
             Self::Wlroots => {
                 "wayland-wlroots (wlr-screencopy, xdg-output, wlr-virtual-pointer, zwp-virtual-keyboard)"
             }
+            Self::Portal => {
+                "wayland-portal (xdg-desktop-portal RemoteDesktop + ScreenCast, PipeWire)"
+            }
             Self::Xcap => "xcap",
         })
     }
 }
 
 /// The real screen. On X11 it talks to the server itself (see `x11`), on wlroots compositors
-/// through their protocols (see `wlroots`); on macOS and Windows it goes through xcap.
+/// through their protocols (see `wlroots`), on other Wayland desktops through the desktop
+/// portal (see `portal`); on macOS and Windows it goes through xcap.
 pub struct RealScreen {
     #[cfg(target_os = "linux")]
     x11: Option<x11::X11>,
+    /// The X display named for this screen (an agent desktop's), where the process's
+    /// `DISPLAY` is someone else's: xcap, which reads `DISPLAY`, is never used then.
     #[cfg(target_os = "linux")]
-    wlroots: Option<super::wlroots::Wlroots>,
+    named: Option<String>,
+    #[cfg(target_os = "linux")]
+    wayland: Option<Wayland>,
+}
+
+/// The Wayland path in use.
+#[cfg(target_os = "linux")]
+enum Wayland {
+    Wlroots(super::wlroots::Wlroots),
+    Portal(super::portal::Portal),
+}
+
+#[cfg(target_os = "linux")]
+impl Wayland {
+    /// The wlroots protocols where the compositor offers them (no consent needed), else the
+    /// desktop portal; the error says what each lacked.
+    fn connect() -> Result<Self, ScreenError> {
+        let wlroots = match super::wlroots::Wlroots::connect() {
+            Ok(wlroots) => return Ok(Self::Wlroots(wlroots)),
+            Err(ScreenError::NoDisplay(why)) => why,
+            Err(e) => return Err(e),
+        };
+        super::portal::Portal::connect()
+            .map(Self::Portal)
+            .map_err(|portal| {
+                ScreenError::NoDisplay(format!(
+                    "no way to this Wayland desktop's screen: {wlroots}; and {portal}"
+                ))
+            })
+    }
 }
 
 impl RealScreen {
@@ -113,14 +154,33 @@ impl RealScreen {
         let wayland = Self::on_wayland();
         let screen = Self {
             #[cfg(target_os = "linux")]
-            x11: (!wayland).then(x11::X11::open).transpose()?,
+            x11: (!wayland).then(|| x11::X11::open(None)).transpose()?,
             #[cfg(target_os = "linux")]
-            wlroots: wayland.then(super::wlroots::Wlroots::connect).transpose()?,
+            named: None,
+            #[cfg(target_os = "linux")]
+            wayland: wayland.then(Wayland::connect).transpose()?,
         };
         if screen.monitors()?.is_empty() {
             return Err(ScreenError::NoDisplay(
                 "the display reports no monitors".into(),
             ));
+        }
+        Ok(screen)
+    }
+
+    /// The X display `display` (`:N`), whatever the process's `DISPLAY` says.
+    #[cfg(target_os = "linux")]
+    pub fn open_x11(display: &str) -> Result<Self, ScreenError> {
+        let x11 = x11::X11::open(Some(display))?;
+        let screen = Self {
+            x11: Some(x11),
+            named: Some(display.to_string()),
+            wayland: None,
+        };
+        if screen.monitors()?.is_empty() {
+            return Err(ScreenError::NoDisplay(format!(
+                "the display {display} reports no monitors"
+            )));
         }
         Ok(screen)
     }
@@ -192,8 +252,10 @@ impl RealScreen {
     pub fn backend(&self) -> Backend {
         #[cfg(target_os = "linux")]
         {
-            if self.wlroots.is_some() {
-                return Backend::Wlroots;
+            match self.wayland {
+                Some(Wayland::Wlroots(_)) => return Backend::Wlroots,
+                Some(Wayland::Portal(_)) => return Backend::Portal,
+                None => {}
             }
             if self.x11.is_some() {
                 return Backend::X11;
@@ -205,10 +267,17 @@ impl RealScreen {
     /// The mouse and keyboard that go with this screen.
     pub fn input(&self) -> Result<Box<dyn super::input::Input>, super::input::InputError> {
         #[cfg(target_os = "linux")]
-        if let Some(wlroots) = &self.wlroots {
-            return Ok(Box::new(wlroots.input()?));
+        match &self.wayland {
+            Some(Wayland::Wlroots(wlroots)) => return Ok(Box::new(wlroots.input()?)),
+            Some(Wayland::Portal(portal)) => return Ok(Box::new(portal.input())),
+            None => {}
         }
-        Ok(Box::new(super::input::EnigoInput::open()?))
+        #[cfg(target_os = "linux")]
+        return Ok(Box::new(super::input::EnigoInput::open(
+            self.named.clone(),
+        )?));
+        #[cfg(not(target_os = "linux"))]
+        Ok(Box::new(super::input::EnigoInput::open(None)?))
     }
 
     /// A frame through xcap: the monitor itself, or, for a monitor without an output of its
@@ -260,16 +329,20 @@ impl Screen for RealScreen {
             return x11.monitors();
         }
         #[cfg(target_os = "linux")]
-        if let Some(wlroots) = &self.wlroots {
-            return wlroots.monitors();
+        match &self.wayland {
+            Some(Wayland::Wlroots(wlroots)) => return wlroots.monitors(),
+            Some(Wayland::Portal(portal)) => return portal.monitors(),
+            None => {}
         }
         Self::monitors_from_xcap()
     }
 
     fn capture(&self, monitor: &Monitor) -> Result<Frame, ScreenError> {
         #[cfg(target_os = "linux")]
-        if let Some(wlroots) = &self.wlroots {
-            return wlroots.capture(monitor);
+        match &self.wayland {
+            Some(Wayland::Wlroots(wlroots)) => return wlroots.capture(monitor),
+            Some(Wayland::Portal(portal)) => return portal.capture(monitor),
+            None => {}
         }
         #[cfg(target_os = "linux")]
         if let Some(frame) = self
@@ -281,6 +354,12 @@ impl Screen for RealScreen {
         {
             return Ok(frame);
         }
+        #[cfg(target_os = "linux")]
+        if let Some(display) = &self.named {
+            return Err(ScreenError::Capture(format!(
+                "the display {display} does not use 32-bit xRGB pixels"
+            )));
+        }
         Self::capture_with_xcap(monitor)
     }
 }
@@ -289,7 +368,8 @@ impl Screen for RealScreen {
 /// skips RandR monitors that have no output of their own, such as `xrandr --setmonitor`
 /// splitting a wide screen or virtual monitors on Xvfb), and frames copied by the server into
 /// shared memory (MIT-SHM). xcap opens five connections a capture and receives the 8 MB of a
-/// 1080p frame over the socket: about 20 ms, against 2 ms here.
+/// 1080p frame over the socket, several times slower (docs/benchmarks.md, "The computer
+/// tool").
 #[cfg(target_os = "linux")]
 mod x11 {
     use std::sync::{Mutex, MutexGuard};
@@ -312,6 +392,8 @@ mod x11 {
         /// with this process (a remote display, another IPC namespace), and frames come over
         /// the socket instead.
         shm: Mutex<Option<Segment>>,
+        /// Opened on a named display: xcap (which reads `DISPLAY`) cannot tell its scale.
+        named: bool,
     }
 
     fn err(e: impl std::fmt::Display) -> ScreenError {
@@ -319,9 +401,11 @@ mod x11 {
     }
 
     impl X11 {
-        pub fn open() -> Result<Self, ScreenError> {
+        /// `display`, else the process's `DISPLAY`.
+        pub fn open(display: Option<&str>) -> Result<Self, ScreenError> {
             let (conn, screen) =
-                x11rb::connect(None).map_err(|e| ScreenError::NoDisplay(e.to_string()))?;
+                x11rb::connect(display).map_err(|e| ScreenError::NoDisplay(e.to_string()))?;
+            let named = display.is_some();
             let setup = conn.setup();
             let root = &setup.roots[screen];
             let xrgb = setup.image_byte_order == ImageOrder::LSB_FIRST && is_xrgb(setup, root);
@@ -338,6 +422,7 @@ mod x11 {
                 root,
                 xrgb,
                 shm: Mutex::new(shm),
+                named,
             })
         }
 
@@ -349,8 +434,9 @@ mod x11 {
                 .map_err(|e| err(&e))?
                 .reply()
                 .map_err(|e| err(&e))?;
-            let scale = xcap::Monitor::all()
-                .ok()
+            let scale = (!self.named)
+                .then(xcap::Monitor::all)
+                .and_then(Result::ok)
                 .and_then(|all| all.first()?.scale_factor().ok())
                 .filter(|s| s.is_finite() && *s > 0.0)
                 .unwrap_or(1.0);
@@ -525,12 +611,14 @@ mod x11 {
 }
 
 /// A screen for unit tests: fixed monitors, frames served in order (the last one repeats).
+#[cfg(test)]
 pub struct FakeScreen {
     pub monitors: Vec<Monitor>,
     frames: Mutex<VecDeque<Frame>>,
     captures: AtomicUsize,
 }
 
+#[cfg(test)]
 impl FakeScreen {
     pub fn new(monitors: Vec<Monitor>, frames: Vec<Frame>) -> Self {
         Self {
@@ -564,6 +652,7 @@ impl FakeScreen {
     }
 }
 
+#[cfg(test)]
 impl Frame {
     /// A frame of one grey level, for tests.
     pub fn filled(size: Size, level: u8) -> Self {
@@ -574,6 +663,7 @@ impl Frame {
     }
 }
 
+#[cfg(test)]
 impl Screen for FakeScreen {
     fn monitors(&self) -> Result<Vec<Monitor>, ScreenError> {
         Ok(self.monitors.clone())

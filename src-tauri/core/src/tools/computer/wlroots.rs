@@ -35,7 +35,7 @@ use wayland_protocols_wlr::screencopy::v1::client::zwlr_screencopy_manager_v1::Z
 use wayland_protocols_wlr::virtual_pointer::v1::client::zwlr_virtual_pointer_manager_v1::ZwlrVirtualPointerManagerV1;
 use wayland_protocols_wlr::virtual_pointer::v1::client::zwlr_virtual_pointer_v1::ZwlrVirtualPointerV1;
 
-use super::input::{Axis, Button, Direction, Input, InputError, Key};
+use super::input::{Axis, Button, Direction, Input, InputError, Key, LinuxButton, linux_button};
 use super::keys;
 use super::scaling::{Geometry, Size};
 use super::screen::{Frame, Monitor, ScreenError};
@@ -250,8 +250,7 @@ impl Wlroots {
         let missing = |what: &str| {
             ScreenError::NoDisplay(format!(
                 "this Wayland compositor offers no {what}, so the computer tool cannot see its \
-                 screen; Deskhand supports wlroots compositors (sway, Hyprland, river) and X11 \
-                 sessions, not yet the xdg-desktop-portal path of GNOME and KDE"
+                 screen through the wlroots protocols"
             ))
         };
         let screencopy = globals
@@ -611,24 +610,9 @@ impl Session {
     }
 
     fn button(&mut self, button: Button, direction: Direction) -> Result<(), InputError> {
-        let (axis, amount) = match button {
-            Button::ScrollUp => (Axis::Vertical, -1),
-            Button::ScrollDown => (Axis::Vertical, 1),
-            Button::ScrollLeft => (Axis::Horizontal, -1),
-            Button::ScrollRight => (Axis::Horizontal, 1),
-            _ => (Axis::Vertical, 0),
-        };
-        if amount != 0 {
-            return self.scroll(amount, axis);
-        }
-        // Linux input event codes (linux/input-event-codes.h).
-        let code = match button {
-            Button::Left => 0x110,
-            Button::Right => 0x111,
-            Button::Middle => 0x112,
-            Button::Forward => 0x115,
-            Button::Back => 0x116,
-            _ => unreachable!("scroll buttons are handled above"),
+        let code = match linux_button(button) {
+            LinuxButton::Wheel(axis, amount) => return self.scroll(amount, axis),
+            LinuxButton::Code(code) => code,
         };
         let states: &[ButtonState] = match direction {
             Direction::Press => &[ButtonState::Pressed],
@@ -792,7 +776,13 @@ fn memfd(name: &str) -> Result<std::fs::File, String> {
 
 /// 32-bit pixels (B, G, R, x or R, G, B, x in memory) to RGBA rows, flipped if the compositor
 /// says the frame is upside down.
-fn to_rgba(pixels: &[u8], size: Size, stride: usize, bgr: bool, y_invert: bool) -> Frame {
+pub(super) fn to_rgba(
+    pixels: &[u8],
+    size: Size,
+    stride: usize,
+    bgr: bool,
+    y_invert: bool,
+) -> Frame {
     let (w, h) = (size.width as usize, size.height as usize);
     let mut rgba = vec![0; w * h * 4];
     for (row, out) in rgba.chunks_exact_mut(w * 4).enumerate() {

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::ServerConfig;
 use super::content::tool_output;
 use super::limits::{self, OversizeWatch};
-use crate::tools::{ToolOutput, capped::CappedOutput, is_withheld_variable};
+use crate::tools::{ToolOutput, capped::CappedOutput};
 
 /// Bytes of a server's stderr kept for error messages.
 const STDERR_KEPT: usize = 2_000;
@@ -306,11 +306,11 @@ impl PluginServer {
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         crate::processes::keep(&mut command);
-        for (name, _) in std::env::vars_os() {
+        for name in crate::program_env::withheld() {
             let configured = name
                 .to_str()
                 .is_some_and(|n| self.config.env.contains_key(n));
-            if is_withheld_variable(&name) && !configured {
+            if !configured {
                 command.env_remove(name);
             }
         }

@@ -50,6 +50,7 @@ impl Tool for PluginTool {
                 "tool": self.info.tool,
                 "arguments": input,
             }),
+            target: None,
         })
     }
 

@@ -1,0 +1,12 @@
+//! `deskhand serve`: the task engine as a local HTTP API with Server-Sent Events. By default
+//! it listens on a Unix socket only this user can open; TCP (`--listen`) requires a bearer
+//! token that lives in the OS keyring with the API keys. The routes are documented in
+//! `docs/api.md` and `docs/openapi.yaml`.
+
+mod access;
+mod routes;
+mod socket;
+
+pub use access::{API_TOKEN, api_token};
+pub use routes::{ROUTES, router};
+pub use socket::{ServeError, SocketFile, bind_socket, default_socket_path};

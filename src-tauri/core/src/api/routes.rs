@@ -1,0 +1,577 @@
+//! The routes: tasks (submit, list, show, events as SSE, approve, deny, cancel) and sessions
+//! (list, read). Every error is `{"error": {"kind", "message"}}` with a status that says
+//! what kind.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::agent::stall::StallAnswer;
+use crate::agent::{ApprovalPolicy, Decision};
+use crate::llm::ContentBlock;
+use crate::llm::config::ProviderSettings;
+use crate::secrets::ApiKey;
+use crate::store::StoreError;
+use crate::tasks::{
+    Engine, LockError, Origin, RunSettings, StallChoice, TaskError, TaskSpec, TaskUpdate, Watch,
+};
+
+/// Every route, as `docs/openapi.yaml` must list it (a test compares them).
+pub const ROUTES: &[(&str, &str)] = &[
+    ("GET", "/v1/tasks"),
+    ("POST", "/v1/tasks"),
+    ("GET", "/v1/tasks/{id}"),
+    ("GET", "/v1/tasks/{id}/events"),
+    ("POST", "/v1/tasks/{id}/approve"),
+    ("POST", "/v1/tasks/{id}/deny"),
+    ("POST", "/v1/tasks/{id}/stall"),
+    ("POST", "/v1/tasks/{id}/cancel"),
+    ("GET", "/v1/sessions"),
+    ("GET", "/v1/sessions/{id}"),
+];
+
+/// Request bodies are small JSON documents.
+const BODY_LIMIT: usize = 1 << 20;
+/// The longest prompt, reason or name accepted.
+const MAX_PROMPT: usize = 100_000;
+const MAX_TEXT: usize = 2_000;
+
+#[derive(Clone)]
+struct Api {
+    engine: Engine,
+}
+
+/// A refusal: its status, a kind a program can match, and a message for a person.
+struct ApiError {
+    status: StatusCode,
+    kind: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    fn invalid(message: impl Into<String>) -> Self {
+        Self {
+            status: StatusCode::BAD_REQUEST,
+            kind: "invalid",
+            message: message.into(),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = json!({"error": {"kind": self.kind, "message": self.message}});
+        (self.status, Json(body)).into_response()
+    }
+}
+
+impl From<TaskError> for ApiError {
+    fn from(error: TaskError) -> Self {
+        let (status, kind) = match &error {
+            TaskError::NotFound(_) | TaskError::Store(StoreError::NotFound(_)) => {
+                (StatusCode::NOT_FOUND, "not_found")
+            }
+            TaskError::NotPending(_)
+            | TaskError::NothingPending(_)
+            | TaskError::NoStallQuestion(_) => (StatusCode::CONFLICT, "not_pending"),
+            TaskError::Finished { .. } => (StatusCode::CONFLICT, "finished"),
+            TaskError::Elsewhere { .. } => (StatusCode::CONFLICT, "elsewhere"),
+            TaskError::Lock(LockError::Busy(_)) => (StatusCode::CONFLICT, "busy"),
+            TaskError::Prepare(_)
+            | TaskError::Invalid(_)
+            | TaskError::Store(StoreError::Ambiguous { .. }) => {
+                (StatusCode::BAD_REQUEST, "invalid")
+            }
+            TaskError::Lock(_) | TaskError::Store(_) => {
+                (StatusCode::INTERNAL_SERVER_ERROR, "internal")
+            }
+        };
+        Self {
+            status,
+            kind,
+            message: error.to_string(),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        TaskError::Store(error).into()
+    }
+}
+
+/// The path's task or session id, refused in our error shape when it cannot be read.
+fn path_id(id: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    id.map(|Path(id)| id)
+        .map_err(|e| ApiError::invalid(format!("the path: {}", e.body_text())))
+}
+
+/// The query string, refused in our error shape when it cannot be read.
+fn query<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    query
+        .map(|Query(query)| query)
+        .map_err(|e| ApiError::invalid(format!("the query: {}", e.body_text())))
+}
+
+/// A JSON body, refused with our error shape (not the framework's) when it does not parse.
+fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
+    let bytes: &[u8] = if bytes.is_empty() { b"{}" } else { bytes };
+    serde_json::from_slice(bytes).map_err(|e| ApiError::invalid(format!("the request body: {e}")))
+}
+
+/// The API. `token`: the bearer token every request must carry (the TCP listener); `None`
+/// for the Unix socket, which the file system guards.
+pub fn router(engine: Engine, token: Option<ApiKey>) -> Router {
+    let routes = Router::new()
+        .route("/v1/tasks", get(list_tasks).post(submit))
+        .route("/v1/tasks/{id}", get(show_task))
+        .route("/v1/tasks/{id}/events", get(events))
+        .route("/v1/tasks/{id}/approve", post(approve))
+        .route("/v1/tasks/{id}/deny", post(deny))
+        .route("/v1/tasks/{id}/stall", post(answer_stall))
+        .route("/v1/tasks/{id}/cancel", post(cancel))
+        .route("/v1/sessions", get(list_sessions))
+        .route("/v1/sessions/{id}", get(show_session))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(Api { engine });
+    match token {
+        Some(token) => {
+            let token: Arc<ApiKey> = Arc::new(token);
+            routes.layer(middleware::from_fn(move |request, next| {
+                authorize(token.clone(), request, next)
+            }))
+        }
+        None => routes,
+    }
+}
+
+/// Refuses a request without the token, saying only that one is needed.
+async fn authorize(token: Arc<ApiKey>, request: Request, next: Next) -> Response {
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    if constant_time_eq(given.as_bytes(), token.expose().as_bytes()) {
+        return next.run(request).await;
+    }
+    let mut response = ApiError {
+        status: StatusCode::UNAUTHORIZED,
+        kind: "unauthorized",
+        message: "this listener requires the API's bearer token (`deskhand serve --print-token`)"
+            .into(),
+    }
+    .into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        "Bearer".parse().expect("a valid header"),
+    );
+    response
+}
+
+/// Compares without stopping at the first difference, so timing tells nothing of the token.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+#[derive(Deserialize)]
+struct ListQuery {
+    limit: Option<usize>,
+}
+
+async fn list_tasks(
+    State(api): State<Api>,
+    query_string: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let limit = query(query_string)?.limit.unwrap_or(50).min(1000);
+    Ok(Json(json!({"tasks": api.engine.tasks(limit)?})))
+}
+
+/// What a client may choose about a task; everything else is the service's settings.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SubmitBody {
+    prompt: String,
+    session_id: Option<String>,
+    approve: Option<ApprovalPolicy>,
+    max_turns: Option<u32>,
+    tools: Option<Vec<String>>,
+    provider: Option<String>,
+    model: Option<String>,
+    base_url: Option<String>,
+    system: Option<String>,
+    max_cost_usd: Option<f64>,
+    max_tokens: Option<u64>,
+    bash_timeout_secs: Option<f64>,
+    keep_screenshots: Option<usize>,
+    summarize_at: Option<u8>,
+    monitor: Option<usize>,
+    /// Whether the chosen notes go into the system prompt (default true).
+    memory: Option<bool>,
+    stall: Option<StallBody>,
+    /// `agent`: the task runs on an agent desktop of its own; `person` (default): on the
+    /// service's display.
+    desktop: Option<DesktopBody>,
+    /// The bubblewrap sandbox for the agent's programs (default: on for an agent desktop).
+    sandbox: Option<bool>,
+    /// Folders on the service's machine shared with the sandbox.
+    share: Option<Vec<std::path::PathBuf>>,
+    /// Whether the sandbox has the network (default true).
+    network: Option<bool>,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum DesktopBody {
+    Person,
+    Agent,
+}
+
+/// The stall breaker's thresholds for a task; each missing one is the service's setting.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StallBody {
+    enabled: Option<bool>,
+    repeats: Option<u32>,
+    no_ops: Option<u32>,
+    cycles: Option<u32>,
+    ask_timeout_secs: Option<f64>,
+}
+
+impl StallBody {
+    fn choice(self) -> Result<StallChoice, ApiError> {
+        let counts = [
+            ("repeats", self.repeats),
+            ("no_ops", self.no_ops),
+            ("cycles", self.cycles),
+        ];
+        if let Some((name, _)) = counts
+            .iter()
+            .find(|(_, n)| n.is_some_and(|n| !(2..=1000).contains(&n)))
+        {
+            return Err(ApiError::invalid(format!(
+                "`stall.{name}` must be between 2 and 1000"
+            )));
+        }
+        let ask_timeout = match self.ask_timeout_secs {
+            Some(secs) if secs > 0.0 && secs <= 86_400.0 => Some(Duration::from_secs_f64(secs)),
+            Some(_) => {
+                return Err(ApiError::invalid(
+                    "`stall.ask_timeout_secs` must be more than 0 and at most 86400",
+                ));
+            }
+            None => None,
+        };
+        Ok(StallChoice {
+            enabled: self.enabled.unwrap_or(true),
+            repeats: self.repeats,
+            no_ops: self.no_ops,
+            cycles: self.cycles,
+            ask_timeout,
+        })
+    }
+}
+
+impl SubmitBody {
+    fn spec(self) -> Result<TaskSpec, ApiError> {
+        if self.prompt.trim().is_empty() || self.prompt.len() > MAX_PROMPT {
+            return Err(ApiError::invalid(format!(
+                "`prompt` must be 1 to {MAX_PROMPT} bytes of text"
+            )));
+        }
+        let short = [
+            ("session_id", &self.session_id),
+            ("provider", &self.provider),
+            ("model", &self.model),
+            ("base_url", &self.base_url),
+        ];
+        if let Some((name, _)) = short
+            .iter()
+            .find(|(_, value)| value.as_ref().is_some_and(|v| v.len() > MAX_TEXT))
+        {
+            return Err(ApiError::invalid(format!("`{name}` is too long")));
+        }
+        if self.system.as_ref().is_some_and(|s| s.len() > MAX_PROMPT) {
+            return Err(ApiError::invalid("`system` is too long"));
+        }
+        if self
+            .tools
+            .as_ref()
+            .is_some_and(|t| t.len() > 64 || t.iter().any(|n| n.is_empty() || n.len() > 64))
+        {
+            return Err(ApiError::invalid(
+                "`tools` takes at most 64 names of 1 to 64 characters",
+            ));
+        }
+        let max_turns = self.max_turns.unwrap_or(crate::agent::DEFAULT_MAX_TURNS);
+        if !(1..=1000).contains(&max_turns) {
+            return Err(ApiError::invalid("`max_turns` must be between 1 and 1000"));
+        }
+        if self
+            .max_cost_usd
+            .is_some_and(|usd| !(usd > 0.0 && usd.is_finite()))
+        {
+            return Err(ApiError::invalid(
+                "`max_cost_usd` must be a positive number",
+            ));
+        }
+        if self.max_tokens == Some(0) {
+            return Err(ApiError::invalid("`max_tokens` must be positive"));
+        }
+        let bash_timeout = match self.bash_timeout_secs {
+            Some(secs) if secs > 0.0 && secs <= 86_400.0 => Some(Duration::from_secs_f64(secs)),
+            Some(_) => {
+                return Err(ApiError::invalid(
+                    "`bash_timeout_secs` must be more than 0 and at most 86400",
+                ));
+            }
+            None => None,
+        };
+        let keep_screenshots = self
+            .keep_screenshots
+            .unwrap_or(crate::tasks::DEFAULT_KEEP_SCREENSHOTS);
+        if keep_screenshots > 100 {
+            return Err(ApiError::invalid("`keep_screenshots` must be at most 100"));
+        }
+        let summarize_at = self
+            .summarize_at
+            .unwrap_or(crate::tasks::DEFAULT_SUMMARIZE_AT);
+        if !(10..=95).contains(&summarize_at) {
+            return Err(ApiError::invalid(
+                "`summarize_at` must be between 10 and 95",
+            ));
+        }
+        if self.monitor.is_some_and(|m| m > 64) {
+            return Err(ApiError::invalid("`monitor` must be at most 64"));
+        }
+        let stall = match self.stall {
+            Some(stall) => stall.choice()?,
+            None => StallChoice::default(),
+        };
+        let agent_desktop = self.desktop == Some(DesktopBody::Agent);
+        let sandbox = crate::sandbox::SandboxChoice::for_run(
+            agent_desktop,
+            self.sandbox,
+            self.share.unwrap_or_default(),
+            self.network.unwrap_or(true),
+        )
+        .map_err(ApiError::invalid)?;
+        Ok(TaskSpec {
+            session: self.session_id,
+            input: vec![ContentBlock::text(self.prompt)],
+            settings: RunSettings {
+                provider: ProviderSettings {
+                    provider: self.provider,
+                    model: self.model,
+                    base_url: self.base_url,
+                },
+                tools: self.tools,
+                approval: self.approve.unwrap_or_default(),
+                max_turns,
+                max_cost_usd: self.max_cost_usd,
+                max_tokens: self.max_tokens,
+                bash_timeout,
+                keep_screenshots,
+                summarize_at,
+                monitor: self.monitor,
+                system: self.system,
+                memory: self.memory.unwrap_or(true),
+                stall,
+                agent_desktop,
+                sandbox,
+                ..RunSettings::default()
+            },
+            origin: Origin::Api,
+            wrap_tools: None,
+        })
+    }
+}
+
+async fn submit(State(api): State<Api>, bytes: Bytes) -> Result<Response, ApiError> {
+    let spec = body::<SubmitBody>(&bytes)?.spec()?;
+    let task = api.engine.submit(spec).await?;
+    Ok((StatusCode::ACCEPTED, Json(task)).into_response())
+}
+
+async fn show_task(
+    State(api): State<Api>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let id = path_id(id)?;
+    Ok(Json(
+        serde_json::to_value(api.engine.task(&id)?).unwrap_or_default(),
+    ))
+}
+
+#[derive(Deserialize)]
+struct EventsQuery {
+    after: Option<i64>,
+}
+
+/// The task's events as SSE, each with its stored sequence number as its id: events after
+/// `Last-Event-ID` (or `?after=`) are replayed from the store, then the rest follow live,
+/// and the stream ends when the task does.
+async fn events(
+    State(api): State<Api>,
+    id: Result<Path<String>, PathRejection>,
+    query_string: Result<Query<EventsQuery>, QueryRejection>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let id = path_id(id)?;
+    let query = query(query_string)?;
+    let after = match headers.get("last-event-id") {
+        Some(value) => value
+            .to_str()
+            .ok()
+            .and_then(|v| v.trim().parse::<i64>().ok())
+            .filter(|&v| v >= 0)
+            .ok_or_else(|| ApiError::invalid("Last-Event-ID must be an event id (a number)"))?,
+        None => query.after.unwrap_or(0).max(0),
+    };
+    let watch = api.engine.watch(&id, after)?;
+    let stream = futures_util::stream::unfold(watch, |mut watch: Watch| async move {
+        let update = watch.next().await?;
+        Some((Ok::<_, Infallible>(sse_event(update)), watch))
+    });
+    Ok(Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response())
+}
+
+fn sse_event(update: TaskUpdate) -> Event {
+    match update {
+        TaskUpdate::Event { id, wire } => {
+            let kind = wire["type"].as_str().unwrap_or("event").to_string();
+            let event = Event::default().event(kind).data(wire.to_string());
+            match id {
+                Some(id) => event.id(id.to_string()),
+                None => event,
+            }
+        }
+        TaskUpdate::Notice(text) => Event::default()
+            .event("notice")
+            .data(Value::String(text).to_string()),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApproveBody {
+    tool_use_id: Option<String>,
+    /// Every later action of the same kind in this session too.
+    #[serde(default)]
+    always: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DenyBody {
+    tool_use_id: Option<String>,
+    reason: Option<String>,
+}
+
+async fn approve(
+    State(api): State<Api>,
+    id: Result<Path<String>, PathRejection>,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let id = path_id(id)?;
+    let request: ApproveBody = body(&bytes)?;
+    let decision = if request.always {
+        Decision::ApproveKind
+    } else {
+        Decision::Approve
+    };
+    let call = api
+        .engine
+        .answer(&id, request.tool_use_id.as_deref(), decision)?;
+    Ok(Json(json!({"tool_use_id": call})))
+}
+
+async fn deny(
+    State(api): State<Api>,
+    id: Result<Path<String>, PathRejection>,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let id = path_id(id)?;
+    let request: DenyBody = body(&bytes)?;
+    if request.reason.as_ref().is_some_and(|r| r.len() > MAX_TEXT) {
+        return Err(ApiError::invalid("`reason` is too long"));
+    }
+    let reason = request.reason.filter(|r| !r.trim().is_empty());
+    let call = api.engine.answer(
+        &id,
+        request.tool_use_id.as_deref(),
+        Decision::Deny { reason },
+    )?;
+    Ok(Json(json!({"tool_use_id": call})))
+}
+
+/// The person's answer to a stall question: `{"answer": "continue"}`, `{"answer": "hint",
+/// "text": …}` or `{"answer": "stop"}`.
+#[derive(Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case", deny_unknown_fields)]
+enum StallBodyAnswer {
+    Continue,
+    Hint { text: String },
+    Stop,
+}
+
+async fn answer_stall(
+    State(api): State<Api>,
+    id: Result<Path<String>, PathRejection>,
+    bytes: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let id = path_id(id)?;
+    let answer = match body::<StallBodyAnswer>(&bytes)? {
+        StallBodyAnswer::Continue => StallAnswer::Continue,
+        StallBodyAnswer::Hint { text } if text.trim().is_empty() || text.len() > MAX_TEXT => {
+            return Err(ApiError::invalid(format!(
+                "`text` must be 1 to {MAX_TEXT} bytes"
+            )));
+        }
+        StallBodyAnswer::Hint { text } => StallAnswer::Hint { text },
+        StallBodyAnswer::Stop => StallAnswer::Stop,
+    };
+    api.engine.answer_stall(&id, answer.clone())?;
+    Ok(Json(json!(answer)))
+}
+
+async fn cancel(
+    State(api): State<Api>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let id = path_id(id)?;
+    api.engine.cancel(&id)?;
+    Ok((StatusCode::ACCEPTED, Json(api.engine.task(&id)?)).into_response())
+}
+
+async fn list_sessions(State(api): State<Api>) -> Result<Json<Value>, ApiError> {
+    Ok(Json(json!({"sessions": api.engine.store().sessions()?})))
+}
+
+async fn show_session(
+    State(api): State<Api>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let id = path_id(id)?;
+    let store = api.engine.store();
+    let id = store.resolve_id(&id)?;
+    Ok(Json(
+        serde_json::to_value(store.load_session(&id)?).unwrap_or_default(),
+    ))
+}

@@ -1,0 +1,355 @@
+//! The agent's own desktop: a private Xvfb with a window manager and a session D-Bus of its
+//! own, so the agent works there while the person goes on working on their screen.
+//!
+//! Each program (Xvfb, openbox, dbus-daemon) runs under a keeper (`crate::processes`), so it
+//! ends with the desktop and with Deskhand, even after a `kill -9`. What a killed Xvfb leaves
+//! (its lock file and socket, the desktop's runtime directory) is written down in a registry
+//! in the runtime directory; the next desktop to start cleans what a dead owner left.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tokio::process::Command;
+
+/// The first display number tried (`$DESKHAND_FIRST_DISPLAY` moves it, for tests that must
+/// not meet each other); taken ones are skipped upward.
+const FIRST_DISPLAY: u32 = 100;
+const DISPLAYS_TRIED: u32 = 200;
+/// How long Xvfb and the bus may take to come up.
+const START_WAIT: Duration = Duration::from_secs(10);
+/// The agent desktop's screen.
+pub const SIZE: (u32, u32) = (1280, 800);
+
+#[derive(Debug, thiserror::Error)]
+pub enum DesktopError {
+    #[error("cannot start an agent desktop: {program} is not installed ({hint})")]
+    Missing {
+        program: &'static str,
+        hint: &'static str,
+    },
+    #[error("the agent desktop's display :{display} did not start: {reason}")]
+    WontStart { display: u32, reason: String },
+    #[error("no free display number between :{first} and :{last}")]
+    NoFreeDisplay { first: u32, last: u32 },
+    #[error("the agent desktop's {what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> DesktopError {
+    let what = what.into();
+    move |source| DesktopError::Io { what, source }
+}
+
+/// A running agent desktop; dropping it ends every program on it.
+pub struct AgentDesktop {
+    display: u32,
+    runtime: PathBuf,
+    bus: String,
+    /// The keepers of Xvfb, the bus and the window manager, last started first.
+    keepers: Vec<u32>,
+    record: PathBuf,
+}
+
+impl AgentDesktop {
+    /// Starts a desktop on the first free display number, after cleaning what desktops of
+    /// dead Deskhand processes left.
+    pub async fn start() -> Result<Self, DesktopError> {
+        let registry = registry_dir();
+        std::fs::create_dir_all(&registry)
+            .map_err(io(format!("registry {}", registry.display())))?;
+        clean_leftovers(&registry);
+        let first = std::env::var("DESKHAND_FIRST_DISPLAY")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(FIRST_DISPLAY);
+        for display in first..first + DISPLAYS_TRIED {
+            if is_taken(display) {
+                continue;
+            }
+            match Self::start_on(display, &registry).await {
+                // Another server took the number meanwhile: skip it.
+                Err(DesktopError::WontStart { .. }) if is_taken(display) => continue,
+                other => return other,
+            }
+        }
+        Err(DesktopError::NoFreeDisplay {
+            first,
+            last: first + DISPLAYS_TRIED - 1,
+        })
+    }
+
+    async fn start_on(display: u32, registry: &Path) -> Result<Self, DesktopError> {
+        let runtime = registry.join(display.to_string());
+        let record = registry.join(format!("{display}.pids"));
+        std::fs::create_dir_all(&runtime).map_err(io("runtime directory"))?;
+        set_private(&runtime);
+        let mut desktop = Self {
+            display,
+            bus: format!("unix:path={}", runtime.join("bus").display()),
+            runtime,
+            keepers: Vec::new(),
+            record,
+        };
+        let (w, h) = SIZE;
+        let screen = format!("{w}x{h}x24");
+        let name = desktop.display_name();
+        let log = desktop.runtime.join("xvfb.log");
+        let xvfb = desktop.spawn(
+            "Xvfb",
+            "apt install xvfb",
+            &[
+                &name,
+                "-screen",
+                "0",
+                &screen,
+                "-noreset",
+                "-nolisten",
+                "tcp",
+            ],
+            Some(&log),
+        )?;
+        wait_for(&socket(display), START_WAIT, xvfb)
+            .await
+            .map_err(|reason| {
+                let said = std::fs::read_to_string(&log).unwrap_or_default();
+                let last = said.lines().rev().find(|l| !l.trim().is_empty());
+                DesktopError::WontStart {
+                    display,
+                    reason: match last {
+                        Some(line) => format!("{reason}: {}", line.trim()),
+                        None => reason,
+                    },
+                }
+            })?;
+        let bus_socket = desktop.runtime.join("bus");
+        let address = format!("--address={}", desktop.bus);
+        let bus = desktop.spawn(
+            "dbus-daemon",
+            "apt install dbus",
+            &["--session", "--nofork", "--nopidfile", &address],
+            None,
+        )?;
+        wait_for(&bus_socket, START_WAIT, bus)
+            .await
+            .map_err(|reason| DesktopError::WontStart {
+                display,
+                reason: format!("its session bus: {reason}"),
+            })?;
+        desktop.spawn("openbox", "apt install openbox", &["--sm-disable"], None)?;
+        Ok(desktop)
+    }
+
+    /// Starts `program` on this desktop under a keeper and writes it down in the registry.
+    fn spawn(
+        &mut self,
+        program: &'static str,
+        hint: &'static str,
+        args: &[&str],
+        log: Option<&Path>,
+    ) -> Result<u32, DesktopError> {
+        let stderr = match log {
+            Some(path) => std::fs::File::create(path)
+                .map_err(io(format!("log {}", path.display())))?
+                .into(),
+            None => std::process::Stdio::null(),
+        };
+        let mut command = Command::new(program);
+        command
+            .args(args)
+            .envs(self.environment())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(stderr)
+            .process_group(0);
+        crate::processes::keep(&mut command);
+        let child = command.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => DesktopError::Missing { program, hint },
+            _ => DesktopError::Io {
+                what: program.to_string(),
+                source: e,
+            },
+        })?;
+        // The keeper reaps it; the handle is not needed.
+        let pid = child.id().unwrap_or_default();
+        drop(child);
+        self.keepers.push(pid);
+        self.write_record()?;
+        Ok(pid)
+    }
+
+    fn write_record(&self) -> Result<(), DesktopError> {
+        let pids: Vec<String> = self.keepers.iter().map(u32::to_string).collect();
+        std::fs::write(
+            &self.record,
+            format!("{}\n{}\n", std::process::id(), pids.join(" ")),
+        )
+        .map_err(io("registry record"))
+    }
+
+    pub fn display(&self) -> u32 {
+        self.display
+    }
+
+    /// `:N`, as `DISPLAY` takes it.
+    pub fn display_name(&self) -> String {
+        format!(":{}", self.display)
+    }
+
+    /// The desktop's own runtime directory (its bus socket lives there).
+    pub fn runtime_dir(&self) -> &Path {
+        &self.runtime
+    }
+
+    /// What the desktop's programs get in their environment: its display, its runtime
+    /// directory and session bus (so accessibility trees never mix with the person's), and
+    /// Qt's accessibility turned on for element maps.
+    pub fn environment(&self) -> Vec<(OsString, OsString)> {
+        [
+            ("DISPLAY", self.display_name().into()),
+            ("XDG_RUNTIME_DIR", self.runtime.clone().into_os_string()),
+            ("DBUS_SESSION_BUS_ADDRESS", self.bus.clone().into()),
+            ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1".into()),
+        ]
+        .into_iter()
+        .map(|(k, v): (&str, OsString)| (k.into(), v))
+        .chain(["WAYLAND_DISPLAY", "XAUTHORITY"].map(|k| (k.into(), OsString::new())))
+        .filter(|(_, v)| !v.is_empty())
+        .collect()
+    }
+}
+
+impl Drop for AgentDesktop {
+    fn drop(&mut self) {
+        for keeper in self.keepers.iter().rev() {
+            crate::processes::end(*keeper);
+        }
+        remove_display_files(self.display);
+        let _ = std::fs::remove_dir_all(&self.runtime);
+        let _ = std::fs::remove_file(&self.record);
+    }
+}
+
+/// `$XDG_RUNTIME_DIR/deskhand/desktops`, else `desktops` in the data directory.
+pub fn registry_dir() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|dir| !dir.is_empty()) {
+        Some(dir) => PathBuf::from(dir).join("deskhand").join("desktops"),
+        None => crate::paths::data_dir().join("desktops"),
+    }
+}
+
+fn lock_file(display: u32) -> PathBuf {
+    PathBuf::from(format!("/tmp/.X{display}-lock"))
+}
+
+fn socket(display: u32) -> PathBuf {
+    PathBuf::from(format!("/tmp/.X11-unix/X{display}"))
+}
+
+/// A number with an X lock file or socket is someone's, live or not: never reused.
+fn is_taken(display: u32) -> bool {
+    lock_file(display).exists() || socket(display).exists()
+}
+
+fn set_private(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+}
+
+/// Removes a display's lock file and socket once the server that wrote the lock is gone.
+fn remove_display_files(display: u32) {
+    let lock = lock_file(display);
+    let owner = std::fs::read_to_string(&lock)
+        .ok()
+        .and_then(|text| text.trim().parse::<i32>().ok());
+    if owner.is_some_and(is_alive) {
+        return;
+    }
+    let _ = std::fs::remove_file(lock);
+    let _ = std::fs::remove_file(socket(display));
+}
+
+fn is_alive(pid: i32) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+}
+
+/// Ends and removes what desktops of Deskhand processes that are gone left behind; returns
+/// how many it cleaned.
+pub fn clean_leftovers(registry: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(registry) else {
+        return 0;
+    };
+    let mut cleaned = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Some(display) = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(".pids"))
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let mut lines = text.lines();
+        let owner = lines.next().and_then(|l| l.trim().parse::<i32>().ok());
+        if owner.is_some_and(is_alive) {
+            continue;
+        }
+        // Each keeper led its own process group: end the groups that are still there.
+        for pid in lines
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|p| p.parse::<i32>().ok())
+            .filter(|p| *p > 1)
+        {
+            // SAFETY: kill(2) on a process group this registry recorded as a desktop's.
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
+        let started = Instant::now();
+        while is_taken_by_live_server(display) && started.elapsed() < Duration::from_secs(1) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        remove_display_files(display);
+        let _ = std::fs::remove_dir_all(registry.join(display.to_string()));
+        let _ = std::fs::remove_file(&path);
+        cleaned += 1;
+    }
+    cleaned
+}
+
+fn is_taken_by_live_server(display: u32) -> bool {
+    std::fs::read_to_string(lock_file(display))
+        .ok()
+        .and_then(|text| text.trim().parse::<i32>().ok())
+        .is_some_and(is_alive)
+}
+
+/// Waits until `path` exists, or says why not: the program ended, or the time ran out.
+async fn wait_for(path: &Path, limit: Duration, keeper: u32) -> Result<(), String> {
+    let started = Instant::now();
+    loop {
+        if path.exists() {
+            return Ok(());
+        }
+        if !std::path::Path::new(&format!("/proc/{keeper}")).exists()
+            || std::fs::read_to_string(format!("/proc/{keeper}/stat")).is_ok_and(|s| {
+                s.rsplit_once(')')
+                    .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+            })
+        {
+            return Err("the server exited at once".into());
+        }
+        if started.elapsed() > limit {
+            return Err(format!("nothing listened after {} s", limit.as_secs()));
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}

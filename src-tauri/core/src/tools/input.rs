@@ -1,0 +1,146 @@
+//! A built-in tool's input: a type the calls are read into, and the schema the model
+//! receives, derived from that type, so the two cannot drift apart.
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+/// The JSON Schema of `T` as a tool's `input_schema`: every part inline, and only what the
+/// model needs. Left out: the root's `$schema`, `title` and `description` (the tool has its
+/// own description), the `format` schemars adds to integers (`uint32`), and `null` as a type
+/// of an optional field (an absent field says the same).
+pub fn schema<T: JsonSchema>() -> Value {
+    let settings = SchemaSettings::draft07().with(|s| {
+        s.inline_subschemas = true;
+        s.meta_schema = None;
+    });
+    let mut schema = settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    if let Some(root) = schema.as_object_mut() {
+        root.remove("title");
+        root.remove("description");
+    }
+    tidy(&mut schema);
+    schema
+}
+
+/// Reads a call's input (already checked against the schema) into `T`.
+pub fn read<T: DeserializeOwned>(tool: &str, input: &Value) -> Result<T, String> {
+    T::deserialize(input).map_err(|e| format!("invalid input for `{tool}`: {e}"))
+}
+
+fn tidy(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            if map.contains_key("type") {
+                tidy_subschema(map);
+            }
+            map.values_mut().for_each(tidy);
+        }
+        Value::Array(items) => items.iter_mut().for_each(tidy),
+        _ => {}
+    }
+}
+
+fn tidy_subschema(schema: &mut Map<String, Value>) {
+    if schema.get("format").is_some_and(Value::is_string) {
+        schema.remove("format");
+    }
+    if let Some(Value::Array(types)) = schema.get_mut("type") {
+        types.retain(|t| t != "null");
+        if let [only] = types.as_slice() {
+            let only = only.clone();
+            schema.insert("type".into(), only);
+        }
+    }
+    if let Some(Value::Array(allowed)) = schema.get_mut("enum") {
+        allowed.retain(|v| !v.is_null());
+    }
+}
+
+/// The schemas the model receives for the built-in tools, compared with the snapshot in
+/// `tests/fixtures/tool_schemas.json` (taken before the inputs were typed). A change to a
+/// schema must be deliberate: set `DESKHAND_BLESS_SCHEMAS=1` to rewrite the snapshot, and say
+/// why in the commit.
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::{Map, Value};
+
+    use crate::store::Store;
+    use crate::tools::Tool;
+    use crate::tools::bash::BashTool;
+    use crate::tools::computer::ComputerTool;
+    use crate::tools::computer::input::RecordingInput;
+    use crate::tools::computer::screen::FakeScreen;
+    use crate::tools::computer::settle::SettlePolicy;
+    use crate::tools::computer::version::ToolVersion;
+    use crate::tools::editor::EditorTool;
+    use crate::tools::memory::MemoryTool;
+    use crate::tools::plan::PlanTool;
+
+    fn computer(version: ToolVersion) -> Arc<dyn Tool> {
+        Arc::new(
+            ComputerTool::new(
+                Arc::new(FakeScreen::single(1920, 1080)),
+                Box::new(RecordingInput::default()),
+                None,
+                None,
+                version,
+                SettlePolicy::default(),
+            )
+            .unwrap(),
+        )
+    }
+
+    /// Every built-in tool's schema by name; the computer tool once per version.
+    fn schemas(store: &Store) -> Value {
+        let tools: Vec<(&str, Arc<dyn Tool>)> = vec![
+            ("computer_20250124", computer(ToolVersion::V20250124)),
+            ("computer_20251124", computer(ToolVersion::V20251124)),
+            (
+                "computer_toolset_20260801",
+                computer(ToolVersion::Toolset20260801),
+            ),
+            (
+                "bash",
+                Arc::new(BashTool::new(Duration::from_secs(1), 1024)),
+            ),
+            ("editor", Arc::new(EditorTool::new(None))),
+            ("memory", Arc::new(MemoryTool::new(store.clone(), "s"))),
+            ("plan", Arc::new(PlanTool::new(Vec::new()))),
+        ];
+        let mut all = Map::new();
+        for (label, tool) in tools {
+            all.insert(label.into(), tool.definition().input_schema);
+        }
+        Value::Object(all)
+    }
+
+    #[test]
+    fn tool_schemas_match_the_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let now = schemas(&store);
+        let path =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tool_schemas.json");
+        if std::env::var_os("DESKHAND_BLESS_SCHEMAS").is_some() {
+            let text = serde_json::to_string_pretty(&now).unwrap() + "\n";
+            std::fs::write(&path, text).unwrap();
+        }
+        let snapshot: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            now,
+            snapshot,
+            "the schemas changed; now:\n{}",
+            serde_json::to_string_pretty(&now).unwrap()
+        );
+    }
+}

@@ -1,0 +1,369 @@
+//! The agent's own desktop and its sandbox, for real: `deskhand ask --desktop agent` starts a
+//! private Xvfb with openbox and a bus, the stand-in model clicks and types into an xterm
+//! there while `xev` on the person's display (the test display) watches for any input, and
+//! a SIGKILLed Deskhand leaves nothing the next desktop does not clean. The sandbox tests
+//! run bash under bubblewrap and look at what it could read and write.
+
+mod support;
+
+use std::io::{BufRead as _, BufReader};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use deskhand_standin::{Reply, StandIn, Turn};
+use serde_json::json;
+use support::cli::{deskhand, deskhand_at, run};
+use support::x11::{self, Xev};
+
+/// Each tool_result's text in the request bodies, in order.
+fn tool_results(api: &StandIn) -> Vec<String> {
+    api.accepted()
+        .iter()
+        .filter_map(|r| {
+            let last = r.body["messages"].as_array()?.last()?.clone();
+            let block = last["content"]
+                .as_array()?
+                .iter()
+                .find(|b| b["type"] == "tool_result")?
+                .clone();
+            Some(support::result_text(&block))
+        })
+        .collect()
+}
+
+fn bash(command: &str) -> Turn {
+    Turn::tool_use("bash", json!({"command": command}))
+}
+
+/// Processes whose command line is exactly `args` (a leftover Xvfb, say).
+fn processes_with(args: &[&str]) -> Vec<u32> {
+    let wanted = args.join("\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .trim_end_matches('\0')
+                    .starts_with(&wanted)
+            })
+        })
+        .collect()
+}
+
+/// `deskhand` with its own runtime directory (the desktops' registry lives there).
+fn isolated(api: &StandIn, dir: &Path) -> std::process::Command {
+    let runtime = dir.join("run");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let mut command = deskhand_at(api, dir);
+    command.env("XDG_RUNTIME_DIR", &runtime);
+    command
+}
+
+/// `deskhand ask --desktop agent --no-sandbox --tools bash --approve auto PROMPT`, its
+/// display numbers from `first`.
+fn ask_on_agent_desktop(
+    api: &StandIn,
+    dir: &Path,
+    first: u32,
+    prompt: &str,
+) -> std::process::Command {
+    let mut command = isolated(api, dir);
+    command
+        .env("DESKHAND_FIRST_DISPLAY", first.to_string())
+        .args([
+            "ask",
+            "--desktop",
+            "agent",
+            "--no-sandbox",
+            "--tools",
+            "bash",
+        ])
+        .args(["--approve", "auto", prompt]);
+    command
+}
+
+fn no_desktop_records(dir: &Path) -> bool {
+    std::fs::read_dir(dir.join("run/deskhand/desktops"))
+        .unwrap()
+        .next()
+        .is_none()
+}
+
+#[test]
+fn an_agent_desktop_run_types_into_its_own_xterm_and_the_person_sees_no_input() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    x11::run("xdotool", &["mousemove", "40", "40"]);
+    let xev = Xev::open("person-watch", 300, 200, 900, 600);
+    let person_pointer = x11::pointer();
+    let dir = tempfile::tempdir().unwrap();
+    let share = dir.path().join("share");
+    std::fs::create_dir_all(&share).unwrap();
+    let typed = share.join("typed.txt");
+    let start_xterm = format!(
+        "xterm -title agentterm -geometry 100x40+0+0 -e sh -c 'read line; echo \"$line\" > {}' &
+         for i in $(seq 100); do xdotool search --onlyvisible --name agentterm && break; sleep 0.1; done",
+        typed.display()
+    );
+    let api = StandIn::spawn(vec![
+        bash(&start_xterm),
+        Turn::tool_use(
+            "computer",
+            json!({"action": "left_click", "coordinate": [200, 200]}),
+        ),
+        Turn::tool_use(
+            "computer",
+            json!({"action": "type", "text": "hello agent\n"}),
+        ),
+        bash(&format!(
+            "for i in $(seq 50); do [ -s {0} ] && break; sleep 0.1; done; cat {0}; echo display=$DISPLAY; xdotool getmouselocation",
+            typed.display()
+        )),
+        Reply::new().text("Typed.").into(),
+    ]);
+    let (output, stdout, stderr) = run(isolated(&api, dir.path())
+        .env("DESKHAND_FIRST_DISPLAY", "215")
+        .args(["ask", "--desktop", "agent", "--share"])
+        .arg(&share)
+        .args([
+            "--tools",
+            "computer,bash",
+            "--approve",
+            "auto",
+            "--model",
+            "claude-sonnet-4-5",
+            "type into the terminal",
+        ]));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("Typed."), "{stdout}");
+    assert!(
+        stderr.contains("the agent works on its own desktop, display :"),
+        "{stderr}"
+    );
+    let results = tool_results(&api);
+    let last = results.last().unwrap();
+    assert!(last.contains("hello agent"), "{results:?}");
+    assert_eq!(std::fs::read_to_string(&typed).unwrap(), "hello agent\n");
+    let agent_display = last
+        .lines()
+        .find_map(|l| l.strip_prefix("display=:"))
+        .and_then(|n| n.trim().parse::<u32>().ok())
+        .unwrap_or_else(|| panic!("{last}"));
+    assert!(agent_display >= 215, "{last}");
+    // The click moved the agent's pointer, on the agent's screen.
+    assert!(last.contains("x:") && !last.contains("x:0 y:0"), "{last}");
+    // The person's display saw nothing, and their pointer stayed put.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(xev.events(), Vec::new());
+    assert_eq!(x11::pointer(), person_pointer);
+    // The desktop ended with the run.
+    assert!(!Path::new(&format!("/tmp/.X{agent_display}-lock")).exists());
+    assert!(processes_with(&["Xvfb", &format!(":{agent_display}")]).is_empty());
+    assert!(no_desktop_records(dir.path()));
+}
+
+#[test]
+fn a_taken_display_number_is_skipped() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    // A lock file nobody serves still marks the number as someone's.
+    let taken = 221;
+    let lock = format!("/tmp/.X{taken}-lock");
+    std::fs::write(&lock, "         1\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn(vec![bash("echo $DISPLAY"), Reply::new().text("ok").into()]);
+    let (output, _, stderr) = run(&mut ask_on_agent_desktop(
+        &api,
+        dir.path(),
+        taken,
+        "which display",
+    ));
+    let _ = std::fs::remove_file(&lock);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let display = tool_results(&api)[0].trim().to_string();
+    assert_ne!(display, format!(":{taken}"));
+    assert!(display.starts_with(':'), "{display}");
+}
+
+#[test]
+fn leftovers_of_a_sigkilled_deskhand_are_cleaned_by_the_next_start() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn(vec![bash("sleep 60"), Reply::new().text("never").into()]);
+    let mut child = ask_on_agent_desktop(&api, dir.path(), 223, "wait")
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let display: u32 = loop {
+        let line = lines.next().expect("the desktop notice").unwrap();
+        if let Some(n) = line.split("display :").nth(1) {
+            break n.trim().parse().unwrap();
+        }
+    };
+    // Wait until the shell runs its command, then kill Deskhand outright.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while processes_with(&["sleep", "60"]).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let registry = dir.path().join("run/deskhand/desktops");
+    assert!(registry.join(format!("{display}.pids")).exists());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The keepers end the programs; what the killed Xvfb wrote stays.
+    let xvfb = ["Xvfb".to_string(), format!(":{display}")];
+    let xvfb: Vec<&str> = xvfb.iter().map(String::as_str).collect();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with(&xvfb).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        processes_with(&xvfb).is_empty(),
+        "Xvfb :{display} outlived Deskhand"
+    );
+    assert!(registry.join(format!("{display}.pids")).exists());
+
+    // The next run on an agent desktop cleans them before it starts its own.
+    let api = StandIn::spawn(vec![Reply::new().text("fresh").into()]);
+    let (output, _, stderr) = run(&mut ask_on_agent_desktop(&api, dir.path(), 223, "again"));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(!registry.join(format!("{display}.pids")).exists());
+    assert!(!registry.join(display.to_string()).exists());
+    assert!(!Path::new(&format!("/tmp/.X{display}-lock")).exists());
+    assert!(!Path::new(&format!("/tmp/.X11-unix/X{display}")).exists());
+}
+
+#[test]
+fn a_missing_or_broken_xvfb_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let api = StandIn::spawn(vec![Reply::new().text("unused").into()]);
+    let (output, _, stderr) =
+        run(ask_on_agent_desktop(&api, dir.path(), 226, "hi").env("PATH", &bin));
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot start an agent desktop: Xvfb is not installed"),
+        "{stderr}"
+    );
+
+    let xvfb = bin.join("Xvfb");
+    std::fs::write(
+        &xvfb,
+        "#!/bin/sh\necho 'Fatal server error: no screens' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&xvfb, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (output, _, stderr) = run(ask_on_agent_desktop(&api, dir.path(), 226, "hi")
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display())));
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("did not start"), "{stderr}");
+    assert!(stderr.contains("no screens"), "{stderr}");
+    assert!(api.requests().is_empty());
+    assert!(no_desktop_records(dir.path()));
+}
+
+#[test]
+fn sandboxed_bash_reads_its_share_and_nothing_of_the_home_and_writes_only_the_share() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let share = dir.path().join("share");
+    let outside = dir.path().join("outside");
+    for d in [&home, &share, &outside] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(home.join("secret.txt"), "the person's secret").unwrap();
+    std::fs::write(share.join("shared.txt"), "shared on purpose").unwrap();
+    let api = StandIn::spawn(vec![
+        bash(&format!("cat {}/secret.txt; echo rc=$?", home.display())),
+        bash(&format!(
+            "echo x > {}/escape.txt; cat {}/escape.txt; ls {}",
+            outside.display(),
+            outside.display(),
+            dir.path().join("data").display()
+        )),
+        bash(&format!(
+            "cat {0}/shared.txt; echo written > {0}/new.txt; echo bus=${{DBUS_SESSION_BUS_ADDRESS:-none}}",
+            share.display()
+        )),
+        Reply::new().text("done").into(),
+    ]);
+    let data = dir.path().join("data");
+    let (output, _, stderr) = run(deskhand_at(&api, &data)
+        .env("HOME", &home)
+        .env("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus")
+        .args(["ask", "--sandbox", "--share"])
+        .arg(&share)
+        .args(["--tools", "bash", "--approve", "auto", "look around"]));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let results = tool_results(&api);
+    assert!(!results[0].contains("the person's secret"), "{results:?}");
+    assert!(results[0].contains("rc=1"), "{results:?}");
+    // Writes outside the share land in the sandbox's own /tmp, not on the machine; the
+    // history's folder is not there at all.
+    assert!(!outside.join("escape.txt").exists());
+    assert!(results[1].contains("No such file"), "{results:?}");
+    assert!(results[2].contains("shared on purpose"), "{results:?}");
+    assert!(results[2].contains("bus=none"), "{results:?}");
+    assert_eq!(
+        std::fs::read_to_string(share.join("new.txt")).unwrap(),
+        "written\n"
+    );
+}
+
+#[test]
+fn a_missing_share_or_share_without_sandbox_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn(vec![Reply::new().text("unused").into()]);
+    let (output, _, stderr) = run(deskhand_at(&api, dir.path()).args([
+        "ask",
+        "--sandbox",
+        "--share",
+        "/no/such/folder",
+        "--tools",
+        "bash",
+        "hi",
+    ]));
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("cannot share `/no/such/folder` with the sandbox"),
+        "{stderr}"
+    );
+    let (output, _, stderr) =
+        run(deskhand(dir.path()).args(["ask", "--share", "/tmp", "--tools", "bash", "hi"]));
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("need the sandbox"), "{stderr}");
+    assert!(api.requests().is_empty());
+}
+
+/// Bash in the sandbox reaches the model server on 127.0.0.1 by default, and not with
+/// `--no-network`.
+#[test]
+fn the_sandbox_has_the_network_unless_it_is_cut() {
+    for (flags, expected) in [(&[][..], "net=on"), (&["--no-network"][..], "net=off")] {
+        let dir = tempfile::tempdir().unwrap();
+        let api = StandIn::spawn(vec![Reply::new().text("unused").into()]);
+        let port = api.addr().port();
+        let api = StandIn::spawn(vec![
+            bash(&format!(
+                "(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo net=on || echo net=off"
+            )),
+            Reply::new().text("done").into(),
+        ]);
+        let (output, _, stderr) = run(deskhand_at(&api, dir.path())
+            .args(["ask", "--sandbox"])
+            .args(flags)
+            .args(["--tools", "bash", "--approve", "auto", "reach out"]));
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        assert_eq!(tool_results(&api)[0].trim(), expected, "{flags:?}");
+    }
+}

@@ -1,0 +1,602 @@
+//! The element map, the `ui` tool and named approvals on a real GTK 3 app (the fixture
+//! `fixtures/gtk_fixture.py`) on a real X display with a real AT-SPI bus (under
+//! `dbus-run-session`, as `scripts/test.sh` runs everything), real Tesseract, and two
+//! private desktops at once, each with its own Xvfb and session bus.
+//!
+//! Skipped with a note where Python's GTK bindings, a session bus or Tesseract's English
+//! data are missing; with `DESKHAND_TEST_ELEMENTS` set (test.sh) a missing one is a failure.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use deskhand::elements::atspi_tree::AtspiTree;
+use deskhand::elements::bus::DesktopBus;
+use deskhand::elements::{Rect, Snapshot, Tree};
+use deskhand::tools::catalog::ToolSettings;
+use deskhand::tools::computer::ComputerTool;
+use deskhand::tools::ui::UiTool;
+use deskhand::tools::{Tool, ToolContext, ToolOutput};
+use deskhand_standin::{StandIn, Turn};
+use serde_json::{Value, json};
+use support::cli::{PROMPT_END, on_terminal};
+use support::x11;
+use tokio_util::sync::CancellationToken;
+
+const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/gtk_fixture.py");
+/// The system's Python, which Debian's GTK bindings (python3-gi) belong to; a `python3`
+/// earlier on PATH (pyenv, a venv) may not have them.
+const PYTHON: &str = "/usr/bin/python3";
+
+/// Whether what these tests need is here; a note (or, under test.sh, a panic) if not.
+fn prerequisites(need_ocr: bool) -> bool {
+    let gtk = Command::new(PYTHON)
+        .args(["-c", "import gi; gi.require_version('Gtk', '3.0')"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let bus = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some();
+    let ocr = !need_ocr
+        || std::path::Path::new("/usr/share/tesseract-ocr/5/tessdata/eng.traineddata").exists();
+    let missing: Vec<&str> = [
+        (!gtk, "python3-gi with GTK 3 (python3-gi, gir1.2-gtk-3.0)"),
+        (!bus, "a session bus (run under dbus-run-session)"),
+        (!ocr, "Tesseract's English data (tesseract-ocr-eng)"),
+    ]
+    .into_iter()
+    .filter_map(|(missing, what)| missing.then_some(what))
+    .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("DESKHAND_TEST_ELEMENTS").is_none(),
+        "DESKHAND_TEST_ELEMENTS is set but these are missing: {}",
+        missing.join(", ")
+    );
+    eprintln!("skipped: missing {}", missing.join(", "));
+    false
+}
+
+/// The fixture app, killed when dropped; its events arrive as JSON lines.
+struct Fixture {
+    child: Child,
+    events: Receiver<Value>,
+    /// GTK's own bounds of each button, in root-window coordinates.
+    bounds: Value,
+}
+
+impl Fixture {
+    fn start(mut command: Command, title: &str) -> Fixture {
+        let mut child = command
+            .arg(FIXTURE)
+            .arg(title)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("python3 starts");
+        let stdout = child.stdout.take().unwrap();
+        let (send, events) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(v) = serde_json::from_str::<Value>(&line) {
+                    let _ = send.send(v);
+                }
+            }
+        });
+        let ready = events
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the fixture reports its bounds");
+        Fixture {
+            child,
+            events,
+            bounds: ready["ready"].clone(),
+        }
+    }
+
+    fn on_display(title: &str) -> Fixture {
+        let mut command = Command::new(PYTHON);
+        command.env_remove("AT_SPI_BUS_ADDRESS");
+        Fixture::start(command, title)
+    }
+
+    fn rect(&self, name: &str) -> Rect {
+        let b = &self.bounds[name];
+        let n = |i: usize| b[i].as_i64().unwrap() as i32;
+        Rect {
+            x: n(0),
+            y: n(1),
+            width: n(2),
+            height: n(3),
+        }
+    }
+
+    /// The next event matching `wanted`, within 5 s.
+    fn expect(&self, wanted: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.events.recv_timeout(left) {
+                Ok(v) if wanted(&v) => return v,
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        panic!("the fixture did not report the expected event");
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A snapshot once `title`'s window is in the tree (the bridge takes a moment to register).
+fn snapshot_with(tree: &dyn Tree, title: &str) -> Snapshot {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let snapshot = tree.snapshot().expect("the accessibility bus answers");
+        if snapshot.elements.iter().any(|e| e.window == title) {
+            return snapshot;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no window {title:?} in {snapshot:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn tools() -> (ComputerTool, UiTool) {
+    let computer = ComputerTool::open(&ToolSettings {
+        model: "claude-sonnet-4-5".into(),
+        ..ToolSettings::default()
+    })
+    .expect("the computer tool works on this display");
+    let ui = UiTool::new(computer.clone(), computer.tree().unwrap());
+    (computer, ui)
+}
+
+fn run(tool: &dyn Tool, input: Value) -> ToolOutput {
+    tool.plan(&input)
+        .map_err(|e| format!("{input}: {e}"))
+        .map(|_| ())
+        .ok();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(tool.run(
+            &input,
+            &ToolContext {
+                cancel: CancellationToken::new(),
+            },
+        ))
+}
+
+fn text_of(out: &ToolOutput) -> String {
+    out.content
+        .iter()
+        .filter_map(|c| match c {
+            deskhand::llm::ToolResultContent::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn found(ui: &UiTool, input: Value) -> Vec<Value> {
+    let out = run(ui, input.clone());
+    assert!(!out.is_error, "{input}: {}", text_of(&out));
+    let answer: Value = serde_json::from_str(&text_of(&out)).unwrap();
+    answer["elements"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn find_returns_the_buttons_with_gtks_own_bounds() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    let fixture = Fixture::on_display("Elements find");
+    let tree = AtspiTree::new();
+    let snapshot = snapshot_with(&tree, "Elements find");
+    for name in ["Delete", "Cancel", "Save"] {
+        let button = snapshot
+            .elements
+            .iter()
+            .find(|e| e.window == "Elements find" && e.name == name && e.role == "push button")
+            .unwrap_or_else(|| panic!("no {name} button"));
+        assert_eq!(
+            button.bounds,
+            fixture.rect(name),
+            "{name}: AT-SPI's bounds are GTK's"
+        );
+    }
+    // Through the tool: the same bounds, in the model's coordinates.
+    let (computer, ui) = tools();
+    let buttons = found(
+        &ui,
+        json!({"action": "find", "query": "Delete", "role": "push button"}),
+    );
+    let ours: Vec<&Value> = buttons
+        .iter()
+        .filter(|b| b["window"] == "Elements find")
+        .collect();
+    assert_eq!(ours.len(), 1, "{buttons:?}");
+    let want = fixture
+        .rect("Delete")
+        .to_model(&computer.mapping())
+        .unwrap();
+    assert_eq!(ours[0]["bounds"], json!(want));
+    assert_eq!(ours[0]["sensitive"], json!(true));
+}
+
+#[test]
+fn click_by_role_and_name_presses_that_button_and_a_stale_ref_is_refused() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    let fixture = Fixture::on_display("Elements click");
+    snapshot_with(&AtspiTree::new(), "Elements click");
+    let (_computer, ui) = tools();
+    let out = run(
+        &ui,
+        json!({"action": "click", "role": "push button", "name": "Cancel"}),
+    );
+    assert!(!out.is_error, "{}", text_of(&out));
+    assert!(
+        text_of(&out).contains("**Cancel** (push button)"),
+        "{}",
+        text_of(&out)
+    );
+    fixture.expect(|e| e["clicked"] == "Cancel");
+
+    let none = run(
+        &ui,
+        json!({"action": "click", "role": "push button", "name": "Nope"}),
+    );
+    assert!(
+        none.is_error && text_of(&none).contains("Cancel"),
+        "lists the candidates: {}",
+        text_of(&none)
+    );
+
+    let save = found(
+        &ui,
+        json!({"action": "find", "query": "Save", "role": "push button"}),
+    );
+    let reference = save[0]["ref"].as_str().unwrap().to_string();
+    drop(fixture);
+    std::thread::sleep(Duration::from_millis(500));
+    let stale = run(&ui, json!({"action": "click", "ref": reference}));
+    assert!(stale.is_error, "a click on a gone element must not happen");
+    assert!(
+        text_of(&stale).contains("no longer exists"),
+        "{}",
+        text_of(&stale)
+    );
+}
+
+#[test]
+fn type_into_the_entry_changes_its_text_which_read_returns() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    let fixture = Fixture::on_display("Elements type");
+    snapshot_with(&AtspiTree::new(), "Elements type");
+    let (_computer, ui) = tools();
+    let entries = found(
+        &ui,
+        json!({"action": "find", "query": "Title", "role": "text"}),
+    );
+    let entry = entries
+        .iter()
+        .find(|e| e["window"] == "Elements type")
+        .expect("the entry");
+    let reference = entry["ref"].as_str().unwrap();
+    let out = run(
+        &ui,
+        json!({"action": "type", "ref": reference, "text": "hello grounding"}),
+    );
+    assert!(!out.is_error, "{}", text_of(&out));
+    fixture.expect(|e| e["entry"] == "hello grounding");
+    let read = run(&ui, json!({"action": "read", "ref": reference}));
+    let answer: Value = serde_json::from_str(&text_of(&read)).unwrap();
+    assert_eq!(answer["text"], "hello grounding");
+}
+
+#[test]
+fn the_approval_for_a_computer_click_names_the_button_under_it() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    let fixture = Fixture::on_display("Elements approval");
+    snapshot_with(&AtspiTree::new(), "Elements approval");
+    let (computer, _ui) = tools();
+    let (cx, cy) = fixture.rect("Delete").centre();
+    let (mx, my) = computer.mapping().to_model(cx, cy).unwrap();
+    let plan = computer
+        .plan(&json!({"action": "left_click", "coordinate": [mx, my]}))
+        .unwrap();
+    let target = plan.target.expect("a click has a target");
+    assert_eq!(
+        (target.name.as_str(), target.role.as_str()),
+        ("Delete", "push button")
+    );
+    assert!(target.known && target.sensitive);
+    assert!(
+        plan.summary.contains("**Delete** (push button)"),
+        "{}",
+        plan.summary
+    );
+    // Where nothing is known, it says so.
+    let (ex, ey) = computer.mapping().to_model(1900, 1060).unwrap();
+    let plan = computer
+        .plan(&json!({"action": "left_click", "coordinate": [ex, ey]}))
+        .unwrap();
+    assert!(!plan.target.unwrap().known);
+    assert!(plan.summary.contains("unknown target"), "{}", plan.summary);
+}
+
+#[test]
+fn ocr_finds_a_drawn_word_and_a_click_on_it_lands_inside_its_box() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(true) {
+        return;
+    }
+    let fixture = Fixture::on_display("Elements ocr");
+    snapshot_with(&AtspiTree::new(), "Elements ocr");
+    let (computer, ui) = tools();
+    let words = found(&ui, json!({"action": "find", "query": "ZEBRA"}));
+    let drawing = fixture.rect("drawing");
+    let word = words
+        .iter()
+        .find(|w| w["source"] == "ocr")
+        .unwrap_or_else(|| panic!("OCR found no ZEBRA: {words:?}"));
+    let [x, y, w, h] = [0, 1, 2, 3].map(|i| word["bounds"][i].as_u64().unwrap() as u32);
+    let (left, top) = computer.mapping().to_screen(x, y);
+    let (right, bottom) = computer.mapping().to_screen(x + w, y + h);
+    assert!(
+        drawing.contains(left, top) && drawing.contains(right, bottom),
+        "{word} in {drawing:?}"
+    );
+    let out = run(&ui, json!({"action": "click", "ref": word["ref"]}));
+    assert!(!out.is_error, "{}", text_of(&out));
+    let (px, py) = x11::pointer();
+    assert!(
+        (left..=right).contains(&px) && (top..=bottom).contains(&py),
+        "the pointer at ({px}, {py}) is inside the word's box ({left}, {top})–({right}, {bottom})"
+    );
+}
+
+/// A private Xvfb on the first free display number from 140.
+struct Xvfb(Child, String);
+
+impl Xvfb {
+    fn start() -> Xvfb {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(140);
+        let n = loop {
+            let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if !std::path::Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+                break n;
+            }
+        };
+        let display = format!(":{n}");
+        let child = Command::new("Xvfb")
+            .args([
+                display.as_str(),
+                "-screen",
+                "0",
+                "800x600x24",
+                "-nolisten",
+                "tcp",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb starts");
+        let socket = format!("/tmp/.X11-unix/X{n}");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !std::path::Path::new(&socket).exists() {
+            assert!(Instant::now() < deadline, "Xvfb {display} did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Xvfb(child, display)
+    }
+}
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn two_private_desktops_at_once_each_see_only_their_own_apps() {
+    if !prerequisites(false) {
+        return;
+    }
+    let runtime = tempfile::tempdir().unwrap();
+    let desktops: Vec<(Xvfb, DesktopBus, &str)> = ["Desktop one", "Desktop two"]
+        .into_iter()
+        .enumerate()
+        .map(|(i, title)| {
+            let x = Xvfb::start();
+            let bus = DesktopBus::start(&x.1, &runtime.path().join(i.to_string())).unwrap();
+            (x, bus, title)
+        })
+        .collect();
+    let fixtures: Vec<Fixture> = desktops
+        .iter()
+        .map(|(_, bus, title)| Fixture::start(bus.command(PYTHON), title))
+        .collect();
+    for (i, (_, bus, title)) in desktops.iter().enumerate() {
+        let tree: Arc<dyn Tree> = Arc::new(AtspiTree::on_bus(bus.address()));
+        let snapshot = snapshot_with(tree.as_ref(), title);
+        let other = desktops[1 - i].2;
+        assert!(
+            !snapshot.elements.iter().any(|e| e.window == other),
+            "{title} sees {other}'s window"
+        );
+        assert!(snapshot.elements.iter().any(|e| e.name == "Delete"));
+    }
+    drop(fixtures);
+}
+
+/// The model point at the centre of the fixture's `name` button.
+fn centre_of(computer: &ComputerTool, fixture: &Fixture, name: &str) -> Value {
+    let (x, y) = fixture.rect(name).centre();
+    let (mx, my) = computer.mapping().to_model(x, y).unwrap();
+    json!([mx, my])
+}
+
+#[test]
+fn the_terminal_names_delete_and_auto_mode_asks_for_delete_but_not_for_cancel() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    let fixture = Fixture::on_display("Elements terminal");
+    snapshot_with(&AtspiTree::new(), "Elements terminal");
+    let (computer, _ui) = tools();
+    let click = |name: &str| {
+        Turn::tool_use(
+            "computer",
+            json!({"action": "left_click", "coordinate": centre_of(&computer, &fixture, name)}),
+        )
+    };
+    let data = tempfile::tempdir().unwrap();
+    let env = |api: &StandIn| {
+        vec![
+            ("ANTHROPIC_API_KEY", support::API_KEY.to_string()),
+            ("ANTHROPIC_BASE_URL", api.url()),
+        ]
+    };
+    // Ask mode: the terminal's prompt names the button; the answer is no, so nothing runs.
+    let api = StandIn::spawn([click("Delete"), Turn::text("done")]);
+    let (status, screen) = on_terminal(
+        data.path(),
+        &env(&api),
+        "n",
+        &[
+            "ask",
+            "--tools",
+            "computer",
+            "--approve",
+            "ask",
+            "delete it",
+        ],
+    );
+    let text = String::from_utf8_lossy(&screen);
+    assert_eq!(status, 0, "{text}");
+    let prompt = text
+        .lines()
+        .find(|l| l.contains(PROMPT_END.trim_end()))
+        .unwrap_or_else(|| panic!("no approval prompt:\n{text}"));
+    assert!(prompt.contains("**Delete** (push button)"), "{prompt}");
+
+    // Auto mode: Cancel is clicked without asking; Delete asks (and is denied).
+    let api = StandIn::spawn([click("Cancel"), click("Delete"), Turn::text("done")]);
+    let (status, screen) = on_terminal(
+        data.path(),
+        &env(&api),
+        "n",
+        &[
+            "ask",
+            "--json",
+            "--tools",
+            "computer",
+            "--approve",
+            "auto",
+            "tidy",
+        ],
+    );
+    let text = String::from_utf8_lossy(&screen);
+    assert_eq!(status, 0, "{text}");
+    let asked: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim_end()).ok())
+        .filter(|e| e["type"] == "approval_needed")
+        .collect();
+    assert_eq!(asked.len(), 1, "only Delete asks: {text}");
+    let target = &asked[0]["request"]["target"];
+    assert_eq!(target["name"], "Delete");
+    assert_eq!(target["role"], "push button");
+    assert_eq!(target["sensitive"], true);
+    fixture.expect(|e| e["clicked"] == "Cancel");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        fixture.events.try_iter().all(|e| e["clicked"] != "Delete"),
+        "the denied Delete was not clicked"
+    );
+}
+
+#[test]
+fn deskhand_elements_prints_the_map_as_text_and_json() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    let fixture = Fixture::on_display("Elements cli");
+    snapshot_with(&AtspiTree::new(), "Elements cli");
+    let (computer, _ui) = tools();
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_deskhand"))
+            .arg("elements")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let json: Value = serde_json::from_str(&run(&["--json"])).unwrap();
+    let delete = json["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["window"] == "Elements cli" && e["name"] == "Delete")
+        .unwrap_or_else(|| panic!("no Delete in {json}"));
+    let want = fixture
+        .rect("Delete")
+        .to_model(&computer.mapping())
+        .unwrap();
+    assert_eq!(delete["bounds"], json!(want));
+    assert_eq!(delete["role"], "push button");
+    let text = run(&[]);
+    let line = text
+        .lines()
+        .find(|l| l.contains("\"Delete\"") && l.contains("Elements cli"))
+        .unwrap_or_else(|| panic!("no Delete line in {text}"));
+    assert!(
+        line.contains("push button") && line.contains("(sensitive)"),
+        "{line}"
+    );
+}

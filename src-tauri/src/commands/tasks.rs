@@ -1,0 +1,45 @@
+//! Tasks from every front end: the window lists them (with what each waits for) and follows
+//! one live, including those a `deskhand ask` or `deskhand serve` runs.
+
+use deskhand::tasks::{TaskInfo, TaskUpdate};
+use serde_json::{Value, json};
+use tauri::State;
+use tauri::ipc::Channel;
+
+use crate::error::IpcResult;
+use crate::state::AppState;
+
+/// Finished tasks listed at most besides the live ones.
+const FINISHED_LISTED: usize = 20;
+
+/// Running and waiting tasks of every process, and the newest finished ones, newest first.
+#[tauri::command]
+pub async fn list_tasks(state: State<'_, AppState>) -> IpcResult<Vec<TaskInfo>> {
+    Ok(state.engine()?.tasks(FINISHED_LISTED)?)
+}
+
+/// Follows a task: its events so far, then the rest live, to `on_event` (a task another
+/// process runs is followed through the store). Resolves at once with the task.
+#[tauri::command]
+pub async fn watch_task(
+    state: State<'_, AppState>,
+    task_id: String,
+    on_event: Channel<Value>,
+) -> IpcResult<TaskInfo> {
+    let engine = state.engine()?;
+    let task = engine.task(&task_id)?;
+    let mut watch = engine.watch(&task_id, 0)?;
+    tauri::async_runtime::spawn(async move {
+        while let Some(update) = watch.next().await {
+            let wire = match update {
+                TaskUpdate::Event { wire, .. } => wire,
+                TaskUpdate::Notice(message) => json!({"type": "notice", "message": message}),
+            };
+            // The window stopped watching: stop following.
+            if on_event.send(wire).is_err() {
+                break;
+            }
+        }
+    });
+    Ok(task)
+}

@@ -243,11 +243,16 @@ pub async fn run(args: AskArgs) -> Result<i32> {
         return background(&args).await.map(|()| 0);
     }
     let spec = args.spec()?;
-    let store = crate::open_store(args.data_dir.clone())?;
+    let store = deskhand::store::Store::open_default(args.data_dir.clone())?;
+    let notice = store.privacy_notice();
     let engine = Engine::new(store);
     let cancel = CancellationToken::new();
     watch_ctrl_c(cancel.clone());
+    // A settings mistake is one line: the store's privacy notice waits until the task runs.
     let task = engine.submit(spec).await?;
+    if let Some(notice) = notice {
+        eprintln!("deskhand: {notice}");
+    }
     tokio::spawn({
         let engine = engine.clone();
         let id = task.id.clone();

@@ -311,6 +311,58 @@ def stall_question(app_binary, standin_binary, work):
         app.close()
 
 
+# Where the Responses API phase clicks: inside the click recorder's window.
+ACKNOWLEDGED = (1600, 760)
+SAFETY_CHECK = {"id": "cu_sc_e2e", "code": "malicious_instructions",
+                "message": "The page asks to ignore the task"}
+
+
+def responses_script():
+    """OpenAI's Responses API: one computer call carrying a safety check, then an answer."""
+    x, y = model_point(ACKNOWLEDGED)
+    call = {"kind": "reply", "content": [{
+        "type": "computer_call", "action": {"type": "click", "button": "left", "x": x, "y": y},
+        "pending_safety_checks": [SAFETY_CHECK]}]}
+    return {"turns": [call, text_reply("Clicked after the check.")]}
+
+
+def responses_safety_check(app_binary, standin_binary, work, clicks):
+    """Issue 17 in the window: with OpenAI's computer-use model, a computer call carrying a
+    safety check is asked even in auto mode, shows the check and offers no "always"; Approve
+    acknowledges it, the click lands on the display, and the run's answer comes back."""
+    settings = {"provider": "openai", "model": "computer-use-preview", "approval_mode": "auto",
+                "max_turns": 10, "monitor": None, "screenshot_size": None}
+    app = App(app_binary, standin_binary, responses_script(), work, settings=settings)
+    try:
+        s = app.session
+        s.wait_for("h1", text="Deskhand", what="the Responses API window")
+        before = len(clicks.presses())
+        app.send("Click the button")
+        card = 'section[aria-label="Approval needed"]'
+        check_box = s.wait_for(f'{card} [aria-label="Safety check"]', timeout=60,
+                               what="the safety check")
+        check("a safety check is asked in auto mode and shown in full",
+              "malicious_instructions" in check_box.seen and "ignore the task" in check_box.seen,
+              check_box.seen[:120])
+        check("a safety check offers no always-allow",
+              s.execute(f"return [...document.querySelectorAll('{card} button')]"
+                        ".some(b => b.textContent.includes('Always allow'))") is False)
+        time.sleep(CARD_SETTLE_S)
+        s.click(f"{card} button", text="Approve", from_script=True)
+        s.wait_gone(card)
+        answer = s.wait_for('article[aria-label="Deskhand"]', text="Clicked after the check",
+                            timeout=60, what="the answer after the acknowledged call")
+        check("the run ends with the model's answer", answer is not None)
+        presses = clicks.presses()[before:]
+        check("the acknowledged click lands on the display",
+              any(near(p, ACKNOWLEDGED, slack=3) for p in presses), f"{presses}")
+    except BaseException:
+        app.dump_logs()
+        raise
+    finally:
+        app.close()
+
+
 def wm_urgency():
     """Whether the app's window has the urgency hint of its WM_HINTS set, and those hints."""
     window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
@@ -508,6 +560,9 @@ def main():
             stall_dir = os.path.join(work, "stall")
             os.makedirs(stall_dir)
             stall_question(args.app, args.standin, stall_dir)
+            responses_dir = os.path.join(work, "responses")
+            os.makedirs(responses_dir)
+            responses_safety_check(args.app, args.standin, responses_dir, clicks)
         except BaseException:
             print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
             if app:

@@ -98,7 +98,9 @@ def app_env(work, model_url, settings=None):
     return dict(os.environ, HOME=home, XDG_CONFIG_HOME=f"{home}/.config",
                 XDG_DATA_HOME=f"{home}/.local/share", XDG_CACHE_HOME=f"{home}/.cache",
                 DESKHAND_CONFIG_DIR=f"{work}/config", DESKHAND_DATA_DIR=f"{work}/data",
-                ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=model_url)
+                ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=model_url,
+                # For a window set to OpenAI: the stand-in serves /v1/responses too.
+                OPENAI_API_KEY=KEY, OPENAI_BASE_URL=f"{model_url}/v1")
 
 
 def process_tree(binary):

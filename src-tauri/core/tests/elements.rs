@@ -98,10 +98,8 @@ impl Fixture {
         }
     }
 
-    fn on_display(title: &str) -> Fixture {
-        let mut command = Command::new(PYTHON);
-        command.env_remove("AT_SPI_BUS_ADDRESS");
-        Fixture::start(command, title)
+    fn on_display(desk: &Desk, title: &str) -> Fixture {
+        Fixture::start(desk.bus.command(PYTHON), title)
     }
 
     fn rect(&self, name: &str) -> Rect {
@@ -136,6 +134,36 @@ impl Drop for Fixture {
     }
 }
 
+/// The test display with a session bus of the test's own, so its accessibility bus is the
+/// test's alone: another program's accessibility bus for the same display and home would
+/// replace the socket file they share (seen in the whole suite, where every test found the
+/// bus gone).
+struct Desk {
+    _runtime: tempfile::TempDir,
+    bus: DesktopBus,
+}
+
+impl Desk {
+    fn new() -> Desk {
+        let runtime = tempfile::tempdir().unwrap();
+        let display = std::env::var("DISPLAY").expect("the test display");
+        let bus = DesktopBus::start(&display, &runtime.path().join("run")).unwrap();
+        Desk {
+            _runtime: runtime,
+            bus,
+        }
+    }
+
+    fn tree(&self) -> AtspiTree {
+        AtspiTree::on_bus(self.bus.address())
+    }
+
+    /// The bus's environment, for a `deskhand` run on this desk.
+    fn env(&self) -> Vec<(&'static str, String)> {
+        self.bus.program_env()
+    }
+}
+
 /// A snapshot once `title`'s window is in the tree (the bridge takes a moment to register).
 fn snapshot_with(tree: &dyn Tree, title: &str) -> Snapshot {
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -152,12 +180,13 @@ fn snapshot_with(tree: &dyn Tree, title: &str) -> Snapshot {
     }
 }
 
-fn tools() -> (ComputerTool, UiTool) {
+fn tools(desk: &Desk) -> (ComputerTool, UiTool) {
     let computer = ComputerTool::open(&ToolSettings {
         model: "claude-sonnet-4-5".into(),
         ..ToolSettings::default()
     })
-    .expect("the computer tool works on this display");
+    .expect("the computer tool works on this display")
+    .with_tree(Arc::new(desk.tree()));
     let ui = UiTool::new(computer.clone(), computer.tree().unwrap());
     (computer, ui)
 }
@@ -205,8 +234,9 @@ fn find_returns_the_buttons_with_gtks_own_bounds() {
     if !prerequisites(false) {
         return;
     }
-    let fixture = Fixture::on_display("Elements find");
-    let tree = AtspiTree::new();
+    let desk = Desk::new();
+    let fixture = Fixture::on_display(&desk, "Elements find");
+    let tree = desk.tree();
     let snapshot = snapshot_with(&tree, "Elements find");
     for name in ["Delete", "Cancel", "Save"] {
         let button = snapshot
@@ -221,7 +251,7 @@ fn find_returns_the_buttons_with_gtks_own_bounds() {
         );
     }
     // Through the tool: the same bounds, in the model's coordinates.
-    let (computer, ui) = tools();
+    let (computer, ui) = tools(&desk);
     let buttons = found(
         &ui,
         json!({"action": "find", "query": "Delete", "role": "push button"}),
@@ -247,9 +277,10 @@ fn click_by_role_and_name_presses_that_button_and_a_stale_ref_is_refused() {
     if !prerequisites(false) {
         return;
     }
-    let fixture = Fixture::on_display("Elements click");
-    snapshot_with(&AtspiTree::new(), "Elements click");
-    let (_computer, ui) = tools();
+    let desk = Desk::new();
+    let fixture = Fixture::on_display(&desk, "Elements click");
+    snapshot_with(&desk.tree(), "Elements click");
+    let (_computer, ui) = tools(&desk);
     let out = run(
         &ui,
         json!({"action": "click", "role": "push button", "name": "Cancel"}),
@@ -296,9 +327,10 @@ fn type_into_the_entry_changes_its_text_which_read_returns() {
     if !prerequisites(false) {
         return;
     }
-    let fixture = Fixture::on_display("Elements type");
-    snapshot_with(&AtspiTree::new(), "Elements type");
-    let (_computer, ui) = tools();
+    let desk = Desk::new();
+    let fixture = Fixture::on_display(&desk, "Elements type");
+    snapshot_with(&desk.tree(), "Elements type");
+    let (_computer, ui) = tools(&desk);
     let entries = found(
         &ui,
         json!({"action": "find", "query": "Title", "role": "text"}),
@@ -327,9 +359,10 @@ fn the_approval_for_a_computer_click_names_the_button_under_it() {
     if !prerequisites(false) {
         return;
     }
-    let fixture = Fixture::on_display("Elements approval");
-    snapshot_with(&AtspiTree::new(), "Elements approval");
-    let (computer, _ui) = tools();
+    let desk = Desk::new();
+    let fixture = Fixture::on_display(&desk, "Elements approval");
+    snapshot_with(&desk.tree(), "Elements approval");
+    let (computer, _ui) = tools(&desk);
     let (cx, cy) = fixture.rect("Delete").centre();
     let (mx, my) = computer.mapping().to_model(cx, cy).unwrap();
     let plan = computer
@@ -363,9 +396,10 @@ fn ocr_finds_a_drawn_word_and_a_click_on_it_lands_inside_its_box() {
     if !prerequisites(true) {
         return;
     }
-    let fixture = Fixture::on_display("Elements ocr");
-    snapshot_with(&AtspiTree::new(), "Elements ocr");
-    let (computer, ui) = tools();
+    let desk = Desk::new();
+    let fixture = Fixture::on_display(&desk, "Elements ocr");
+    snapshot_with(&desk.tree(), "Elements ocr");
+    let (computer, ui) = tools(&desk);
     let words = found(&ui, json!({"action": "find", "query": "ZEBRA"}));
     let drawing = fixture.rect("drawing");
     let word = words
@@ -478,9 +512,10 @@ fn the_terminal_names_delete_and_auto_mode_asks_for_delete_but_not_for_cancel() 
     if !prerequisites(false) {
         return;
     }
-    let fixture = Fixture::on_display("Elements terminal");
-    snapshot_with(&AtspiTree::new(), "Elements terminal");
-    let (computer, _ui) = tools();
+    let desk = Desk::new();
+    let fixture = Fixture::on_display(&desk, "Elements terminal");
+    snapshot_with(&desk.tree(), "Elements terminal");
+    let (computer, _ui) = tools(&desk);
     let click = |name: &str| {
         Turn::tool_use(
             "computer",
@@ -493,6 +528,9 @@ fn the_terminal_names_delete_and_auto_mode_asks_for_delete_but_not_for_cancel() 
             ("ANTHROPIC_API_KEY", support::API_KEY.to_string()),
             ("ANTHROPIC_BASE_URL", api.url()),
         ]
+        .into_iter()
+        .chain(desk.env())
+        .collect::<Vec<_>>()
     };
     // Ask mode: the terminal's prompt names the button; the answer is no, so nothing runs.
     let api = StandIn::spawn([click("Delete"), Turn::text("done")]);
@@ -561,11 +599,13 @@ fn deskhand_elements_prints_the_map_as_text_and_json() {
     if !prerequisites(false) {
         return;
     }
-    let fixture = Fixture::on_display("Elements cli");
-    snapshot_with(&AtspiTree::new(), "Elements cli");
-    let (computer, _ui) = tools();
+    let desk = Desk::new();
+    let fixture = Fixture::on_display(&desk, "Elements cli");
+    snapshot_with(&desk.tree(), "Elements cli");
+    let (computer, _ui) = tools(&desk);
     let run = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_deskhand"))
+            .envs(desk.env())
             .arg("elements")
             .args(args)
             .output()

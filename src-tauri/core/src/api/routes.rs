@@ -241,6 +241,17 @@ enum DesktopBody {
     Agent,
 }
 
+/// A field in seconds: more than 0 and at most a day.
+fn seconds(name: &str, secs: Option<f64>) -> Result<Option<Duration>, ApiError> {
+    match secs {
+        Some(secs) if secs > 0.0 && secs <= 86_400.0 => Ok(Some(Duration::from_secs_f64(secs))),
+        Some(_) => Err(ApiError::invalid(format!(
+            "`{name}` must be more than 0 and at most 86400"
+        ))),
+        None => Ok(None),
+    }
+}
+
 /// The stall breaker's thresholds for a task; each missing one is the service's setting.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -267,15 +278,7 @@ impl StallBody {
                 "`stall.{name}` must be between 2 and 1000"
             )));
         }
-        let ask_timeout = match self.ask_timeout_secs {
-            Some(secs) if secs > 0.0 && secs <= 86_400.0 => Some(Duration::from_secs_f64(secs)),
-            Some(_) => {
-                return Err(ApiError::invalid(
-                    "`stall.ask_timeout_secs` must be more than 0 and at most 86400",
-                ));
-            }
-            None => None,
-        };
+        let ask_timeout = seconds("stall.ask_timeout_secs", self.ask_timeout_secs)?;
         Ok(StallChoice {
             enabled: self.enabled.unwrap_or(true),
             repeats: self.repeats,
@@ -332,15 +335,7 @@ impl SubmitBody {
         if self.max_tokens == Some(0) {
             return Err(ApiError::invalid("`max_tokens` must be positive"));
         }
-        let bash_timeout = match self.bash_timeout_secs {
-            Some(secs) if secs > 0.0 && secs <= 86_400.0 => Some(Duration::from_secs_f64(secs)),
-            Some(_) => {
-                return Err(ApiError::invalid(
-                    "`bash_timeout_secs` must be more than 0 and at most 86400",
-                ));
-            }
-            None => None,
-        };
+        let bash_timeout = seconds("bash_timeout_secs", self.bash_timeout_secs)?;
         let keep_screenshots = self
             .keep_screenshots
             .unwrap_or(crate::tasks::DEFAULT_KEEP_SCREENSHOTS);

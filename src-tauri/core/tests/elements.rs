@@ -41,11 +41,20 @@ fn prerequisites(need_ocr: bool) -> bool {
         .is_ok_and(|s| s.success());
     let bus = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some();
     let ocr = !need_ocr
-        || std::path::Path::new("/usr/share/tesseract-ocr/5/tessdata/eng.traineddata").exists();
+        || (std::path::Path::new("/usr/share/tesseract-ocr/5/tessdata/eng.traineddata").exists()
+            && Command::new("tesseract")
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success()));
     let missing: Vec<&str> = [
         (!gtk, "python3-gi with GTK 3 (python3-gi, gir1.2-gtk-3.0)"),
         (!bus, "a session bus (run under dbus-run-session)"),
-        (!ocr, "Tesseract's English data (tesseract-ocr-eng)"),
+        (
+            !ocr,
+            "Tesseract with its English data (tesseract-ocr, tesseract-ocr-eng)",
+        ),
     ]
     .into_iter()
     .filter_map(|(missing, what)| missing.then_some(what))

@@ -662,7 +662,11 @@ def main():
         sys.exit(f"app_e2e: the display is {size[0]}x{size[1]}; the test expects 1920x1080")
     if args.only == "elements":
         with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as work:
-            approval_names_the_target(args.app, args.standin, work)
+            try:
+                approval_names_the_target(args.app, args.standin, work)
+            except BaseException:
+                print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
+                raise
         print(f"e2e: {harness.passed} passed, 0 failed", flush=True)
         return
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as work:

@@ -15,6 +15,7 @@ use crate::agent::{
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, SecretPlaces, SessionRules,
 };
 use crate::desktop::{AgentDesktop, DesktopError};
+use crate::elements::marks;
 use crate::llm::config::{self, ConfigError, ProviderSettings};
 use crate::llm::pricing::{Price, PriceTable, PriceTableError};
 use crate::llm::{Provider, RetryPolicy};
@@ -76,6 +77,9 @@ pub struct RunSettings {
     pub agent_desktop: bool,
     /// The sandbox the agent's programs run in (`crate::sandbox`); `None`: none.
     pub sandbox: Option<SandboxChoice>,
+    /// Numbered marks on the computer tool's screenshots; `None`: `$DESKHAND_SET_OF_MARKS`,
+    /// else the stored setting (the window's toggle, `deskhand settings`), else off.
+    pub set_of_marks: Option<bool>,
 }
 
 /// The stall breaker as a front end chose it; each `None` falls back to the stored setting,
@@ -152,6 +156,7 @@ impl Default for RunSettings {
             stall: StallChoice::default(),
             agent_desktop: false,
             sandbox: None,
+            set_of_marks: None,
         }
     }
 }
@@ -207,6 +212,7 @@ pub struct Resolved {
     bash_timeout: Duration,
     stall: StallPolicy,
     sandbox: Option<Sandbox>,
+    set_of_marks: bool,
 }
 
 impl Resolved {
@@ -275,6 +281,12 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
     let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
     let selection = plugin_config.select(settings.tools.as_deref())?;
     let stall = settings.stall.policy(store)?;
+    let set_of_marks = marks::chosen(
+        settings.set_of_marks,
+        std::env::var(marks::OVERRIDE_VARIABLE).ok().as_deref(),
+        store.setting(marks::SETTING)?.as_ref(),
+    )
+    .map_err(PrepareError::Invalid)?;
     let sandbox = settings
         .sandbox
         .as_ref()
@@ -291,6 +303,7 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
         bash_timeout,
         stall,
         sandbox,
+        set_of_marks,
     })
 }
 
@@ -327,6 +340,7 @@ pub async fn prepare(
         bash_timeout,
         stall,
         sandbox,
+        set_of_marks,
     } = resolved;
     let mut settings = settings;
     let desktop = match settings.agent_desktop {
@@ -358,6 +372,7 @@ pub async fn prepare(
         display: desktop.as_ref().map(AgentDesktop::display_name),
         launch,
         sandboxed: sandbox.is_some(),
+        set_of_marks,
         ..ToolSettings::default()
     };
     let mut tools: ToolRegistry = catalog::registry(selection.builtin.as_deref(), &tool_settings)?;

@@ -42,6 +42,9 @@ pub struct ToolSettings {
     /// Whether the agent's programs are sandboxed: the editor, which works in this process
     /// and would reach past the sandbox, is then not offered.
     pub sandboxed: bool,
+    /// Set-of-marks: the computer tool's screenshots carry numbered marks on the interactive
+    /// elements (`crate::elements::marks`).
+    pub set_of_marks: bool,
 }
 
 /// What the `memory` and `plan` tools need: the store, and the session the run is in (new,
@@ -74,6 +77,7 @@ impl Default for ToolSettings {
             display: None,
             launch: Launch::default(),
             sandboxed: false,
+            set_of_marks: false,
         }
     }
 }

@@ -35,7 +35,7 @@ use self::screen::{Frame, Monitor, RealScreen, Screen};
 use self::settle::SettlePolicy;
 use self::version::ToolVersion;
 use super::catalog::ToolSettings;
-use super::{ActionPlan, Tool, ToolContext, ToolOutput};
+use super::{ActionDetail, ActionPlan, PointerDetail, Tool, ToolContext, ToolOutput};
 use crate::elements::refs::RefBook;
 use crate::elements::{Target, Tree};
 use crate::llm::{AnthropicNativeTool, ImageSource, ToolDefinition, ToolResultContent};
@@ -200,10 +200,6 @@ impl ComputerTool {
     }
 }
 
-fn point_json(p: Point) -> Value {
-    json!([p.x, p.y])
-}
-
 /// The native definition of `version` for a screen of `model` pixels, with the older
 /// versions to step down to behind it. The toolset entry carries only its `type`: every
 /// member is on by default and Deskhand implements all 17, so it needs no `configs`.
@@ -289,13 +285,15 @@ impl Tool for ComputerTool {
             kind: format!("computer.{name}"),
             read_only: action.is_read_only(),
             summary,
-            detail: json!({
-                "action": name,
-                "monitor": self.driver.monitor.index,
-                "model_points": points.iter().map(|p| point_json(*p)).collect::<Vec<_>>(),
-                "screen_points": screen.iter().map(|(x, y)| json!({"x": x, "y": y})).collect::<Vec<_>>(),
-                "model_size": mapping.model,
+            detail: ActionDetail::Pointer(PointerDetail {
+                monitor: Some(self.driver.monitor.index),
+                ..PointerDetail::new(
+                    name,
+                    mapping.model,
+                    points.iter().map(|p| [p.x, p.y]).zip(screen),
+                )
             }),
+            safety_checks: Vec::new(),
             target,
         })
     }

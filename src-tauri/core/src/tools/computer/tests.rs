@@ -124,11 +124,12 @@ fn plans_say_where_on_the_screen_an_action_lands() {
     assert_eq!(plan.kind, "computer.left_click");
     assert!(!plan.read_only);
     assert_eq!(plan.summary, "left_click (683, 384) → screen (960, 540)");
-    assert_eq!(plan.detail["screen_points"], json!([{"x": 960, "y": 540}]));
-    assert_eq!(plan.detail["model_points"], json!([[683, 384]]));
+    let detail = serde_json::to_value(&plan.detail).unwrap();
+    assert_eq!(detail["screen_points"], json!([{"x": 960, "y": 540}]));
+    assert_eq!(detail["model_points"], json!([[683, 384]]));
     let drag = tool.plan(&json!({"action": "left_click_drag", "start_coordinate": [0, 0], "coordinate": [1365, 767]})).unwrap();
     assert_eq!(
-        drag.detail["screen_points"],
+        serde_json::to_value(&drag.detail).unwrap()["screen_points"],
         json!([{"x": 0, "y": 0}, {"x": 1919, "y": 1079}])
     );
     let typed = tool

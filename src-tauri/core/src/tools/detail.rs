@@ -17,7 +17,7 @@ use super::computer::scaling::Size;
 pub enum ActionDetail {
     /// A computer action, or a `ui` action on an element, at points on the screen: where a
     /// window draws its markers.
-    Pointer(PointerDetail),
+    Pointer(Box<PointerDetail>),
     /// A bash command and how long it may run.
     Command { command: String, timeout_s: f64 },
     /// The bash shell started afresh.
@@ -42,7 +42,7 @@ pub enum ActionDetail {
     PluginCall {
         server: String,
         tool: String,
-        arguments: Value,
+        arguments: Box<Value>,
     },
     /// A `ui` action that only reads the element tree.
     UiRead { action: String },
@@ -140,14 +140,14 @@ mod tests {
     #[test]
     fn each_kind_keeps_its_wire_shape_and_reads_back() {
         let model = Size::new(1366, 768);
-        let click = ActionDetail::Pointer(PointerDetail {
+        let click = ActionDetail::Pointer(Box::new(PointerDetail {
             monitor: Some(0),
             ..PointerDetail::new("left_click", model, [([683, 384], (960, 540))])
-        });
-        let element = ActionDetail::Pointer(PointerDetail {
+        }));
+        let element = ActionDetail::Pointer(Box::new(PointerDetail {
             reference: Some("e3".into()),
             ..PointerDetail::new("click", model, [([10, 20], (14, 28))])
-        });
+        }));
         for (detail, wire) in [
             (
                 click,
@@ -212,7 +212,7 @@ mod tests {
                 ActionDetail::PluginCall {
                     server: "time".into(),
                     tool: "now".into(),
-                    arguments: json!({"tz": "UTC"}),
+                    arguments: Box::new(json!({"tz": "UTC"})),
                 },
                 json!({"server": "time", "tool": "now", "arguments": {"tz": "UTC"}}),
             ),

@@ -330,14 +330,14 @@ impl Tool for UiTool {
             kind: format!("ui.{action}"),
             read_only: false,
             summary,
-            detail: ActionDetail::Pointer(PointerDetail {
+            detail: ActionDetail::Pointer(Box::new(PointerDetail {
                 reference: Some(reference),
                 ..PointerDetail::new(
                     action,
                     self.inner.computer.mapping().model,
                     [([mx, my], (sx, sy))],
                 )
-            }),
+            })),
             safety_checks: Vec::new(),
             target: Some(crate::elements::Target::from_element(&element)),
         })

@@ -285,14 +285,14 @@ impl Tool for ComputerTool {
             kind: format!("computer.{name}"),
             read_only: action.is_read_only(),
             summary,
-            detail: ActionDetail::Pointer(PointerDetail {
+            detail: ActionDetail::Pointer(Box::new(PointerDetail {
                 monitor: Some(self.driver.monitor.index),
                 ..PointerDetail::new(
                     name,
                     mapping.model,
                     points.iter().map(|p| [p.x, p.y]).zip(screen),
                 )
-            }),
+            })),
             safety_checks: Vec::new(),
             target,
         })

@@ -48,7 +48,7 @@ impl Tool for PluginTool {
             detail: ActionDetail::PluginCall {
                 server: self.server.name().into(),
                 tool: self.info.tool.clone(),
-                arguments: input.clone(),
+                arguments: Box::new(input.clone()),
             },
             safety_checks: Vec::new(),
             target: None,

@@ -291,6 +291,13 @@ fn tasks_are_submitted_streamed_approved_denied_and_cancelled_over_the_socket() 
             "not_found",
         ),
         (
+            "POST",
+            "/v1/tasks".into(),
+            Some(r#"{"prompt": "x", "session_id": ""}"#),
+            400,
+            "invalid",
+        ),
+        (
             "GET",
             "/v1/tasks/no-such-task".into(),
             None,

@@ -57,8 +57,7 @@ impl Tool for FakeComputer {
             kind: format!("computer.{}", input["action"].as_str().unwrap_or("?")),
             read_only: false,
             summary: input.to_string(),
-            detail: Default::default(),
-            safety_checks: Vec::new(),
+            detail: Value::Null,
             target: None,
         })
     }

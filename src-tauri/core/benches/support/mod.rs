@@ -32,8 +32,7 @@ impl Tool for NoopTool {
             kind: "noop".into(),
             read_only: false,
             summary: "noop".into(),
-            detail: Default::default(),
-            safety_checks: Vec::new(),
+            detail: Value::Null,
             target: None,
         })
     }

@@ -172,8 +172,7 @@ mod tests {
                 kind: "bash".into(),
                 read_only: false,
                 summary: "run ls".into(),
-                detail: Default::default(),
-                safety_checks: Vec::new(),
+                detail: Value::Null,
                 target: None,
             },
         }

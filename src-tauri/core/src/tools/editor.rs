@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use similar::{Algorithm, ChangeTag};
 
-use super::{ActionDetail, ActionPlan, Tool, ToolContext, ToolOutput, input};
+use super::{ActionPlan, Tool, ToolContext, ToolOutput, input};
 use crate::files::{self, ReadError};
 use crate::llm::{AnthropicNativeTool, ToolDefinition};
 
@@ -88,8 +88,7 @@ impl Tool for EditorTool {
                 kind: "editor.view".into(),
                 read_only: true,
                 summary: format!("view {}", path.display()),
-                detail: ActionDetail::FileView { path },
-                safety_checks: Vec::new(),
+                detail: json!({"path": path}),
                 target: None,
             });
         }
@@ -110,11 +109,7 @@ impl Tool for EditorTool {
             kind: format!("editor.{}", command.name()),
             read_only: false,
             summary: format!("{} {shown} (+{added} -{removed} lines)", command.name()),
-            detail: ActionDetail::FileEdit {
-                path,
-                diff: unified,
-            },
-            safety_checks: Vec::new(),
+            detail: json!({"path": path, "diff": unified}),
             target: None,
         })
     }

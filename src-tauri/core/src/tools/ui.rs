@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::computer::ComputerTool;
 use super::computer::fingerprint;
-use super::{ActionDetail, ActionPlan, PointerDetail, Tool, ToolContext, ToolOutput};
+use super::{ActionPlan, Tool, ToolContext, ToolOutput};
 use crate::elements::refs::RefBook;
 use crate::elements::{Element, MAX_LISTED, Origin, Snapshot, Tree};
 use crate::llm::{ToolDefinition, ToolResultContent};
@@ -302,10 +302,7 @@ impl Tool for UiTool {
                 kind: format!("ui.{action}"),
                 read_only: true,
                 summary: format!("ui {action}"),
-                detail: ActionDetail::UiRead {
-                    action: action.into(),
-                },
-                safety_checks: Vec::new(),
+                detail: json!({"action": action}),
                 target: None,
             });
         }
@@ -330,15 +327,13 @@ impl Tool for UiTool {
             kind: format!("ui.{action}"),
             read_only: false,
             summary,
-            detail: ActionDetail::Pointer(Box::new(PointerDetail {
-                reference: Some(reference),
-                ..PointerDetail::new(
-                    action,
-                    self.inner.computer.mapping().model,
-                    [([mx, my], (sx, sy))],
-                )
-            })),
-            safety_checks: Vec::new(),
+            detail: json!({
+                "action": action,
+                "ref": reference,
+                "model_points": [[mx, my]],
+                "screen_points": [{"x": sx, "y": sy}],
+                "model_size": self.inner.computer.mapping().model,
+            }),
             target: Some(crate::elements::Target::from_element(&element)),
         })
     }

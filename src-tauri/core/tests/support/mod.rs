@@ -60,8 +60,7 @@ impl Tool for EchoTool {
             kind: "echo".into(),
             read_only: false,
             summary: format!("echo {}", input["text"]),
-            detail: Default::default(),
-            safety_checks: Vec::new(),
+            detail: Value::Null,
             target: None,
         })
     }
@@ -296,8 +295,7 @@ impl Tool for ScreenshotTool {
             kind: "screen".into(),
             read_only: true,
             summary: "screenshot".into(),
-            detail: Default::default(),
-            safety_checks: Vec::new(),
+            detail: Value::Null,
             target: None,
         })
     }

@@ -52,7 +52,10 @@ struct Node {
 }
 
 /// Races `future` against `limit`; `None` when the time ran out.
-async fn within<T>(limit: std::time::Duration, future: impl Future<Output = T>) -> Option<T> {
+pub(super) async fn within<T>(
+    limit: std::time::Duration,
+    future: impl Future<Output = T>,
+) -> Option<T> {
     futures_lite::future::or(async { Some(future.await) }, async {
         async_io::Timer::after(limit).await;
         None
@@ -62,6 +65,22 @@ async fn within<T>(limit: std::time::Duration, future: impl Future<Output = T>) 
 
 fn no_bus(e: impl std::fmt::Display) -> ElementError {
     ElementError::NoBus(e.to_string())
+}
+
+/// The address of the accessibility bus of the session bus at `session`, which starts it if
+/// it is not running yet.
+pub async fn accessibility_bus(session: &str) -> Result<String, ElementError> {
+    let session = atspi::zbus::connection::Builder::address(session)
+        .map_err(no_bus)?
+        .build()
+        .await
+        .map_err(no_bus)?;
+    atspi::proxy::bus::BusProxy::new(&session)
+        .await
+        .map_err(no_bus)?
+        .get_address()
+        .await
+        .map_err(no_bus)
 }
 
 impl AtspiTree {
@@ -83,17 +102,7 @@ impl AtspiTree {
         let Some(address) = session else {
             return AccessibilityConnection::new().await.map_err(no_bus);
         };
-        let session = atspi::zbus::connection::Builder::address(address)
-            .map_err(no_bus)?
-            .build()
-            .await
-            .map_err(no_bus)?;
-        let a11y = atspi::proxy::bus::BusProxy::new(&session)
-            .await
-            .map_err(no_bus)?
-            .get_address()
-            .await
-            .map_err(no_bus)?;
+        let a11y = accessibility_bus(address).await?;
         AccessibilityConnection::from_address(a11y.parse().map_err(no_bus)?)
             .await
             .map_err(no_bus)

@@ -12,6 +12,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use super::TREE_TIMEOUT;
+use super::atspi_tree::{accessibility_bus, within};
+
 #[derive(Debug, thiserror::Error)]
 pub enum BusError {
     #[error("cannot make the runtime directory {path}: {source}")]
@@ -30,6 +33,8 @@ pub struct DesktopBus {
     display: String,
     runtime_dir: PathBuf,
     address: String,
+    /// The desktop's accessibility bus, when at-spi2-core could start one.
+    accessibility: Option<String>,
     daemon: Child,
     /// Kept open: the daemon's stdout, which it printed its address on.
     _stdout: std::process::ChildStdout,
@@ -65,10 +70,16 @@ impl DesktopBus {
             let _ = daemon.wait();
             return Err(BusError::NoAddress);
         }
+        // Started now and named to every program: GTK takes the accessibility bus named on
+        // the X root window before its session's, and desktops that share a display (the
+        // tests' do) would each overwrite that name.
+        let accessibility = async_io::block_on(within(TREE_TIMEOUT, accessibility_bus(&address)))
+            .and_then(Result::ok);
         Ok(Self {
             display: display.to_string(),
             runtime_dir: runtime_dir.to_path_buf(),
             address,
+            accessibility,
             daemon,
             _stdout: stdout.into_inner(),
         })
@@ -81,12 +92,18 @@ impl DesktopBus {
 
     /// What a program started on this desktop needs in its environment.
     pub fn program_env(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut env = vec![
             ("DISPLAY", self.display.clone()),
             ("XDG_RUNTIME_DIR", self.runtime_dir.display().to_string()),
             ("DBUS_SESSION_BUS_ADDRESS", self.address.clone()),
             ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1".into()),
-        ]
+        ];
+        env.extend(
+            self.accessibility
+                .clone()
+                .map(|address| ("AT_SPI_BUS_ADDRESS", address)),
+        );
+        env
     }
 
     /// `command` set up to run on this desktop.

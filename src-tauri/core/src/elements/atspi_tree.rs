@@ -20,7 +20,7 @@ use futures_util::future::join_all;
 
 use super::{
     Element, ElementError, ElementKey, MAX_NODES_PER_APP, Origin, Rect, Snapshot, TREE_TIMEOUT,
-    Tree,
+    Tree, is_container,
 };
 
 /// The most characters of an entry's or text view's content kept.
@@ -372,12 +372,10 @@ async fn app_at(
                 .map(|path| node_at(conn, bus, path, x, y)),
         )
         .await;
-        let found = deepest.into_iter().flatten().find(|(node, _)| {
-            !matches!(
-                role_name(node.role),
-                "frame" | "window" | "filler" | "panel"
-            )
-        });
+        let found = deepest
+            .into_iter()
+            .flatten()
+            .find(|(node, _)| !is_container(role_name(node.role)));
         if let Some((node, bounds)) = found
             && best
                 .as_ref()

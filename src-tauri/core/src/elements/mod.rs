@@ -217,13 +217,18 @@ pub struct Snapshot {
     pub notes: Vec<String>,
 }
 
+/// Roles that only hold others: a click on one is a click on nothing in particular.
+pub fn is_container(role: &str) -> bool {
+    matches!(role, "frame" | "window" | "filler" | "panel")
+}
+
 impl Snapshot {
     /// The smallest element whose bounds hold the desktop point: what a click there touches.
     pub fn at(&self, x: i32, y: i32) -> Option<&Element> {
         self.elements
             .iter()
             .filter(|e| e.origin == Origin::Tree && e.bounds.contains(x, y))
-            .filter(|e| !matches!(e.role.as_str(), "frame" | "window" | "filler" | "panel"))
+            .filter(|e| !is_container(&e.role))
             .min_by_key(|e| e.bounds.area())
     }
 

@@ -365,23 +365,25 @@ async fn app_at(
             }
             chain.push(path);
         }
+        // The window itself was read above; only what is below it is read now.
         let deepest = join_all(
-            chain
+            chain[1..]
                 .iter()
                 .rev()
                 .map(|path| node_at(conn, bus, path, x, y)),
         )
         .await;
         let found = deepest
-            .into_iter()
+            .iter()
             .flatten()
+            .chain([&window])
             .find(|(node, _)| !is_container(role_name(node.role)));
         if let Some((node, bounds)) = found
             && best
                 .as_ref()
                 .is_none_or(|b| bounds.area() < b.bounds.area())
         {
-            best = Some(element(&node, bounds, None, &app, Some(&window.0)));
+            best = Some(element(node, *bounds, None, &app, Some(&window.0)));
         }
     }
     Ok(best)

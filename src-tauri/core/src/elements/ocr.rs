@@ -130,21 +130,14 @@ fn content(frame: &Frame) -> Option<Rect> {
         [frame.rgba[i], frame.rgba[i + 1], frame.rgba[i + 2]]
     };
     let row_blank = |y: usize| (1..width).all(|x| pixel(x, y) == pixel(0, y));
-    let rows: Vec<usize> = (0..frame.size.height as usize).collect();
-    let top = *rows.iter().find(|&&y| !row_blank(y))?;
-    let bottom = *rows.iter().rev().find(|&&y| !row_blank(y))?;
+    let height = frame.size.height as usize;
+    let top = (0..height).find(|&y| !row_blank(y))?;
+    let bottom = (0..height).rev().find(|&y| !row_blank(y))?;
     let column_blank = |x: usize| (top..=bottom).all(|y| pixel(x, y) == pixel(x, top));
-    let columns: Vec<usize> = (0..width).collect();
-    let left = columns
-        .iter()
-        .find(|&&x| !column_blank(x))
-        .copied()
-        .unwrap_or(0);
-    let right = columns
-        .iter()
+    let left = (0..width).find(|&x| !column_blank(x)).unwrap_or(0);
+    let right = (0..width)
         .rev()
-        .find(|&&x| !column_blank(x))
-        .copied()
+        .find(|&x| !column_blank(x))
         .unwrap_or(width - 1);
     Some(Rect {
         x: left as i32,

@@ -80,10 +80,12 @@ struct Fixture {
 }
 
 impl Fixture {
-    fn start(mut command: Command, title: &str) -> Fixture {
+    /// The fixture titled `title`; `more` is its size: extra check buttons, table rows.
+    fn start(mut command: Command, title: &str, more: &[&str]) -> Fixture {
         let mut child = command
             .arg(FIXTURE)
             .arg(title)
+            .args(more)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -108,7 +110,7 @@ impl Fixture {
     }
 
     fn on_display(desk: &Desk, title: &str) -> Fixture {
-        Fixture::start(desk.bus.command(PYTHON), title)
+        Fixture::start(desk.bus.command(PYTHON), title, &[])
     }
 
     fn rect(&self, name: &str) -> Rect {
@@ -173,13 +175,16 @@ impl Desk {
     }
 }
 
-/// A snapshot once `title`'s window is in the tree (the bridge takes a moment to register).
+/// A snapshot once `title`'s window is in the tree (the bridge takes a moment to register,
+/// and a large app keeps the registry too busy to answer in time while it does).
 fn snapshot_with(tree: &dyn Tree, title: &str) -> Snapshot {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let snapshot = tree.snapshot().expect("the accessibility bus answers");
-        if snapshot.elements.iter().any(|e| e.window == title) {
-            return snapshot;
+        let snapshot = tree.snapshot();
+        if let Ok(snapshot) = &snapshot
+            && snapshot.elements.iter().any(|e| e.window == title)
+        {
+            return snapshot.clone();
         }
         assert!(
             Instant::now() < deadline,
@@ -511,6 +516,8 @@ impl Xvfb {
                 "-screen",
                 "0",
                 "800x600x24",
+                // Not reset when its last client leaves: the pointer stays where it was put.
+                "-noreset",
                 "-nolisten",
                 "tcp",
             ])
@@ -552,7 +559,7 @@ fn two_private_desktops_at_once_each_see_only_their_own_apps() {
         .collect();
     let fixtures: Vec<Fixture> = desktops
         .iter()
-        .map(|(_, bus, title)| Fixture::start(bus.command(PYTHON), title))
+        .map(|(_, bus, title)| Fixture::start(bus.command(PYTHON), title, &[]))
         .collect();
     for (i, (_, bus, title)) in desktops.iter().enumerate() {
         let tree: Arc<dyn Tree> = Arc::new(AtspiTree::on_bus(bus.address()));
@@ -800,4 +807,305 @@ fn ask_set_of_marks_numbers_the_buttons_on_the_screenshots_the_model_gets() {
         "a mark names a ref the ui tool takes: {line}"
     );
     assert_eq!(marked.get_pixel(x + 1, y + 1), &magenta, "Delete is marked");
+}
+
+/// How long a snapshot or a hit test may take while an app misbehaves: the tree's 500 ms
+/// timeout, and room for a loaded machine.
+const FAULT_LIMIT: Duration = Duration::from_millis(1500);
+
+/// `f`'s answer and how long it took.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let started = Instant::now();
+    let answer = f();
+    (answer, started.elapsed())
+}
+
+#[test]
+fn an_app_that_hangs_on_dbus_is_left_out_by_name_and_the_others_still_answer() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    let desk = Desk::new();
+    let hung = Fixture::on_display(&desk, "Elements hung");
+    let awake = Fixture::on_display(&desk, "Elements awake");
+    let tree = desk.tree();
+    snapshot_with(&tree, "Elements hung");
+    snapshot_with(&tree, "Elements awake");
+    let pid = hung.child.id();
+    // Stopped, the app keeps its bus name and its window but answers nothing.
+    x11::run("kill", &["-STOP", &pid.to_string()]);
+
+    let (snapshot, took) = timed(|| tree.snapshot().expect("the tree answers"));
+    assert!(took < FAULT_LIMIT, "the snapshot took {took:?}");
+    assert!(
+        snapshot.notes.iter().any(|n| n.contains(&format!(
+            "(python3, pid {pid}) did not answer within 500 ms and is left out"
+        ))),
+        "{:?}",
+        snapshot.notes
+    );
+    assert!(
+        !snapshot
+            .elements
+            .iter()
+            .any(|e| e.window == "Elements hung")
+    );
+    assert!(
+        snapshot
+            .elements
+            .iter()
+            .any(|e| e.window == "Elements awake" && e.name == "Save")
+    );
+
+    // The hit test behind an approval answers in time too, with the awake app's button.
+    let (x, y) = awake.rect("Save").centre();
+    let (hit, took) = timed(|| tree.at(x, y).expect("the hit test answers"));
+    assert!(took < FAULT_LIMIT, "the hit test took {took:?}");
+    let hit = hit.expect("an element at Save");
+    assert_eq!(
+        (hit.name.as_str(), hit.window.as_str()),
+        ("Save", "Elements awake")
+    );
+
+    // The run goes on: the ui tool clicks the awake app's Save by name.
+    let (_computer, ui) = tools(&desk);
+    let out = run(
+        &ui,
+        json!({"action": "click", "role": "push button", "name": "Save"}),
+    );
+    assert!(!out.is_error, "{}", text_of(&out));
+    awake.expect(|e| e["clicked"] == "Save");
+}
+
+#[test]
+fn a_tree_too_large_to_read_in_time_gives_its_first_nodes_and_says_so() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    let desk = Desk::new();
+    // 6,000 check buttons beside the buttons, and a table of 100,000 rows.
+    let big = Fixture::start(
+        desk.bus.command(PYTHON),
+        "Elements big",
+        &["6000", "100000"],
+    );
+    let tree = desk.tree();
+    snapshot_with(&tree, "Elements big");
+
+    let (snapshot, took) = timed(|| tree.snapshot().expect("the tree answers"));
+    assert!(took < FAULT_LIMIT, "the snapshot took {took:?}");
+    let delete = snapshot
+        .elements
+        .iter()
+        .find(|e| e.window == "Elements big" && e.name == "Delete")
+        .unwrap_or_else(|| panic!("the first nodes hold Delete: {:?}", snapshot.notes));
+    assert_eq!(delete.bounds, big.rect("Delete"));
+    let app = format!("{}: ", delete.app);
+    assert!(
+        snapshot
+            .notes
+            .iter()
+            .any(|n| n.starts_with(&app) && n.contains("; only the first ")),
+        "a note names the cut: {:?}",
+        snapshot.notes
+    );
+    assert!(
+        snapshot.elements.len() < 6000,
+        "{}",
+        snapshot.elements.len()
+    );
+
+    let (x, y) = big.rect("Save").centre();
+    let (hit, took) = timed(|| tree.at(x, y).expect("the hit test answers"));
+    assert!(took < FAULT_LIMIT, "the hit test took {took:?}");
+    assert_eq!(hit.map(|e| e.name), Some("Save".to_string()));
+}
+
+#[test]
+fn without_tesseract_ocr_says_it_is_not_installed_and_the_run_goes_on() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    let desk = Desk::new();
+    let _fixture = Fixture::on_display(&desk, "Elements no OCR");
+    snapshot_with(&desk.tree(), "Elements no OCR");
+    let no_tesseract = tempfile::tempdir().unwrap();
+    let path = ("PATH", no_tesseract.path().display().to_string());
+    let not_installed = "the `tesseract` program is not installed";
+
+    // `deskhand elements --ocr`: the tree's elements, and a note for the words.
+    let out = Command::new(env!("CARGO_BIN_EXE_deskhand"))
+        .envs(desk.env())
+        .env(path.0, &path.1)
+        .args(["elements", "--ocr", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let map: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let notes = map["notes"].to_string();
+    assert!(notes.contains(not_installed), "{notes}");
+    assert!(
+        map["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["window"] == "Elements no OCR" && e["name"] == "Delete"),
+        "{map}"
+    );
+
+    // A `find` that falls back to OCR is an error result naming the missing program, and
+    // the model's next turn finishes the run.
+    let api = StandIn::spawn([
+        Turn::tool_use("ui", json!({"action": "find", "query": "ZEBRA"})),
+        Turn::text("There is no OCR here."),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    let out = support::cli::deskhand_at(&api, data.path())
+        .envs(desk.env())
+        .env(path.0, &path.1)
+        .args([
+            "ask",
+            "--json",
+            "--tools",
+            "ui",
+            "--approve",
+            "deny",
+            "find the zebra",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = api.accepted()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    let result = &last["content"][0];
+    assert_eq!(result["type"], "tool_result", "{last}");
+    assert_eq!(result["is_error"], true, "{last}");
+    assert!(result.to_string().contains(not_installed), "{last}");
+    let done = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "done")
+        .expect("a done event");
+    assert_eq!(
+        (&done["status"], &done["turns"]),
+        (&json!("done"), &json!(2))
+    );
+}
+
+#[test]
+fn with_no_accessibility_bus_the_map_says_so_and_a_click_still_lands_named_unknown() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    // A desktop of its own, with no session bus and no accessibility bus.
+    let x = Xvfb::start();
+    let no_bus = [
+        ("DISPLAY", x.1.clone()),
+        (
+            "DBUS_SESSION_BUS_ADDRESS",
+            "unix:path=/nonexistent/bus".into(),
+        ),
+        ("AT_SPI_BUS_ADDRESS", "unix:path=/nonexistent/at-spi".into()),
+    ];
+    let data = tempfile::tempdir().unwrap();
+
+    let out = Command::new(env!("CARGO_BIN_EXE_deskhand"))
+        .envs(no_bus.clone())
+        .args(["elements", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let map: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(map["elements"], json!([]), "{map}");
+    assert!(
+        map["notes"][0]
+            .as_str()
+            .is_some_and(|n| n.starts_with("no accessibility bus: ")),
+        "{map}"
+    );
+
+    // The computer tool works on pixels: the approval says why nothing is known, and the
+    // approved click lands (the screen is 800x600, so model and screen points are the same).
+    let api = StandIn::spawn([
+        Turn::tool_use(
+            "computer",
+            json!({"action": "left_click", "coordinate": [200, 150]}),
+        ),
+        Turn::text("done"),
+    ]);
+    let env: Vec<(&str, String)> = [
+        ("ANTHROPIC_API_KEY", support::API_KEY.to_string()),
+        ("ANTHROPIC_BASE_URL", api.url()),
+    ]
+    .into_iter()
+    .chain(no_bus.clone())
+    .collect();
+    let (status, screen) = on_terminal(
+        data.path(),
+        &env,
+        "y",
+        &[
+            "ask",
+            "--json",
+            "--tools",
+            "computer",
+            "--approve",
+            "ask",
+            "click",
+        ],
+    );
+    let text = String::from_utf8_lossy(&screen);
+    assert_eq!(status, 0, "{text}");
+    let asked = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim_end()).ok())
+        .find(|e| e["type"] == "approval_needed")
+        .unwrap_or_else(|| panic!("no approval_needed in {text}"));
+    let target = &asked["request"]["target"];
+    assert_eq!(target["known"], false, "{asked}");
+    assert_eq!(target["why"], "no accessibility bus", "{asked}");
+    assert!(
+        asked["request"]["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("an unknown target (no accessibility bus)")),
+        "{asked}"
+    );
+    let pointer = Command::new("xdotool")
+        .env("DISPLAY", &x.1)
+        .args(["getmouselocation", "--shell"])
+        .output()
+        .unwrap();
+    let pointer = String::from_utf8_lossy(&pointer.stdout);
+    assert!(
+        pointer.contains("X=200\n") && pointer.contains("Y=150\n"),
+        "{pointer}\n{text}"
+    );
 }

@@ -129,6 +129,8 @@ export interface ApprovalTarget {
   app: string;
   /** On the sensitive list (Delete, Pay, Send, ...): auto mode asks first. */
   sensitive: boolean;
+  /** With `known: false`, why the tree could not be asked; absent when nothing is there. */
+  why?: string;
 }
 
 export interface ApprovalRequest extends ActionPlan {

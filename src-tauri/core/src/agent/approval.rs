@@ -499,6 +499,7 @@ mod tests {
                 role: "push button".into(),
                 app: "Mousepad".into(),
                 sensitive: crate::elements::sensitive::is_sensitive(name),
+                why: None,
             }),
             ..plan("computer.left_click", false)
         };

@@ -1,21 +1,26 @@
 //! The element map from AT-SPI, through the `atspi` crate: the whole tree of each app in one
-//! `GetItems` call on its cache (4–6 ms for about 300 nodes), then the extents and text of
-//! the showing nodes, fetched concurrently. Apps that answer `GetItems` with nothing (Qt)
-//! are walked node by node, skipping subtrees that are not showing. Each app has
-//! [`TREE_TIMEOUT`](super::TREE_TIMEOUT); one that hangs is left out with a note.
+//! `GetItems` call on its cache where the app has one, then the extents and text of the
+//! showing nodes, fetched concurrently. Apps that answer `GetItems` with nothing or an error
+//! (Qt 5; GTK 3 with at-spi2-core 2.46) are walked level by level, skipping subtrees that
+//! are not showing. All apps together have [`TREE_TIMEOUT`](super::TREE_TIMEOUT), and an app
+//! that does not answer in time is left out, named by its process. `GetItems` is one call
+//! that cannot stop early (GTK takes about 1.7 s for 6,000 nodes), so such an app is walked
+//! from then on; a walk that takes half the time stops there and keeps the top of the tree.
 //!
 //! It runs on zbus's own executor (async-io), so it is called from synchronous code too:
 //! the approval gate's hit test happens in `Tool::plan`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use atspi::proxy::accessible::AccessibleProxy;
 use atspi::proxy::cache::CacheProxy;
 use atspi::proxy::component::ComponentProxy;
 use atspi::proxy::text::TextProxy;
+use atspi::zbus::Connection;
 use atspi::zbus::proxy::CacheProperties;
-use atspi::{AccessibilityConnection, CoordType, Interface, InterfaceSet, Role, State, StateSet};
+use atspi::{CoordType, Interface, InterfaceSet, Role, State, StateSet};
 use futures_util::future::join_all;
 
 use super::{
@@ -26,18 +31,28 @@ use super::{
 /// The most characters of an entry's or text view's content kept.
 const MAX_TEXT_CHARS: i32 = 2_000;
 
-/// Every app's root object.
+/// Every app's root object; the registry's lists the apps.
 const ROOT: &str = "/org/a11y/atspi/accessible/root";
+
+/// The registry's bus name on the accessibility bus.
+const REGISTRY: &str = "org.a11y.atspi.Registry";
 
 /// A point query stops this many levels down; no real window is that deep.
 const MAX_DEPTH: usize = 64;
+
+/// The most nodes a walk asks about at once: a level of thousands is read in batches, with
+/// the deadline checked between them.
+const WALK_BATCH: usize = 256;
 
 /// A desktop's accessibility bus, connected on first use and kept.
 #[derive(Default)]
 pub struct AtspiTree {
     /// The desktop's session bus; `None` for the one this process was started with.
     session: Option<String>,
-    connection: Mutex<Option<AccessibilityConnection>>,
+    connection: Mutex<Option<Connection>>,
+    /// Apps (bus names, which are never reused) that did not answer in time: they are walked,
+    /// which can stop early with part of the tree, rather than asked for all of it at once.
+    walked: Mutex<HashSet<String>>,
 }
 
 /// One node as read from an app, before its extents are known.
@@ -52,12 +67,14 @@ struct Node {
 }
 
 /// Races `future` against `limit`; `None` when the time ran out.
-pub(super) async fn within<T>(
-    limit: std::time::Duration,
-    future: impl Future<Output = T>,
-) -> Option<T> {
+pub(super) async fn within<T>(limit: Duration, future: impl Future<Output = T>) -> Option<T> {
+    until(Instant::now() + limit, future).await
+}
+
+/// Races `future` against `deadline`; `None` when it passed.
+async fn until<T>(deadline: Instant, future: impl Future<Output = T>) -> Option<T> {
     futures_lite::future::or(async { Some(future.await) }, async {
-        async_io::Timer::after(limit).await;
+        async_io::Timer::at(deadline).await;
         None
     })
     .await
@@ -67,14 +84,14 @@ fn no_bus(e: impl std::fmt::Display) -> ElementError {
     ElementError::NoBus(e.to_string())
 }
 
-/// The address of the accessibility bus of the session bus at `session`, which starts it if
-/// it is not running yet.
-pub async fn accessibility_bus(session: &str) -> Result<String, ElementError> {
-    let session = atspi::zbus::connection::Builder::address(session)
-        .map_err(no_bus)?
-        .build()
-        .await
-        .map_err(no_bus)?;
+/// The address of the accessibility bus of the session bus at `session` (this process's
+/// with `None`), which starts it if it is not running yet.
+pub async fn accessibility_bus(session: Option<&str>) -> Result<String, ElementError> {
+    let builder = match session {
+        Some(address) => atspi::zbus::connection::Builder::address(address).map_err(no_bus)?,
+        None => atspi::zbus::connection::Builder::session().map_err(no_bus)?,
+    };
+    let session = builder.build().await.map_err(no_bus)?;
     atspi::proxy::bus::BusProxy::new(&session)
         .await
         .map_err(no_bus)?
@@ -94,21 +111,28 @@ impl AtspiTree {
     pub fn on_bus(address: &str) -> Self {
         Self {
             session: Some(address.to_string()),
-            connection: Mutex::default(),
+            ..Self::default()
         }
     }
 
-    async fn connect(session: Option<&str>) -> Result<AccessibilityConnection, ElementError> {
-        let Some(address) = session else {
-            return AccessibilityConnection::new().await.map_err(no_bus);
+    /// A plain connection to the accessibility bus. `atspi`'s `AccessibilityConnection` is
+    /// not used: its registry proxy caches properties, and building it waited on the registry
+    /// while an app hung.
+    async fn connect(session: Option<&str>) -> Result<Connection, ElementError> {
+        let a11y = match (session, std::env::var("AT_SPI_BUS_ADDRESS")) {
+            (Some(address), _) => accessibility_bus(Some(address)).await?,
+            // The standard override, which the apps on this desktop honour too.
+            (None, Ok(address)) => address,
+            (None, Err(_)) => accessibility_bus(None).await?,
         };
-        let a11y = accessibility_bus(address).await?;
-        AccessibilityConnection::from_address(a11y.parse().map_err(no_bus)?)
+        atspi::zbus::connection::Builder::address(a11y.as_str())
+            .map_err(no_bus)?
+            .build()
             .await
             .map_err(no_bus)
     }
 
-    fn connection(&self) -> Result<AccessibilityConnection, ElementError> {
+    fn connection(&self) -> Result<Connection, ElementError> {
         let mut slot = self.connection.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(connection) = slot.as_ref() {
             return Ok(connection.clone());
@@ -120,14 +144,15 @@ impl AtspiTree {
         Ok(connection)
     }
 
-    /// `read` run for every app (its bus name) at once, each within [`TREE_TIMEOUT`]: the
-    /// answers, `None` for an app that did not answer in time.
+    /// `read` run for every app (its bus name) at once, all within [`TREE_TIMEOUT`] of
+    /// `started`: the answers, `None` for an app that did not answer in time. `read` is given
+    /// the deadline, so that a slow one can stop early with what it has.
     async fn each_app<T>(
-        connection: &AccessibilityConnection,
-        read: impl AsyncFn(&atspi::zbus::Connection, &str) -> T,
+        connection: &Connection,
+        started: Instant,
+        read: impl AsyncFn(&Connection, &str, Instant) -> T,
     ) -> Result<Vec<(String, Option<T>)>, ElementError> {
-        let root = connection
-            .root_accessible_on_registry()
+        let root = accessible(connection, REGISTRY, ROOT)
             .await
             .map_err(no_bus)?;
         let apps = root.get_children().await.map_err(no_bus)?;
@@ -135,16 +160,26 @@ impl AtspiTree {
             .iter()
             .filter_map(|app| Some(app.name_as_str()?.to_string()))
             .collect();
+        let deadline = started + TREE_TIMEOUT;
         let reads = buses.into_iter().map(async |bus| {
-            let answer = within(TREE_TIMEOUT, read(connection.connection(), &bus)).await;
+            let answer = until(deadline, read(connection, &bus, deadline)).await;
             (bus, answer)
         });
         Ok(join_all(reads).await)
     }
 
-    async fn read(connection: &AccessibilityConnection) -> Result<Snapshot, ElementError> {
+    async fn read(&self, connection: &Connection) -> Result<Snapshot, ElementError> {
+        let started = Instant::now();
+        let walked = self
+            .walked
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let read = async |conn: &Connection, bus: &str, deadline| {
+            read_app(conn, bus, deadline, walked.contains(bus)).await
+        };
         let mut snapshot = Snapshot::default();
-        for (bus, result) in Self::each_app(connection, read_app).await? {
+        for (bus, result) in Self::each_app(connection, started, read).await? {
             match result {
                 Some(Ok((elements, note))) => {
                     snapshot.elements.extend(elements);
@@ -153,21 +188,30 @@ impl AtspiTree {
                 Some(Err(e)) => snapshot
                     .notes
                     .push(format!("the app at {bus} gave no tree: {e}")),
-                None => snapshot.notes.push(format!(
-                    "the app at {bus} did not answer within {} ms and is left out",
-                    TREE_TIMEOUT.as_millis()
-                )),
+                None => {
+                    let who = process_of(connection, &bus).await;
+                    self.walked
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(bus.clone());
+                    snapshot.notes.push(format!(
+                        "the app at {bus}{who} did not answer within {} ms and is left out",
+                        TREE_TIMEOUT.as_millis()
+                    ));
+                }
             }
         }
         Ok(snapshot)
     }
 
     async fn read_at(
-        connection: &AccessibilityConnection,
+        connection: &Connection,
         x: i32,
         y: i32,
     ) -> Result<Option<Element>, ElementError> {
-        let found = Self::each_app(connection, async |conn, bus| app_at(conn, bus, x, y).await);
+        let found = Self::each_app(connection, Instant::now(), async |conn, bus, _| {
+            app_at(conn, bus, x, y).await
+        });
         Ok(found
             .await?
             .into_iter()
@@ -179,7 +223,7 @@ impl AtspiTree {
     /// the bus fails (a desktop restarted) so that the next call connects again.
     fn ask<T>(
         &self,
-        read: impl AsyncFnOnce(&AccessibilityConnection) -> Result<T, ElementError>,
+        read: impl AsyncFnOnce(&Connection) -> Result<T, ElementError>,
     ) -> Result<T, ElementError> {
         let connection = self.connection()?;
         match async_io::block_on(within(TREE_TIMEOUT + TREE_TIMEOUT / 5, read(&connection))) {
@@ -195,7 +239,7 @@ impl AtspiTree {
 
 impl Tree for AtspiTree {
     fn snapshot(&self) -> Result<Snapshot, ElementError> {
-        self.ask(Self::read)
+        self.ask(async |connection| self.read(connection).await)
     }
 
     fn at(&self, x: i32, y: i32) -> Result<Option<Element>, ElementError> {
@@ -205,11 +249,7 @@ impl Tree for AtspiTree {
 
 /// A proxy of interface `P` on object `path` of `bus`, without property caching (each read
 /// is one call, and there are no signals to watch).
-async fn proxy<'a, P>(
-    conn: &'a atspi::zbus::Connection,
-    bus: &str,
-    path: &str,
-) -> zbus_result::Result<P>
+async fn proxy<'a, P>(conn: &'a Connection, bus: &str, path: &str) -> zbus_result::Result<P>
 where
     P: From<atspi::zbus::Proxy<'a>> + atspi::zbus::proxy::Defaults,
 {
@@ -222,7 +262,7 @@ where
 }
 
 async fn accessible<'a>(
-    conn: &'a atspi::zbus::Connection,
+    conn: &'a Connection,
     bus: &str,
     path: &str,
 ) -> zbus_result::Result<AccessibleProxy<'a>> {
@@ -233,53 +273,94 @@ mod zbus_result {
     pub type Result<T> = std::result::Result<T, atspi::zbus::Error>;
 }
 
-/// One app's showing elements, and a note when its tree was cut at the cap.
+/// " (firefox, pid 4242)": the process behind the bus name `bus`, which the bus daemon
+/// knows even when the app itself does not answer; empty if that is unknown too.
+async fn process_of(conn: &Connection, bus: &str) -> String {
+    let pid = within(TREE_TIMEOUT / 10, async {
+        let name = atspi::zbus::names::BusName::try_from(bus).ok()?;
+        let daemon = atspi::zbus::fdo::DBusProxy::new(conn).await.ok()?;
+        daemon.get_connection_unix_process_id(name).await.ok()
+    })
+    .await
+    .flatten();
+    let Some(pid) = pid else {
+        return String::new();
+    };
+    match std::fs::read_to_string(format!("/proc/{pid}/comm")) {
+        Ok(command) => format!(" ({}, pid {pid})", command.trim_end()),
+        Err(_) => format!(" (pid {pid})"),
+    }
+}
+
+/// Where a walk left part of the tree unread.
+#[derive(Debug, PartialEq)]
+enum Cut {
+    /// It stopped at [`MAX_NODES_PER_APP`].
+    Cap,
+    /// It stopped at its share of the deadline.
+    Time,
+    /// It read only the first [`WALK_BATCH`] children of a container this wide.
+    Wide { role: &'static str, children: usize },
+}
+
+/// One app's showing elements, and a note when its tree was cut. `deadline` is for the
+/// whole read: a walk stops at half the time left, so that the extents of what it read can
+/// still be fetched. With `walk_only`, the app's cache is not asked.
 async fn read_app(
-    conn: &atspi::zbus::Connection,
+    conn: &Connection,
     bus: &str,
+    deadline: Instant,
+    walk_only: bool,
 ) -> zbus_result::Result<(Vec<Element>, Option<String>)> {
     let root = accessible(conn, bus, ROOT).await?;
     let app_name = root.name().await.unwrap_or_default();
-    let cache = CacheProxy::builder(conn)
-        .destination(bus.to_string())?
-        .cache_properties(CacheProperties::No)
-        .build()
-        .await?;
-    let mut nodes: Vec<Node> = match cache.get_items().await {
-        Ok(items) => items
-            .into_iter()
-            .map(|item| Node {
-                bus: bus.to_string(),
-                path: item.object.path_as_str().to_string(),
-                parent: item.parent.path_as_str().to_string(),
-                role: item.role,
-                // atspi-common 0.14 puts the accessible name in `short_name`.
-                name: if item.short_name.is_empty() {
-                    item.name
-                } else {
-                    item.short_name
-                },
-                states: item.states,
-                ifaces: item.ifaces,
-            })
-            .collect(),
-        Err(_) => Vec::new(),
+    let items = if walk_only {
+        Vec::new()
+    } else {
+        let cache = CacheProxy::builder(conn)
+            .destination(bus.to_string())?
+            .cache_properties(CacheProperties::No)
+            .build()
+            .await?;
+        cache.get_items().await.unwrap_or_default()
     };
-    let mut note = None;
+    let mut nodes: Vec<Node> = items
+        .into_iter()
+        .map(|item| Node {
+            bus: bus.to_string(),
+            path: item.object.path_as_str().to_string(),
+            parent: item.parent.path_as_str().to_string(),
+            role: item.role,
+            // atspi-common 0.14 puts the accessible name in `short_name`.
+            name: if item.short_name.is_empty() {
+                item.name
+            } else {
+                item.short_name
+            },
+            states: item.states,
+            ifaces: item.ifaces,
+        })
+        .collect();
+    let mut cut = None;
     if nodes.is_empty() {
-        let (walked, cut) = walk(conn, bus).await?;
-        nodes = walked;
-        if cut {
-            note = Some(format!(
-                "{app_name}: the tree has more than {MAX_NODES_PER_APP} nodes; only the first were read"
-            ));
-        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        (nodes, cut) = walk(conn, bus, Instant::now() + left / 2).await?;
     } else if nodes.len() > MAX_NODES_PER_APP {
         nodes.truncate(MAX_NODES_PER_APP);
-        note = Some(format!(
-            "{app_name}: the tree has more than {MAX_NODES_PER_APP} nodes; only the first were read"
-        ));
+        cut = Some(Cut::Cap);
     }
+    let note = cut.map(|cut| match cut {
+        Cut::Cap => format!(
+            "{app_name}: the tree has more than {MAX_NODES_PER_APP} nodes; only the first {MAX_NODES_PER_APP} were read"
+        ),
+        Cut::Time => format!(
+            "{app_name}: the tree is too large to read in time; only the first {} nodes were read",
+            nodes.len()
+        ),
+        Cut::Wide { role, children } => format!(
+            "{app_name}: a {role} has {children} children; only the first {WALK_BATCH} were read"
+        ),
+    });
     let by_path: HashMap<&str, &Node> = nodes.iter().map(|n| (n.path.as_str(), n)).collect();
     let showing: Vec<&Node> = nodes
         .iter()
@@ -333,7 +414,7 @@ fn element(
 /// Of each chain the deepest node that is not a container counts, as in [`Snapshot::at`]; of
 /// several windows, the smallest such node. Its text is not read.
 async fn app_at(
-    conn: &atspi::zbus::Connection,
+    conn: &Connection,
     bus: &str,
     x: i32,
     y: i32,
@@ -390,13 +471,7 @@ async fn app_at(
 }
 
 /// The node at `path` with its bounds, if it is showing and its bounds hold the point.
-async fn node_at(
-    conn: &atspi::zbus::Connection,
-    bus: &str,
-    path: &str,
-    x: i32,
-    y: i32,
-) -> Option<(Node, Rect)> {
+async fn node_at(conn: &Connection, bus: &str, path: &str, x: i32, y: i32) -> Option<(Node, Rect)> {
     let (node, component) = futures_util::join!(
         accessible(conn, bus, path),
         proxy::<ComponentProxy>(conn, bus, path)
@@ -464,7 +539,7 @@ fn window_of<'a>(node: &'a Node, by_path: &HashMap<&str, &'a Node>) -> Option<&'
 }
 
 /// A node's bounds on the desktop and, for text that is not a password, its content.
-async fn details(conn: &atspi::zbus::Connection, node: &Node) -> (Option<Rect>, Option<String>) {
+async fn details(conn: &Connection, node: &Node) -> (Option<Rect>, Option<String>) {
     let bounds = async {
         let component: ComponentProxy = proxy(conn, &node.bus, &node.path).await.ok()?;
         let (x, y, width, height) = component.get_extents(CoordType::Screen).await.ok()?;
@@ -494,50 +569,90 @@ async fn details(conn: &atspi::zbus::Connection, node: &Node) -> (Option<Rect>, 
     futures_util::join!(bounds, text)
 }
 
-/// The node-by-node walk for apps whose cache answers nothing (Qt 5): breadth first from the
-/// app's root, not entering subtrees that are not showing, at most [`MAX_NODES_PER_APP`]
-/// nodes. Says whether it stopped at the cap.
-async fn walk(conn: &atspi::zbus::Connection, bus: &str) -> zbus_result::Result<(Vec<Node>, bool)> {
+/// The node-by-node walk for apps whose cache answers nothing or too slowly: breadth first
+/// from the app's root, at most [`MAX_NODES_PER_APP`] nodes, and [`WALK_BATCH`] nodes at a
+/// time until `deadline`. It does not enter subtrees that are not showing, nor a table that
+/// manages its descendants (100,000 rows made on demand; the hit test finds the one at a
+/// point), and reads only the first [`WALK_BATCH`] children of a wider container. Says
+/// where it stopped early.
+async fn walk(
+    conn: &Connection,
+    bus: &str,
+    deadline: Instant,
+) -> zbus_result::Result<(Vec<Node>, Option<Cut>)> {
     let mut nodes = Vec::new();
+    let mut cut = None;
     let mut level = vec![(ROOT.to_string(), String::new())];
+    let mut next = Vec::new();
     while !level.is_empty() {
-        let reads = level.iter().map(|(path, parent)| async move {
-            let proxy = accessible(conn, bus, path).await.ok()?;
-            let (role, name, states, ifaces, children) = futures_util::join!(
-                proxy.get_role(),
-                proxy.name(),
-                proxy.get_state(),
-                proxy.get_interfaces(),
-                proxy.get_children()
-            );
-            let node = Node {
-                bus: bus.to_string(),
-                path: path.clone(),
-                parent: parent.clone(),
-                role: role.ok()?,
-                name: name.unwrap_or_default(),
-                states: states.ok()?,
-                ifaces: ifaces.unwrap_or_default(),
-            };
-            Some((node, children.unwrap_or_default()))
-        });
-        let mut next = Vec::new();
-        for (node, children) in join_all(reads).await.into_iter().flatten() {
-            // The app's root is not showing itself; its windows are.
-            let enter = node.role == Role::Application || node.states.contains(State::Showing);
-            if enter {
-                next.extend(
-                    children
-                        .iter()
-                        .map(|c| (c.path_as_str().to_string(), node.path.clone())),
-                );
+        if Instant::now() >= deadline {
+            return Ok((nodes, Some(Cut::Time)));
+        }
+        let batch: Vec<_> = level.drain(..level.len().min(WALK_BATCH)).collect();
+        let reads = batch
+            .iter()
+            .map(|(path, parent)| walk_node(conn, bus, path, parent));
+        for (node, children, count) in join_all(reads).await.into_iter().flatten() {
+            if count > children.len() {
+                cut = Some(Cut::Wide {
+                    role: role_name(node.role),
+                    children: count,
+                });
             }
+            next.extend(children.into_iter().map(|c| (c, node.path.clone())));
             nodes.push(node);
             if nodes.len() >= MAX_NODES_PER_APP {
-                return Ok((nodes, true));
+                return Ok((nodes, Some(Cut::Cap)));
             }
         }
-        level = next;
+        if level.is_empty() {
+            level = std::mem::take(&mut next);
+        }
     }
-    Ok((nodes, false))
+    Ok((nodes, cut))
+}
+
+/// One node of a [`walk`], the paths of the children to enter next, and how many children
+/// it has.
+async fn walk_node(
+    conn: &Connection,
+    bus: &str,
+    path: &str,
+    parent: &str,
+) -> Option<(Node, Vec<String>, usize)> {
+    let proxy = accessible(conn, bus, path).await.ok()?;
+    let (role, name, states, ifaces, count) = futures_util::join!(
+        proxy.get_role(),
+        proxy.name(),
+        proxy.get_state(),
+        proxy.get_interfaces(),
+        proxy.child_count()
+    );
+    let node = Node {
+        bus: bus.to_string(),
+        path: path.to_string(),
+        parent: parent.to_string(),
+        role: role.ok()?,
+        name: name.unwrap_or_default(),
+        states: states.ok()?,
+        ifaces: ifaces.unwrap_or_default(),
+    };
+    // The app's root is not showing itself; its windows are.
+    let enter = (node.role == Role::Application || node.states.contains(State::Showing))
+        && !node.states.contains(State::ManagesDescendants);
+    let count = usize::try_from(count.unwrap_or(0)).unwrap_or(0);
+    if !enter || count == 0 {
+        return Some((node, Vec::new(), 0));
+    }
+    let children = if count <= WALK_BATCH {
+        proxy.get_children().await.unwrap_or_default()
+    } else {
+        let first = (0..WALK_BATCH as i32).map(|i| proxy.get_child_at_index(i));
+        join_all(first).await.into_iter().flatten().collect()
+    };
+    let paths = children
+        .iter()
+        .map(|c| c.path_as_str().to_string())
+        .collect();
+    Some((node, paths, count))
 }

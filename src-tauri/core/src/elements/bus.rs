@@ -73,8 +73,9 @@ impl DesktopBus {
         // Started now and named to every program: GTK takes the accessibility bus named on
         // the X root window before its session's, and desktops that share a display (the
         // tests' do) would each overwrite that name.
-        let accessibility = async_io::block_on(within(TREE_TIMEOUT, accessibility_bus(&address)))
-            .and_then(Result::ok);
+        let accessibility =
+            async_io::block_on(within(TREE_TIMEOUT, accessibility_bus(Some(&address))))
+                .and_then(Result::ok);
         Ok(Self {
             display: display.to_string(),
             runtime_dir: runtime_dir.to_path_buf(),

@@ -177,6 +177,10 @@ pub struct Target {
     /// The name is on the sensitive list: auto mode asks before a click on it.
     #[serde(default)]
     pub sensitive: bool,
+    /// With `known: false`, why the tree could not be asked (no accessibility bus, a tree
+    /// that did not answer); absent when it was asked and no element is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 impl Target {
@@ -187,13 +191,23 @@ impl Target {
             role: element.role.clone(),
             app: element.app.clone(),
             sensitive: element.is_sensitive(),
+            why: None,
+        }
+    }
+
+    /// Nothing known, because the tree could not be asked.
+    pub fn unknown(error: &ElementError) -> Self {
+        Self {
+            why: Some(error.brief()),
+            ..Self::default()
         }
     }
 
     /// "**Delete** (push button) in Mousepad", or that nothing is known.
     pub fn describe(&self) -> String {
         if !self.known {
-            return "an unknown target (no accessible element there)".into();
+            let why = self.why.as_deref().unwrap_or("no accessible element there");
+            return format!("an unknown target ({why})");
         }
         let name = if self.name.is_empty() {
             "unnamed".to_string()
@@ -262,6 +276,16 @@ pub enum ElementError {
     NoOcr(String),
     #[error("OCR failed: {0}")]
     Ocr(String),
+}
+
+impl ElementError {
+    /// The reason alone, for an approval's target line.
+    pub fn brief(&self) -> String {
+        match self {
+            Self::NoBus(_) => "no accessibility bus".into(),
+            other => other.to_string(),
+        }
+    }
 }
 
 /// Where the element map comes from: the real AT-SPI tree, or a fake in unit tests.

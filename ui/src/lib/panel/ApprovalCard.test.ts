@@ -77,6 +77,14 @@ describe('ApprovalCard', () => {
     );
   });
 
+  it('says why nothing is known when the tree could not be asked', () => {
+    const target = { known: false, name: '', role: '', app: '', sensitive: false, why: 'no accessibility bus' };
+    renderCard(approvalRequest('t3', { target }));
+    expect(screen.getByTestId('approval-target').textContent?.trim()).toBe(
+      'Target: unknown (no accessibility bus)',
+    );
+  });
+
   it('approves with Enter on its focused Approve button, once it has been seen', async () => {
     const { approvals } = renderCard();
     expect(document.activeElement).toBe(document.body);

@@ -141,13 +141,11 @@ impl ComputerTool {
             Action::Type { .. } => self.driver.input().location().ok()?,
             _ => return None,
         };
-        Some(
-            tree.at(at.0, at.1)
-                .ok()
-                .flatten()
-                .map(|e| Target::from_element(&e))
-                .unwrap_or_default(),
-        )
+        Some(match tree.at(at.0, at.1) {
+            Ok(Some(element)) => Target::from_element(&element),
+            Ok(None) => Target::default(),
+            Err(e) => Target::unknown(&e),
+        })
     }
 
     /// The real screen and input, or why they cannot work here.

@@ -478,3 +478,26 @@ async fn set_of_marks_lists_the_marks_beside_the_screenshot_or_says_why_there_ar
         text(&out)
     );
 }
+
+#[test]
+fn a_click_with_no_accessibility_bus_names_that_and_not_an_empty_point() {
+    let (tool, _) = tool();
+    let plan = |tool: &ComputerTool| {
+        tool.plan(&json!({"action": "left_click", "coordinate": [100, 100]}))
+            .unwrap()
+            .target
+            .unwrap()
+    };
+    let no_bus = plan(&tool.clone().with_tree(Arc::new(NoBus)));
+    assert!(!no_bus.known);
+    assert_eq!(
+        no_bus.describe(),
+        "an unknown target (no accessibility bus)"
+    );
+    let empty = crate::elements::FakeTree(crate::elements::Snapshot::default());
+    let nothing_there = plan(&tool.with_tree(Arc::new(empty)));
+    assert_eq!(
+        nothing_there.describe(),
+        "an unknown target (no accessible element there)"
+    );
+}

@@ -1,11 +1,13 @@
 //! The element map from AT-SPI, through the `atspi` crate: the whole tree of each app in one
 //! `GetItems` call on its cache where the app has one, then the extents and text of the
 //! showing nodes, fetched concurrently. Apps that answer `GetItems` with nothing or an error
-//! (Qt 5; GTK 3 with at-spi2-core 2.46) are walked level by level, skipping subtrees that
-//! are not showing. All apps together have [`TREE_TIMEOUT`](super::TREE_TIMEOUT), and an app
-//! that does not answer in time is left out, named by its process. `GetItems` is one call
-//! that cannot stop early (GTK takes about 1.7 s for 6,000 nodes), so such an app is walked
-//! from then on; a walk that takes half the time stops there and keeps the top of the tree.
+//! (Qt 5; GTK 3 on a plain connection, see [`AtspiTree::connect`]) are walked level by level,
+//! skipping subtrees that are not showing. All apps together have
+//! [`TREE_TIMEOUT`](super::TREE_TIMEOUT), and an app that does not answer in time is left out,
+//! named by its process. `GetItems` is one call that cannot stop early (docs/benchmarks.md
+//! has how long GTK takes for a large tree), so such an app is
+//! walked until a walk finds its tree small; a walk that takes half the time stops there and
+//! keeps the top of the tree.
 //!
 //! It runs on zbus's own executor (async-io), so it is called from synchronous code too:
 //! the approval gate's hit test happens in `Tool::plan`.
@@ -20,7 +22,7 @@ use atspi::proxy::component::ComponentProxy;
 use atspi::proxy::text::TextProxy;
 use atspi::zbus::Connection;
 use atspi::zbus::proxy::CacheProperties;
-use atspi::{CoordType, Interface, InterfaceSet, Role, State, StateSet};
+use atspi::{AccessibilityConnection, CoordType, Interface, InterfaceSet, Role, State, StateSet};
 use futures_util::future::join_all;
 
 use super::{
@@ -40,6 +42,10 @@ const REGISTRY: &str = "org.a11y.atspi.Registry";
 /// A point query stops this many levels down; no real window is that deep.
 const MAX_DEPTH: usize = 64;
 
+/// A tree this small answers `GetItems` well within [`TREE_TIMEOUT`]: an app walked because
+/// it was slow once goes back to `GetItems` when a walk finds its tree this small.
+const SMALL_TREE: usize = 1_000;
+
 /// The most nodes a walk asks about at once: a level of thousands is read in batches, with
 /// the deadline checked between them.
 const WALK_BATCH: usize = 256;
@@ -49,10 +55,18 @@ const WALK_BATCH: usize = 256;
 pub struct AtspiTree {
     /// The desktop's session bus; `None` for the one this process was started with.
     session: Option<String>,
-    connection: Mutex<Option<Connection>>,
+    connection: Mutex<Option<Link>>,
     /// Apps (bus names, which are never reused) that did not answer in time: they are walked,
     /// which can stop early with part of the tree, rather than asked for all of it at once.
     walked: Mutex<HashSet<String>>,
+}
+
+/// A connection to the accessibility bus, and `atspi`'s own on it when that came up (kept
+/// for as long as the connection is used).
+#[derive(Clone)]
+struct Link {
+    bus: Connection,
+    _atspi: Option<AccessibilityConnection>,
 }
 
 /// One node as read from an app, before its extents are known.
@@ -115,33 +129,45 @@ impl AtspiTree {
         }
     }
 
-    /// A plain connection to the accessibility bus. `atspi`'s `AccessibilityConnection` is
-    /// not used: its registry proxy caches properties, and building it waited on the registry
-    /// while an app hung.
-    async fn connect(session: Option<&str>) -> Result<Connection, ElementError> {
+    /// A connection to the accessibility bus: `atspi`'s, with which GTK 3 apps answer
+    /// `GetItems` (a plain connection gets only the slower walk; docs/benchmarks.md), or a
+    /// plain one when that does not come up in time: building it waits on the registry,
+    /// which waits on an app that hangs.
+    async fn connect(session: Option<&str>) -> Result<Link, ElementError> {
         let a11y = match (session, std::env::var("AT_SPI_BUS_ADDRESS")) {
             (Some(address), _) => accessibility_bus(Some(address)).await?,
             // The standard override, which the apps on this desktop honour too.
             (None, Ok(address)) => address,
             (None, Err(_)) => accessibility_bus(None).await?,
         };
-        atspi::zbus::connection::Builder::address(a11y.as_str())
+        let address: atspi::zbus::Address = a11y.parse().map_err(no_bus)?;
+        let full = AccessibilityConnection::from_address(address.clone());
+        if let Some(full) = within(TREE_TIMEOUT / 2, full).await {
+            let full = full.map_err(no_bus)?;
+            return Ok(Link {
+                bus: full.connection().clone(),
+                _atspi: Some(full),
+            });
+        }
+        let bus = atspi::zbus::connection::Builder::address(address)
             .map_err(no_bus)?
             .build()
             .await
-            .map_err(no_bus)
+            .map_err(no_bus)?;
+        Ok(Link { bus, _atspi: None })
     }
 
     fn connection(&self) -> Result<Connection, ElementError> {
         let mut slot = self.connection.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(connection) = slot.as_ref() {
-            return Ok(connection.clone());
+        if let Some(link) = slot.as_ref() {
+            return Ok(link.bus.clone());
         }
         let connection =
             async_io::block_on(within(TREE_TIMEOUT, Self::connect(self.session.as_deref())))
                 .ok_or(ElementError::Timeout)??;
-        *slot = Some(connection.clone());
-        Ok(connection)
+        let bus = connection.bus.clone();
+        *slot = Some(connection);
+        Ok(bus)
     }
 
     /// `read` run for every app (its bus name) at once, all within [`TREE_TIMEOUT`] of
@@ -181,7 +207,15 @@ impl AtspiTree {
         let mut snapshot = Snapshot::default();
         for (bus, result) in Self::each_app(connection, started, read).await? {
             match result {
-                Some(Ok((elements, note))) => {
+                Some(Ok((elements, note, nodes))) => {
+                    // A tree read whole and small was slow for another reason (the app was
+                    // starting): `GetItems` again, which is faster.
+                    if note.is_none() && nodes <= SMALL_TREE {
+                        self.walked
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .remove(&bus);
+                    }
                     snapshot.elements.extend(elements);
                     snapshot.notes.extend(note);
                 }
@@ -303,7 +337,8 @@ enum Cut {
     Wide { role: &'static str, children: usize },
 }
 
-/// One app's showing elements, and a note when its tree was cut. `deadline` is for the
+/// One app's showing elements, a note when its tree was cut, and how many nodes were read.
+/// `deadline` is for the
 /// whole read: a walk stops at half the time left, so that the extents of what it read can
 /// still be fetched. With `walk_only`, the app's cache is not asked.
 async fn read_app(
@@ -311,7 +346,7 @@ async fn read_app(
     bus: &str,
     deadline: Instant,
     walk_only: bool,
-) -> zbus_result::Result<(Vec<Element>, Option<String>)> {
+) -> zbus_result::Result<(Vec<Element>, Option<String>, usize)> {
     let root = accessible(conn, bus, ROOT).await?;
     let app_name = root.name().await.unwrap_or_default();
     let items = if walk_only {
@@ -376,7 +411,7 @@ async fn read_app(
         let window = window_of(node, &by_path);
         elements.push(element(node, bounds, text, &app_name, window));
     }
-    Ok((elements, note))
+    Ok((elements, note, nodes.len()))
 }
 
 /// The element of a showing `node`, in `window`, of the app named `app`.

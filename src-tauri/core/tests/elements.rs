@@ -175,6 +175,13 @@ impl Desk {
     }
 }
 
+/// The test display (held while the test runs) and a desk on it, or `None` (with a note)
+/// where something the tests need is missing.
+fn on_desk(need_ocr: bool) -> Option<(std::sync::MutexGuard<'static, ()>, Desk)> {
+    let display = x11::display()?;
+    prerequisites(need_ocr).then(|| (display, Desk::new()))
+}
+
 /// A snapshot once `title`'s window is in the tree (the bridge takes a moment to register,
 /// and a large app keeps the registry too busy to answer in time while it does).
 fn snapshot_with(tree: &dyn Tree, title: &str) -> Snapshot {
@@ -242,13 +249,9 @@ fn found(ui: &UiTool, input: Value) -> Vec<Value> {
 
 #[test]
 fn find_returns_the_buttons_with_gtks_own_bounds() {
-    let Some(_display) = x11::display() else {
+    let Some((_display, desk)) = on_desk(false) else {
         return;
     };
-    if !prerequisites(false) {
-        return;
-    }
-    let desk = Desk::new();
     let fixture = Fixture::on_display(&desk, "Elements find");
     let tree = desk.tree();
     let snapshot = snapshot_with(&tree, "Elements find");
@@ -285,13 +288,9 @@ fn find_returns_the_buttons_with_gtks_own_bounds() {
 
 #[test]
 fn click_by_role_and_name_presses_that_button_and_a_stale_ref_is_refused() {
-    let Some(_display) = x11::display() else {
+    let Some((_display, desk)) = on_desk(false) else {
         return;
     };
-    if !prerequisites(false) {
-        return;
-    }
-    let desk = Desk::new();
     let fixture = Fixture::on_display(&desk, "Elements click");
     snapshot_with(&desk.tree(), "Elements click");
     let (_computer, ui) = tools(&desk);
@@ -335,13 +334,9 @@ fn click_by_role_and_name_presses_that_button_and_a_stale_ref_is_refused() {
 
 #[test]
 fn type_into_the_entry_changes_its_text_which_read_returns() {
-    let Some(_display) = x11::display() else {
+    let Some((_display, desk)) = on_desk(false) else {
         return;
     };
-    if !prerequisites(false) {
-        return;
-    }
-    let desk = Desk::new();
     let fixture = Fixture::on_display(&desk, "Elements type");
     snapshot_with(&desk.tree(), "Elements type");
     let (_computer, ui) = tools(&desk);
@@ -367,13 +362,9 @@ fn type_into_the_entry_changes_its_text_which_read_returns() {
 
 #[test]
 fn double_click_by_role_and_name_and_by_ref_opens_the_file_a_single_click_does_not() {
-    let Some(_display) = x11::display() else {
+    let Some((_display, desk)) = on_desk(false) else {
         return;
     };
-    if !prerequisites(false) {
-        return;
-    }
-    let desk = Desk::new();
     let fixture = Fixture::on_display(&desk, "Elements double");
     snapshot_with(&desk.tree(), "Elements double");
     let (_computer, ui) = tools(&desk);
@@ -416,13 +407,9 @@ fn double_click_by_role_and_name_and_by_ref_opens_the_file_a_single_click_does_n
 
 #[test]
 fn the_approval_for_a_computer_click_names_the_button_under_it() {
-    let Some(_display) = x11::display() else {
+    let Some((_display, desk)) = on_desk(false) else {
         return;
     };
-    if !prerequisites(false) {
-        return;
-    }
-    let desk = Desk::new();
     let fixture = Fixture::on_display(&desk, "Elements approval");
     let tree = desk.tree();
     let snapshot = snapshot_with(&tree, "Elements approval");
@@ -465,13 +452,9 @@ fn the_approval_for_a_computer_click_names_the_button_under_it() {
 
 #[test]
 fn ocr_finds_a_drawn_word_and_a_click_on_it_lands_inside_its_box() {
-    let Some(_display) = x11::display() else {
+    let Some((_display, desk)) = on_desk(true) else {
         return;
     };
-    if !prerequisites(true) {
-        return;
-    }
-    let desk = Desk::new();
     let fixture = Fixture::on_display(&desk, "Elements ocr");
     snapshot_with(&desk.tree(), "Elements ocr");
     let (computer, ui) = tools(&desk);
@@ -583,13 +566,9 @@ fn centre_of(computer: &ComputerTool, fixture: &Fixture, name: &str) -> Value {
 
 #[test]
 fn the_terminal_names_delete_and_auto_mode_asks_for_delete_but_not_for_cancel() {
-    let Some(_display) = x11::display() else {
+    let Some((_display, desk)) = on_desk(false) else {
         return;
     };
-    if !prerequisites(false) {
-        return;
-    }
-    let desk = Desk::new();
     let fixture = Fixture::on_display(&desk, "Elements terminal");
     snapshot_with(&desk.tree(), "Elements terminal");
     let (computer, _ui) = tools(&desk);
@@ -670,13 +649,9 @@ fn the_terminal_names_delete_and_auto_mode_asks_for_delete_but_not_for_cancel() 
 
 #[test]
 fn deskhand_elements_prints_the_map_as_text_and_json() {
-    let Some(_display) = x11::display() else {
+    let Some((_display, desk)) = on_desk(false) else {
         return;
     };
-    if !prerequisites(false) {
-        return;
-    }
-    let desk = Desk::new();
     let fixture = Fixture::on_display(&desk, "Elements cli");
     snapshot_with(&desk.tree(), "Elements cli");
     let (computer, _ui) = tools(&desk);
@@ -718,16 +693,22 @@ fn deskhand_elements_prints_the_map_as_text_and_json() {
     );
 }
 
-/// The texts and the first image (decoded) of the tool result in the last message of a
-/// request the stand-in received.
-fn tool_result_of(request: &Value) -> (String, image::RgbaImage) {
+/// The tool result in the last message of a request the stand-in received.
+fn last_tool_result(request: &Value) -> Value {
     let last = request["messages"].as_array().unwrap().last().unwrap();
-    let result = last["content"]
+    last["content"]
         .as_array()
         .unwrap()
         .iter()
         .find(|c| c["type"] == "tool_result")
-        .unwrap_or_else(|| panic!("no tool_result in {last}"));
+        .cloned()
+        .unwrap_or_else(|| panic!("no tool_result in {last}"))
+}
+
+/// The texts and the first image (decoded) of the tool result in the last message of a
+/// request the stand-in received.
+fn tool_result_of(request: &Value) -> (String, image::RgbaImage) {
+    let result = last_tool_result(request);
     let parts = result["content"].as_array().unwrap();
     let texts = parts
         .iter()
@@ -748,13 +729,9 @@ fn tool_result_of(request: &Value) -> (String, image::RgbaImage) {
 
 #[test]
 fn ask_set_of_marks_numbers_the_buttons_on_the_screenshots_the_model_gets() {
-    let Some(_display) = x11::display() else {
+    let Some((_display, desk)) = on_desk(false) else {
         return;
     };
-    if !prerequisites(false) {
-        return;
-    }
-    let desk = Desk::new();
     let fixture = Fixture::on_display(&desk, "Elements marks");
     snapshot_with(&desk.tree(), "Elements marks");
     let (computer, _ui) = tools(&desk);
@@ -822,13 +799,9 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
 
 #[test]
 fn an_app_that_hangs_on_dbus_is_left_out_by_name_and_the_others_still_answer() {
-    let Some(_display) = x11::display() else {
+    let Some((_display, desk)) = on_desk(false) else {
         return;
     };
-    if !prerequisites(false) {
-        return;
-    }
-    let desk = Desk::new();
     let hung = Fixture::on_display(&desk, "Elements hung");
     let awake = Fixture::on_display(&desk, "Elements awake");
     let tree = desk.tree();
@@ -882,13 +855,9 @@ fn an_app_that_hangs_on_dbus_is_left_out_by_name_and_the_others_still_answer() {
 
 #[test]
 fn a_tree_too_large_to_read_in_time_gives_its_first_nodes_and_says_so() {
-    let Some(_display) = x11::display() else {
+    let Some((_display, desk)) = on_desk(false) else {
         return;
     };
-    if !prerequisites(false) {
-        return;
-    }
-    let desk = Desk::new();
     // 6,000 check buttons beside the buttons, and a table of 100,000 rows.
     let big = Fixture::start(
         desk.bus.command(PYTHON),
@@ -929,13 +898,9 @@ fn a_tree_too_large_to_read_in_time_gives_its_first_nodes_and_says_so() {
 
 #[test]
 fn without_tesseract_ocr_says_it_is_not_installed_and_the_run_goes_on() {
-    let Some(_display) = x11::display() else {
+    let Some((_display, desk)) = on_desk(false) else {
         return;
     };
-    if !prerequisites(false) {
-        return;
-    }
-    let desk = Desk::new();
     let _fixture = Fixture::on_display(&desk, "Elements no OCR");
     snapshot_with(&desk.tree(), "Elements no OCR");
     let no_tesseract = tempfile::tempdir().unwrap();
@@ -992,16 +957,9 @@ fn without_tesseract_ocr_says_it_is_not_installed_and_the_run_goes_on() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let last = api.accepted()[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
-    let result = &last["content"][0];
-    assert_eq!(result["type"], "tool_result", "{last}");
-    assert_eq!(result["is_error"], true, "{last}");
-    assert!(result.to_string().contains(not_installed), "{last}");
+    let result = last_tool_result(&api.accepted()[1].body);
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(result.to_string().contains(not_installed), "{result}");
     let done = String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())

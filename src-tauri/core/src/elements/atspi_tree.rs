@@ -157,6 +157,10 @@ impl AtspiTree {
         Ok(Link { bus, _atspi: None })
     }
 
+    fn walked(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.walked.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn connection(&self) -> Result<Connection, ElementError> {
         let mut slot = self.connection.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(link) = slot.as_ref() {
@@ -196,11 +200,7 @@ impl AtspiTree {
 
     async fn read(&self, connection: &Connection) -> Result<Snapshot, ElementError> {
         let started = Instant::now();
-        let walked = self
-            .walked
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let walked = self.walked().clone();
         let read = async |conn: &Connection, bus: &str, deadline| {
             read_app(conn, bus, deadline, walked.contains(bus)).await
         };
@@ -211,10 +211,7 @@ impl AtspiTree {
                     // A tree read whole and small was slow for another reason (the app was
                     // starting): `GetItems` again, which is faster.
                     if note.is_none() && nodes <= SMALL_TREE {
-                        self.walked
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .remove(&bus);
+                        self.walked().remove(&bus);
                     }
                     snapshot.elements.extend(elements);
                     snapshot.notes.extend(note);
@@ -224,10 +221,7 @@ impl AtspiTree {
                     .push(format!("the app at {bus} gave no tree: {e}")),
                 None => {
                     let who = process_of(connection, &bus).await;
-                    self.walked
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(bus.clone());
+                    self.walked().insert(bus.clone());
                     snapshot.notes.push(format!(
                         "the app at {bus}{who} did not answer within {} ms and is left out",
                         TREE_TIMEOUT.as_millis()

@@ -564,6 +564,36 @@ fn centre_of(computer: &ComputerTool, fixture: &Fixture, name: &str) -> Value {
     json!([mx, my])
 }
 
+/// `deskhand ask --json --tools computer --approve <approve> <prompt>` on a terminal where
+/// `answer` is typed at each approval prompt: the terminal's text (prompts included) and the
+/// `approval_needed` events, after checking that the run ended well.
+fn computer_ask_on_terminal(
+    data: &std::path::Path,
+    env: &[(&str, String)],
+    answer: &str,
+    approve: &str,
+    prompt: &str,
+) -> (String, Vec<Value>) {
+    let args = [
+        "ask",
+        "--json",
+        "--tools",
+        "computer",
+        "--approve",
+        approve,
+        prompt,
+    ];
+    let (status, screen) = on_terminal(data, env, answer, &args);
+    let text = String::from_utf8_lossy(&screen).into_owned();
+    assert_eq!(status, 0, "{text}");
+    let asked = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim_end()).ok())
+        .filter(|e| e["type"] == "approval_needed")
+        .collect();
+    (text, asked)
+}
+
 #[test]
 fn the_terminal_names_delete_and_auto_mode_asks_for_delete_but_not_for_cancel() {
     let Some((_display, desk)) = on_desk(false) else {
@@ -590,21 +620,7 @@ fn the_terminal_names_delete_and_auto_mode_asks_for_delete_but_not_for_cancel() 
     };
     // Ask mode: the terminal's prompt names the button; the answer is no, so nothing runs.
     let api = StandIn::spawn([click("Delete"), Turn::text("done")]);
-    let (status, screen) = on_terminal(
-        data.path(),
-        &env(&api),
-        "n",
-        &[
-            "ask",
-            "--tools",
-            "computer",
-            "--approve",
-            "ask",
-            "delete it",
-        ],
-    );
-    let text = String::from_utf8_lossy(&screen);
-    assert_eq!(status, 0, "{text}");
+    let (text, _) = computer_ask_on_terminal(data.path(), &env(&api), "n", "ask", "delete it");
     let prompt = text
         .lines()
         .find(|l| l.contains(PROMPT_END.trim_end()))
@@ -613,27 +629,7 @@ fn the_terminal_names_delete_and_auto_mode_asks_for_delete_but_not_for_cancel() 
 
     // Auto mode: Cancel is clicked without asking; Delete asks (and is denied).
     let api = StandIn::spawn([click("Cancel"), click("Delete"), Turn::text("done")]);
-    let (status, screen) = on_terminal(
-        data.path(),
-        &env(&api),
-        "n",
-        &[
-            "ask",
-            "--json",
-            "--tools",
-            "computer",
-            "--approve",
-            "auto",
-            "tidy",
-        ],
-    );
-    let text = String::from_utf8_lossy(&screen);
-    assert_eq!(status, 0, "{text}");
-    let asked: Vec<Value> = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l.trim_end()).ok())
-        .filter(|e| e["type"] == "approval_needed")
-        .collect();
+    let (text, asked) = computer_ask_on_terminal(data.path(), &env(&api), "n", "auto", "tidy");
     assert_eq!(asked.len(), 1, "only Delete asks: {text}");
     let target = &asked[0]["request"]["target"];
     assert_eq!(target["name"], "Delete");
@@ -1026,26 +1022,10 @@ fn with_no_accessibility_bus_the_map_says_so_and_a_click_still_lands_named_unkno
     .into_iter()
     .chain(no_bus.clone())
     .collect();
-    let (status, screen) = on_terminal(
-        data.path(),
-        &env,
-        "y",
-        &[
-            "ask",
-            "--json",
-            "--tools",
-            "computer",
-            "--approve",
-            "ask",
-            "click",
-        ],
-    );
-    let text = String::from_utf8_lossy(&screen);
-    assert_eq!(status, 0, "{text}");
-    let asked = text
-        .lines()
-        .filter_map(|l| serde_json::from_str::<Value>(l.trim_end()).ok())
-        .find(|e| e["type"] == "approval_needed")
+    let (text, asked) = computer_ask_on_terminal(data.path(), &env, "y", "ask", "click");
+    let asked = asked
+        .into_iter()
+        .next()
         .unwrap_or_else(|| panic!("no approval_needed in {text}"));
     let target = &asked["request"]["target"];
     assert_eq!(target["known"], false, "{asked}");

@@ -24,7 +24,7 @@ use crate::llm::{
 };
 use crate::memory::NoteRef;
 use crate::tools::computer::toolset;
-use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
+use crate::tools::{Progress, ToolContext, ToolOutput, ToolRegistry};
 
 pub const DEFAULT_MAX_TURNS: u32 = 50;
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
@@ -256,9 +256,14 @@ impl Agent {
                     Some(message) => ToolOutput::error(message),
                     None => {
                         let checks = responses::pending_safety_checks(&assistant, call.id);
+                        let mut spent = 0.0;
                         let mut output = self
-                            .call_tool(call.id, name, input, checks, sink, cancel)
+                            .call_tool(call.id, name, input, checks, sink, cancel, &mut spent)
                             .await;
+                        // A delegated task's cost is the run's: its budget counts it.
+                        if let Some(total) = &mut outcome.cost_usd {
+                            *total += spent;
+                        }
                         stalled = stall
                             .after_step(call.id, name, input, &mut output, &self.gate, sink, cancel)
                             .await;
@@ -500,6 +505,7 @@ impl Agent {
         safety_checks: &[serde_json::Value],
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
+        spent: &mut f64,
     ) -> ToolOutput {
         let tool = match self.tools.resolve(name, input) {
             Ok(tool) => tool,
@@ -557,13 +563,39 @@ impl Agent {
                 Err(message) => return ToolOutput::error(message),
             }
         }
+        let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
         let ctx = ToolContext {
             cancel: cancel.child_token(),
+            progress,
         };
-        let output = tokio::select! {
-            output = tool.run(input, &ctx) => output,
-            () = cancel.cancelled() => ToolOutput::error(CANCELLED),
+        let mut report = |progress: Progress| match progress {
+            Progress::Event(event) => sink(event),
+            Progress::Spent(usd) => *spent += usd,
         };
+        let run = tool.run(input, &ctx);
+        tokio::pin!(run);
+        let output = loop {
+            tokio::select! {
+                output = &mut run => break output,
+                Some(progress) = reports.recv() => report(progress),
+                () = cancel.cancelled() => {
+                    // A tool with a grace period winds down (a delegate cancels its child).
+                    let grace = tokio::time::sleep(tool.cancel_grace());
+                    tokio::pin!(grace);
+                    loop {
+                        tokio::select! {
+                            _ = &mut run => break,
+                            Some(progress) = reports.recv() => report(progress),
+                            () = &mut grace => break,
+                        }
+                    }
+                    break ToolOutput::error(CANCELLED);
+                }
+            }
+        };
+        while let Ok(progress) = reports.try_recv() {
+            report(progress);
+        }
         tool.take_events().into_iter().for_each(&mut *sink);
         output
     }

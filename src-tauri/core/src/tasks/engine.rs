@@ -537,6 +537,7 @@ impl Run {
             self.live.approvals.clone(),
             self.slot.rules.clone(),
             self.wrap.clone(),
+            &self.engine,
         )
         .await;
         let prepared = match prepared {

@@ -1,0 +1,265 @@
+//! The `delegate` tool between two real Deskhands on this machine: a parent `deskhand ask`
+//! (against one stand-in) hands a task to a `deskhand serve` over TCP with its token
+//! (against another stand-in, which scripts the child). The parent sees the child's events,
+//! answer and cost; a stop of the parent cancels the child; a wrong token, a service that is
+//! not Deskhand and an unreachable URL are error results, at once, and the parent's history
+//! stays valid (the stand-in refuses a request with an unanswered `tool_use`).
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use deskhand_standin::{Reply, StandIn, Turn};
+use serde_json::{Value, json};
+use support::cli::deskhand_at;
+use support::serve::{Serve, TOKEN};
+
+/// `deskhand ask --json` that may delegate to `far` (the service at `url`) with `token`.
+fn parent(api: &StandIn, dir: &std::path::Path, url: &str, token: &str) -> Command {
+    let mut command = deskhand_at(api, dir);
+    command
+        .args(["ask", "--json", "--approve", "auto", "--tools", "delegate"])
+        .arg("--delegate-to")
+        .arg(format!("far={url}"))
+        .env("DESKHAND_DELEGATE_TOKEN_FAR", token);
+    command
+}
+
+fn json_lines(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+fn delegate_result(events: &[Value]) -> &Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["name"] == "delegate")
+        .expect("the delegate call has a result")
+}
+
+#[test]
+fn a_remote_child_runs_and_its_events_answer_and_cost_reach_the_parent() {
+    let child_dir = tempfile::tempdir().unwrap();
+    let child_api = StandIn::spawn([
+        Turn::tool_use("bash", json!({"command": "echo child-was-here"})),
+        Turn::text("The child ran echo and saw child-was-here."),
+    ]);
+    let serve = Serve::start(&child_api, child_dir.path());
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use(
+            "delegate",
+            json!({"prompt": "run echo child-was-here", "to": "far", "max_turns": 5}),
+        ),
+        Turn::text("The child is done."),
+    ]);
+    let output = parent(
+        &api,
+        dir.path(),
+        &format!("http://{}", serve.address),
+        TOKEN,
+    )
+    .arg("hand this on")
+    .output()
+    .unwrap();
+    let events = json_lines(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let child: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "child_event")
+        .collect();
+    let child_kinds: Vec<&str> = child
+        .iter()
+        .filter_map(|e| e["event"]["type"].as_str())
+        .collect();
+    for kind in ["started", "tool_call", "tool_result", "done"] {
+        assert!(
+            child_kinds.contains(&kind),
+            "no child {kind}: {child_kinds:?}"
+        );
+    }
+    assert!(
+        !child_kinds.contains(&"text_delta"),
+        "streaming pieces are not passed on"
+    );
+    let bash = child
+        .iter()
+        .find(|e| e["event"]["type"] == "tool_result")
+        .unwrap();
+    assert!(
+        bash["event"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("child-was-here")
+    );
+    let child_done = &child.last().unwrap()["event"];
+    assert_eq!(child_done["type"], "done");
+    let child_cost = child_done["cost_usd"].as_f64().expect("the child's cost");
+
+    let result = delegate_result(&events);
+    assert_eq!(result["is_error"], false, "{result}");
+    let text = result["text"].as_str().unwrap();
+    assert!(text.contains("ended `done`"), "{text}");
+    assert!(
+        text.contains("The child ran echo and saw child-was-here."),
+        "{text}"
+    );
+    // The result reached the parent's model.
+    let last = api.requests().last().unwrap().body.to_string();
+    assert!(last.contains("The child ran echo and saw child-was-here."));
+
+    // The parent's cost counts the child's.
+    let done = events.iter().rev().find(|e| e["type"] == "done").unwrap();
+    let own: f64 = events
+        .iter()
+        .filter(|e| e["type"] == "usage")
+        .filter_map(|e| e["turn_cost_usd"].as_f64())
+        .sum();
+    let total = done["cost_usd"].as_f64().unwrap();
+    assert!(
+        (total - (own + child_cost)).abs() < 1e-9,
+        "{total} != {own} + {child_cost}"
+    );
+
+    // The child task is on the child's service, done.
+    let tasks = serve.curl("GET", "/v1/tasks", None).1;
+    let task_id = child[0]["task"].as_str().unwrap();
+    let task = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == task_id)
+        .expect("the child task is on the child service");
+    assert_eq!(task["state"], "done");
+}
+
+#[test]
+fn stopping_the_parent_cancels_the_remote_child() {
+    let child_dir = tempfile::tempdir().unwrap();
+    let child_api = StandIn::spawn([Turn::hang(Reply::new().text("Working on it"), 2)]);
+    let serve = Serve::start(&child_api, child_dir.path());
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn([Turn::tool_use(
+        "delegate",
+        json!({"prompt": "take your time", "to": "far"}),
+    )]);
+    let mut run = parent(
+        &api,
+        dir.path(),
+        &format!("http://{}", serve.address),
+        TOKEN,
+    )
+    .arg("hand this on")
+    .stdout(Stdio::piped())
+    .spawn()
+    .unwrap();
+    // Wait until the parent shows the child's first event: the child runs.
+    let mut lines = BufReader::new(run.stdout.take().unwrap()).lines();
+    let mut task = None;
+    for line in lines.by_ref() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["type"] == "child_event" {
+            task = event["task"].as_str().map(str::to_string);
+            break;
+        }
+    }
+    let task = task.expect("the child's events reach the parent");
+    assert_eq!(serve.task(&task)["state"], "running");
+    let pid = run.id() as i32;
+    // SAFETY: a signal to the child process this test started.
+    unsafe { libc::kill(pid, libc::SIGINT) };
+    let rest: Vec<Value> = lines
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_str(&line).ok())
+        .collect();
+    let status = run.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    serve.wait_for(&task, "cancelled");
+    let result = delegate_result(&rest);
+    assert_eq!(result["is_error"], true);
+    let done = rest.iter().rev().find(|e| e["type"] == "done").unwrap();
+    assert_eq!(done["status"], "cancelled");
+}
+
+/// Each refusal is an error result within seconds, and the parent's model goes on.
+#[test]
+fn a_wrong_token_a_stranger_and_an_unreachable_url_are_error_results_at_once() {
+    let child_dir = tempfile::tempdir().unwrap();
+    let child_api = StandIn::spawn(Vec::<Turn>::new());
+    let serve = Serve::start(&child_api, child_dir.path());
+    let stranger = StandIn::spawn(Vec::<Turn>::new());
+    // A port nothing listens on: bound, then released.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed_url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let cases = [
+        (
+            format!("http://{}", serve.address),
+            "wrong-token",
+            "refused the token",
+        ),
+        (stranger.url(), TOKEN, "is not a Deskhand service"),
+        (closed_url, TOKEN, "is unreachable"),
+    ];
+    for (url, token, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let api = StandIn::spawn([
+            Turn::tool_use("delegate", json!({"prompt": "anything", "to": "far"})),
+            Turn::text("It could not be delegated."),
+        ]);
+        let started = Instant::now();
+        let output = parent(&api, dir.path(), &url, token)
+            .arg("hand this on")
+            .output()
+            .unwrap();
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "{url}: too slow"
+        );
+        assert_eq!(output.status.code(), Some(0), "{url}");
+        let events = json_lines(&output.stdout);
+        let result = delegate_result(&events);
+        assert_eq!(result["is_error"], true, "{url}: {result}");
+        let text = result["text"].as_str().unwrap();
+        assert!(text.contains(expected), "{url}: {text}");
+        assert!(!text.contains(TOKEN), "the token is never shown");
+        // The model got the error and answered: the history stayed valid.
+        assert_eq!(api.remaining_turns(), 0, "{url}");
+    }
+    let tasks = serve.curl("GET", "/v1/tasks", None).1;
+    assert_eq!(tasks["tasks"], json!([]), "nothing was submitted");
+}
+
+/// A target the person did not configure is refused before anything runs, and the model is
+/// told which targets there are.
+#[test]
+fn an_unknown_target_is_refused_with_the_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use("delegate", json!({"prompt": "anything", "to": "elsewhere"})),
+        Turn::text("No such target."),
+    ]);
+    let output = parent(&api, dir.path(), "http://127.0.0.1:9", TOKEN)
+        .arg("hand this on")
+        .output()
+        .unwrap();
+    let events = json_lines(&output.stdout);
+    let result = delegate_result(&events);
+    assert_eq!(result["is_error"], true);
+    assert!(
+        result["text"]
+            .as_str()
+            .unwrap()
+            .contains("no target `elsewhere`; the targets are: local, far"),
+        "{result}"
+    );
+}

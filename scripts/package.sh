@@ -56,7 +56,8 @@ Package: deskhand
 Version: $version
 Architecture: $arch
 Maintainer: Deskhand <deskhand@localhost>
-Depends: libwebkit2gtk-4.1-0, libgtk-3-0, libayatana-appindicator3-1
+Depends: libwebkit2gtk-4.1-0, libgtk-3-0, libayatana-appindicator3-1, libpipewire-0.3-0
+Recommends: tesseract-ocr, tesseract-ocr-eng, at-spi2-core
 Section: utils
 Priority: optional
 Description: An AI agent that works your computer while you watch and approve

@@ -55,8 +55,9 @@ impl Default for Settings {
     }
 }
 
-/// What the settings dialog edits: the window's settings, and the run budget that lives in
-/// the store beside the history, shared with `deskhand settings`.
+/// What the settings dialog edits: the window's settings, and the run budget and
+/// set-of-marks that live in the store beside the history, shared with `deskhand settings`
+/// and `deskhand serve`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WindowSettings {
     #[serde(flatten)]
@@ -65,6 +66,8 @@ pub struct WindowSettings {
     pub max_cost_usd: Option<f64>,
     /// Tokens a run may use; `None` is no limit.
     pub max_tokens: Option<u64>,
+    /// Numbered marks on the computer tool's screenshots (`deskhand::elements::marks`).
+    pub set_of_marks: bool,
 }
 
 impl WindowSettings {
@@ -238,6 +241,7 @@ mod tests {
                 settings: Settings::default(),
                 max_cost_usd,
                 max_tokens,
+                set_of_marks: false,
             }
             .budget()
         };

@@ -92,6 +92,10 @@ fn stop_while_waiting_for_approval_answers_the_call() {
     assert_eq!(app.wait_for("done")["status"], "cancelled");
     let result = app.wait_for("tool_result");
     assert_eq!(result["text"], "cancelled by the user");
+    assert_eq!(
+        result["status"], "cancelled",
+        "the window reads the status, not the text"
+    );
     let late = app.call(
         "approve",
         json!({"toolUseId": asked["request"]["tool_use_id"], "decision": {"decision": "approve"}}),

@@ -1,4 +1,5 @@
-//! `capture_screen` and the computer tool's monitor and screenshot size, on the X display.
+//! `capture_screen` and the computer tool's monitor, screenshot size and set-of-marks, on the X
+//! display.
 
 use deskhand_standin::{StandIn, Turn};
 use serde_json::{Value, json};
@@ -133,5 +134,53 @@ fn the_settings_monitor_and_screenshot_size_reach_the_computer_tool() {
         (size.width as u64, size.height as u64),
         expected,
         "the screenshot the model got"
+    );
+}
+
+/// Whether the screenshot's tool result in the last message of `request` carries a
+/// set-of-marks line: the marks' list, or why the tree gave none.
+fn marked(request: &Value) -> bool {
+    let last = request["messages"].as_array().unwrap().last().unwrap();
+    last.to_string().contains("arks on this screenshot")
+}
+
+#[test]
+fn the_set_of_marks_toggle_is_stored_and_the_windows_next_run_marks_its_screenshots() {
+    if !display_available() {
+        return;
+    }
+    let look = || {
+        [
+            Turn::tool_use("computer", json!({"action": "screenshot"})),
+            Turn::text("Seen."),
+        ]
+    };
+    let server = StandIn::spawn(look().into_iter().chain(look()).collect::<Vec<_>>());
+    let app = window(Some(&server));
+    let mut settings = app.call("get_settings", json!({})).unwrap();
+    assert_eq!(settings["set_of_marks"], false, "off by default");
+    app.send(None, "look").unwrap();
+    assert_eq!(app.wait_for("done")["status"], "done");
+    assert!(!marked(&server.accepted()[1].body), "no marks when off");
+
+    settings["set_of_marks"] = json!(true);
+    app.call("set_settings", json!({"settings": settings}))
+        .unwrap();
+    assert_eq!(
+        app.call("get_settings", json!({})).unwrap()["set_of_marks"],
+        true
+    );
+    // In the store, where `deskhand settings` and `deskhand serve` read it.
+    let store = deskhand::store::Store::open(app.data.path()).unwrap();
+    assert_eq!(
+        store.setting(deskhand::elements::marks::SETTING).unwrap(),
+        Some(json!(true))
+    );
+    app.events.lock().unwrap().clear();
+    app.send(None, "look again").unwrap();
+    assert_eq!(app.wait_for("done")["status"], "done");
+    assert!(
+        marked(&server.accepted()[3].body),
+        "the window's run marks its screenshots"
     );
 }

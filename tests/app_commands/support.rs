@@ -99,6 +99,7 @@ pub fn window_in(server: Option<&StandIn>, data: tempfile::TempDir) -> Window {
         );
         std::env::remove_var("ANTHROPIC_MODEL");
         std::env::remove_var("LLM_PROVIDER");
+        std::env::remove_var("DESKHAND_SET_OF_MARKS");
         match server {
             Some(server) => {
                 std::env::set_var("ANTHROPIC_API_KEY", KEY);

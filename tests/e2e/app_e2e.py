@@ -3,11 +3,13 @@
 WebDriver (tauri-driver + WebKitWebDriver), talking to the stand-in model server. Clicks are
 checked on the X display itself: an `xev` window records every button press that reaches it.
 
-Usage: tests/e2e/app_e2e.py APP_BINARY STANDIN_BINARY [--screenshot PNG]
+Usage: tests/e2e/app_e2e.py APP_BINARY STANDIN_BINARY [--screenshot PNG] [--only elements]
 Needs DISPLAY (a 1920x1080 screen with a window manager; scripts/test.sh starts Xvfb and
 openbox), `tauri-driver`, `WebKitWebDriver` and `xev` on PATH, and a D-Bus session bus
 (dbus-run-session) where the test serves org.freedesktop.Notifications itself. With --screenshot, writes a
-screenshot of the window mid-run there (the README's picture).
+screenshot of the window mid-run there (the README's picture). The elements phase also needs
+Python's GTK 3 bindings (python3-gi, gir1.2-gtk-3.0) and is skipped with a note without them,
+unless DESKHAND_TEST_ELEMENTS is set. --only elements runs that phase alone.
 """
 
 import argparse
@@ -18,6 +20,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -363,6 +366,114 @@ def responses_safety_check(app_binary, standin_binary, work, clicks):
         app.close()
 
 
+# The GTK 3 fixture of the element tests: buttons Delete, Cancel and Save, reporting presses.
+GTK_FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src-tauri",
+                           "core", "tests", "fixtures", "gtk_fixture.py")
+# The system's Python, which Debian's GTK bindings belong to.
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+def gtk_available():
+    """Whether the fixture can run; a note if not (a failure under DESKHAND_TEST_ELEMENTS)."""
+    found = subprocess.run([SYSTEM_PYTHON, "-c", "import gi; gi.require_version('Gtk', '3.0')"],
+                           capture_output=True).returncode == 0
+    if not found:
+        if os.environ.get("DESKHAND_TEST_ELEMENTS"):
+            raise AssertionError("DESKHAND_TEST_ELEMENTS is set but python3-gi with GTK 3 "
+                                 "(python3-gi, gir1.2-gtk-3.0) is missing")
+        print("skipped: the elements phase needs python3-gi with GTK 3", flush=True)
+    return found
+
+
+class GtkFixture:
+    """The fixture window on the display; its JSON events (button presses) are collected."""
+
+    def __init__(self, title):
+        self.process = subprocess.Popen([SYSTEM_PYTHON, GTK_FIXTURE, title],
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        text=True)
+        self.events = []
+        ready = threading.Event()
+
+        def read():
+            for line in self.process.stdout:
+                event = json.loads(line)
+                self.events.append(event)
+                if "ready" in event:
+                    self.bounds = event["ready"]
+                    ready.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(20):
+            self.close()
+            raise AssertionError("the GTK fixture did not report its bounds")
+
+    def centre(self, name):
+        x, y, width, height = self.bounds[name]
+        return x + width // 2, y + height // 2
+
+    def clicked(self, name, timeout=10):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if {"clicked": name} in self.events:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def close(self):
+        self.process.terminate()
+        self.process.wait()
+
+
+def approval_names_the_target(app_binary, standin_binary, work):
+    """Issue 23 in the window: a computer-tool click on the GTK fixture's Delete button is
+    approved in a card that names "Delete" and its role, the side panel's timeline shows the
+    same name after approval, and the approved click presses Delete."""
+    if not gtk_available():
+        return
+    fixture = GtkFixture("Deskhand e2e fixture")
+    app = None
+    try:
+        delete = fixture.centre("Delete")
+        script = {"turns": [computer(action="left_click", coordinate=list(model_point(delete))),
+                            text_reply("Pressed Delete.")]}
+        settings = {"provider": "anthropic", "model": "claude-sonnet-4-5", "approval_mode": "ask",
+                    "max_turns": 10, "monitor": None, "screenshot_size": None}
+        app = App(app_binary, standin_binary, script, work, settings=settings)
+        s = app.session
+        s.wait_for("h1", text="Deskhand", what="the elements window")
+        app.send("Delete the file")
+        card = 'section[aria-label="Approval needed"]'
+        target = s.wait_for(f'{card} [data-testid="approval-target"]', timeout=60,
+                            what="the approval's target")
+        check("the approval card names the button and its role",
+              "Delete" in target.seen and "(push button)" in target.seen, target.seen)
+        check("the name is in bold, and the target is marked sensitive",
+              s.execute(f"return document.querySelector('{card} [data-testid=\"approval-target\"]"
+                        " strong')?.textContent") == "Delete"
+              and "sensitive" in target.seen, target.seen)
+        check("the card's summary says it in words too",
+              "**Delete** (push button)" in s.wait_for(f"{card} p.summary").seen)
+        time.sleep(CARD_SETTLE_S)
+        s.click(f"{card} button", text="Approve", from_script=True)
+        s.wait_gone(card)
+        entry = s.wait_for('li.entry [data-testid="timeline-target"]', text="Delete",
+                           what="the timeline's target")
+        check("the side panel's timeline shows the same name after approval",
+              "(push button)" in entry.seen, entry.seen)
+        s.wait_for('article[aria-label="Deskhand"]', text="Pressed Delete", timeout=60,
+                   what="the answer after the click")
+        check("the approved click pressed Delete", fixture.clicked("Delete"), f"{fixture.events}")
+    except BaseException:
+        if app:
+            app.dump_logs()
+        raise
+    finally:
+        if app:
+            app.close()
+        fixture.close()
+
+
 def wm_urgency():
     """Whether the app's window has the urgency hint of its WM_HINTS set, and those hints."""
     window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
@@ -544,10 +655,20 @@ def main():
     parser.add_argument("app")
     parser.add_argument("standin")
     parser.add_argument("--screenshot", help="where to write the window mid-run (PNG)")
+    parser.add_argument("--only", choices=["elements"], help="run this phase alone")
     args = parser.parse_args()
     size = display_size()
     if size != (1920, 1080):
         sys.exit(f"app_e2e: the display is {size[0]}x{size[1]}; the test expects 1920x1080")
+    if args.only == "elements":
+        with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as work:
+            try:
+                approval_names_the_target(args.app, args.standin, work)
+            except BaseException:
+                print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
+                raise
+        print(f"e2e: {harness.passed} passed, 0 failed", flush=True)
+        return
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as work:
         clicks = ClickRecorder(work)
         notifications = NotificationServer(work)
@@ -563,6 +684,9 @@ def main():
             responses_dir = os.path.join(work, "responses")
             os.makedirs(responses_dir)
             responses_safety_check(args.app, args.standin, responses_dir, clicks)
+            elements_dir = os.path.join(work, "elements")
+            os.makedirs(elements_dir)
+            approval_names_the_target(args.app, args.standin, elements_dir)
         except BaseException:
             print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
             if app:

@@ -10,9 +10,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use deskhand::agent::{
     AgentEvent, Answer, ApprovalPolicy, ApprovalRequest, Approver, Decision, FixedApprover,
-    OtherCall, RunStatus, history,
+    OtherCall, RunStatus, ToolStatus, history,
 };
-use deskhand::llm::{ContentBlock, Message};
+use deskhand::llm::{ContentBlock, ErrorKind, Message};
 use deskhand_standin::{Reply, StandIn, Turn};
 use serde_json::json;
 use support::*;
@@ -265,7 +265,7 @@ async fn cancel_mid_tool_answers_the_open_call() {
     let stopper = cancel.clone();
     let mut history = Vec::new();
     let started = std::time::Instant::now();
-    let (outcome, _) = run_collect(&h.agent, &mut history, "go", &cancel, |e| {
+    let (outcome, events) = run_collect(&h.agent, &mut history, "go", &cancel, |e| {
         if matches!(e, AgentEvent::ToolCall { .. }) {
             let stopper = stopper.clone();
             tokio::spawn(async move {
@@ -294,7 +294,23 @@ async fn cancel_mid_tool_answers_the_open_call() {
         assert!(is_error);
         assert!(format!("{content:?}").contains("cancelled by the user"));
     }
+    assert_eq!(
+        tool_statuses(&events),
+        [ToolStatus::Cancelled, ToolStatus::Cancelled],
+        "the window tells a stop from a failure by the status"
+    );
     continue_after_stop(&api, &h, &mut history).await;
+}
+
+/// How each tool call of a run ended, as its `tool_result` events say.
+fn tool_statuses(events: &[AgentEvent]) -> Vec<ToolStatus> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolResult { status, .. } => Some(status.expect("the core sets it")),
+            _ => None,
+        })
+        .collect()
 }
 
 struct NeverAnswers;
@@ -345,10 +361,11 @@ async fn denied_action_is_not_run_and_the_model_is_told_why() {
     }));
     let h = harness(&api.url(), ApprovalPolicy::Ask, deny, 50);
     let mut history = Vec::new();
-    let (outcome, _) = run_prompt(&h.agent, &mut history, "go").await;
+    let (outcome, events) = run_prompt(&h.agent, &mut history, "go").await;
 
     assert_eq!(outcome.status, RunStatus::Done);
     assert!(h.echo.ran.lock().unwrap().is_empty());
+    assert_eq!(tool_statuses(&events), [ToolStatus::Denied]);
     let result = &last_tool_results(&api.requests()[1].body)[0];
     assert_eq!(result["is_error"], true);
     assert_eq!(
@@ -501,10 +518,27 @@ async fn retryable_faults_are_retried_and_recovered() {
                 attempt,
                 delay_ms,
                 error,
+                ..
             } => Some((*attempt, *delay_ms, error.as_str())),
             _ => None,
         })
         .collect();
+    let kinds: Vec<Option<ErrorKind>> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::Retrying { kind, .. } => Some(*kind),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            Some(ErrorKind::RateLimited),
+            Some(ErrorKind::Overloaded),
+            Some(ErrorKind::Server)
+        ],
+        "each retry says what failed as a kind, not only in words"
+    );
     assert_eq!(
         retries.len(),
         3,
@@ -551,7 +585,7 @@ async fn faults_beyond_the_retry_budget_or_final_are_reported_as_one_line() {
     let errors: Vec<&String> = events
         .iter()
         .filter_map(|e| match e {
-            AgentEvent::Error { message } => Some(message),
+            AgentEvent::Error { message, .. } => Some(message),
             _ => None,
         })
         .collect();
@@ -572,7 +606,7 @@ async fn faults_beyond_the_retry_budget_or_final_are_reported_as_one_line() {
     let (outcome, events) = run_prompt(&h.agent, &mut Vec::new(), "go").await;
     assert_eq!(outcome.status, RunStatus::Error);
     assert_eq!(api.requests().len(), 1);
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::Error { message } if message.contains("authentication failed (check the API key) (HTTP 401"))));
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::Error { message, kind: Some(ErrorKind::Auth) } if message.contains("authentication failed (check the API key) (HTTP 401"))));
 }
 
 #[tokio::test]
@@ -586,7 +620,7 @@ async fn a_stream_cut_after_text_is_an_error_not_a_silent_retry() {
     let (outcome, events) = run_prompt(&h.agent, &mut history, "go").await;
     assert_eq!(outcome.status, RunStatus::Error);
     assert!(!streamed_text(&events).is_empty());
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::Error { message } if message.contains("stream broke off") && message.contains("req_standin_1"))));
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::Error { message, kind: Some(ErrorKind::StreamCut) } if message.contains("stream broke off") && message.contains("req_standin_1"))));
     assert_eq!(
         api.requests().len(),
         1,
@@ -637,7 +671,7 @@ async fn an_unreachable_server_is_a_network_error_after_retries() {
             .count(),
         3
     );
-    assert!(events.iter().any(|e| matches!(e, AgentEvent::Error { message } if message.starts_with("Anthropic: network error") && message.contains("onnection refused"))));
+    assert!(events.iter().any(|e| matches!(e, AgentEvent::Error { message, kind: Some(ErrorKind::Network) } if message.starts_with("Anthropic: network error") && message.contains("onnection refused"))));
 }
 
 /// The window's old failure: a key press meant for the first card lands on the second. This

@@ -264,7 +264,8 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
     assert_eq!(
         listed,
         "max-cost = (none)\nmax-tokens = 150\nsecret-paths = (none)\nstall-repeats = (none)\n\
-         stall-no-ops = (none)\nstall-cycles = (none)\nmemory = (none)\n"
+         stall-no-ops = (none)\nstall-cycles = (none)\nmemory = (none)\n\
+         set-of-marks = (none)\n"
     );
 
     // About 100 input tokens a request (without the memory and plan tools' descriptions): the
@@ -300,7 +301,8 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
     assert_eq!(
         listed,
         "max-cost = 1.0\nmax-tokens = (none)\nsecret-paths = (none)\nstall-repeats = (none)\n\
-         stall-no-ops = (none)\nstall-cycles = (none)\nmemory = (none)\n"
+         stall-no-ops = (none)\nstall-cycles = (none)\nmemory = (none)\n\
+         set-of-marks = (none)\n"
     );
     let (output, _, stderr) =
         run(deskhand_at(&idle, data.path()).args(["ask", "--model", "local-llm", "go"]));

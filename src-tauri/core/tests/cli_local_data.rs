@@ -257,6 +257,10 @@ fn a_deeply_nested_tool_input_is_refused_and_the_session_stays_usable() {
     );
     let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
     assert_eq!(result["is_error"], true);
+    assert_eq!(
+        result["status"], "error",
+        "the --json contract: how the call ended"
+    );
     assert!(
         result["text"]
             .as_str()

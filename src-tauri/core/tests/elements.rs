@@ -41,11 +41,20 @@ fn prerequisites(need_ocr: bool) -> bool {
         .is_ok_and(|s| s.success());
     let bus = std::env::var_os("DBUS_SESSION_BUS_ADDRESS").is_some();
     let ocr = !need_ocr
-        || std::path::Path::new("/usr/share/tesseract-ocr/5/tessdata/eng.traineddata").exists();
+        || (std::path::Path::new("/usr/share/tesseract-ocr/5/tessdata/eng.traineddata").exists()
+            && Command::new("tesseract")
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success()));
     let missing: Vec<&str> = [
         (!gtk, "python3-gi with GTK 3 (python3-gi, gir1.2-gtk-3.0)"),
         (!bus, "a session bus (run under dbus-run-session)"),
-        (!ocr, "Tesseract's English data (tesseract-ocr-eng)"),
+        (
+            !ocr,
+            "Tesseract with its English data (tesseract-ocr, tesseract-ocr-eng)",
+        ),
     ]
     .into_iter()
     .filter_map(|(missing, what)| missing.then_some(what))
@@ -347,6 +356,55 @@ fn type_into_the_entry_changes_its_text_which_read_returns() {
 }
 
 #[test]
+fn double_click_by_role_and_name_and_by_ref_opens_the_file_a_single_click_does_not() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    let desk = Desk::new();
+    let fixture = Fixture::on_display(&desk, "Elements double");
+    snapshot_with(&desk.tree(), "Elements double");
+    let (_computer, ui) = tools(&desk);
+    // A single click opens nothing.
+    let out = run(
+        &ui,
+        json!({"action": "click", "role": "push button", "name": "Report.txt"}),
+    );
+    assert!(!out.is_error, "{}", text_of(&out));
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(
+        fixture.events.try_iter().all(|e| e.get("opened").is_none()),
+        "a single click opened a file"
+    );
+
+    let out = run(
+        &ui,
+        json!({"action": "double_click", "role": "push button", "name": "Report.txt"}),
+    );
+    assert!(!out.is_error, "{}", text_of(&out));
+    assert!(
+        text_of(&out).contains("double-clicked **Report.txt** (push button)"),
+        "{}",
+        text_of(&out)
+    );
+    fixture.expect(|e| e["opened"] == "Report.txt");
+
+    let rows = found(
+        &ui,
+        json!({"action": "find", "query": "Budget", "role": "push button"}),
+    );
+    let row = rows
+        .iter()
+        .find(|e| e["window"] == "Elements double")
+        .unwrap_or_else(|| panic!("no Budget.ods button in {rows:?}"));
+    let out = run(&ui, json!({"action": "double_click", "ref": row["ref"]}));
+    assert!(!out.is_error, "{}", text_of(&out));
+    fixture.expect(|e| e["opened"] == "Budget.ods");
+}
+
+#[test]
 fn the_approval_for_a_computer_click_names_the_button_under_it() {
     let Some(_display) = x11::display() else {
         return;
@@ -634,4 +692,95 @@ fn deskhand_elements_prints_the_map_as_text_and_json() {
         line.contains("push button") && line.contains("(sensitive)"),
         "{line}"
     );
+}
+
+/// The texts and the first image (decoded) of the tool result in the last message of a
+/// request the stand-in received.
+fn tool_result_of(request: &Value) -> (String, image::RgbaImage) {
+    let last = request["messages"].as_array().unwrap().last().unwrap();
+    let result = last["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "tool_result")
+        .unwrap_or_else(|| panic!("no tool_result in {last}"));
+    let parts = result["content"].as_array().unwrap();
+    let texts = parts
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let data = parts
+        .iter()
+        .find(|p| p["type"] == "image")
+        .and_then(|p| p["source"]["data"].as_str())
+        .expect("a screenshot");
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap();
+    (texts, image::load_from_memory(&bytes).unwrap().to_rgba8())
+}
+
+#[test]
+fn ask_set_of_marks_numbers_the_buttons_on_the_screenshots_the_model_gets() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    if !prerequisites(false) {
+        return;
+    }
+    let desk = Desk::new();
+    let fixture = Fixture::on_display(&desk, "Elements marks");
+    snapshot_with(&desk.tree(), "Elements marks");
+    let (computer, _ui) = tools(&desk);
+    let data = tempfile::tempdir().unwrap();
+    let look = |flags: &[&str]| {
+        let api = StandIn::spawn([
+            Turn::tool_use("computer", json!({"action": "screenshot"})),
+            Turn::text("seen"),
+        ]);
+        let out = support::cli::deskhand_at(&api, data.path())
+            .envs(desk.env())
+            .args(["ask", "--tools", "computer", "--approve", "deny"])
+            .args(flags)
+            .arg("look")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        tool_result_of(&api.accepted()[1].body)
+    };
+    let [x, y, _, _] = fixture
+        .rect("Delete")
+        .to_model(&computer.mapping())
+        .unwrap();
+    // The mark's number tag fills the box's top-left corner with magenta.
+    let magenta = image::Rgba([255, 0, 255, 255]);
+
+    let (plain_text, plain) = look(&[]);
+    assert!(
+        !plain_text.contains("Marks on this screenshot"),
+        "{plain_text}"
+    );
+    assert_ne!(
+        plain.get_pixel(x + 1, y + 1),
+        &magenta,
+        "no mark by default"
+    );
+
+    let (marked_text, marked) = look(&["--set-of-marks"]);
+    assert_eq!(marked.dimensions(), plain.dimensions(), "the same size");
+    let line = marked_text
+        .lines()
+        .find(|l| l.ends_with("push button \"Delete\""))
+        .unwrap_or_else(|| panic!("Delete is not in the marks: {marked_text}"));
+    assert!(
+        line.split(" = ").nth(1).is_some_and(|r| r.starts_with('e')),
+        "a mark names a ref the ui tool takes: {line}"
+    );
+    assert_eq!(marked.get_pixel(x + 1, y + 1), &magenta, "Delete is marked");
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use deskhand_standin::{Reply, StandIn, Turn};
 use serde_json::{Value, json};
 use support::cli::{deskhand, deskhand_at, on_pty, run};
-use support::serve::{Serve, TOKEN, curl, parse_sse, request_args};
+use support::serve::{Serve, TOKEN, curl, request_args};
 
 fn kinds(events: &[(Option<i64>, String, Value)]) -> Vec<&str> {
     events.iter().map(|(_, kind, _)| kind.as_str()).collect()
@@ -136,6 +136,13 @@ fn tasks_are_submitted_streamed_approved_denied_and_cancelled_over_the_socket() 
             Some(r#"{"prompt": "x", "session_id": "nope"}"#),
             404,
             "not_found",
+        ),
+        (
+            "POST",
+            "/v1/tasks".into(),
+            Some(r#"{"prompt": "x", "session_id": ""}"#),
+            400,
+            "invalid",
         ),
         (
             "GET",

@@ -8,7 +8,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use base64::Engine as _;
-use deskhand::agent::{AgentEvent, ApprovalRequest, Budget, DecidedBy, Decision, RunStatus};
+use deskhand::agent::{
+    AgentEvent, ApprovalRequest, Budget, DecidedBy, Decision, RunStatus, ToolStatus,
+};
 use deskhand::images::ImageRef;
 use deskhand::llm::{ContentBlock, ImageSource, Message, ToolResultContent, Usage};
 use deskhand::store::migrations::{self, LATEST};
@@ -110,6 +112,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
             id: "toolu_1".into(),
             name: "bash".into(),
             is_error: false,
+            status: Some(ToolStatus::Ok),
             text: "q3-summary.pdf".into(),
             images: vec![ImageRef::of(&screenshot)],
             duration_ms: 12,

@@ -1,10 +1,12 @@
 //! Settings, providers, monitors and the API key.
 
 use deskhand::agent::ApprovalPolicy;
+use deskhand::elements::marks;
 use deskhand::llm::providers::ProviderKind;
 use deskhand::tools::computer::scaling::model_size_within;
 use deskhand::tools::computer::screen::{RealScreen, Screen};
 use serde::Serialize;
+use serde_json::Value;
 use tauri::State;
 
 use crate::commands::confirm::{self, confirmed};
@@ -13,19 +15,24 @@ use crate::error::{ErrorKind, IpcError, IpcResult};
 use crate::keys::{self, KeyInfo};
 use crate::state::AppState;
 
-/// The window's settings with the run budget from the store.
+/// The window's settings with the run budget and set-of-marks from the store.
 #[tauri::command]
 pub async fn get_settings(state: State<'_, AppState>) -> IpcResult<WindowSettings> {
-    let budget = state.store()?.budget()?;
+    let store = state.store()?;
+    let budget = store.budget()?;
     Ok(WindowSettings {
         settings: state.settings(),
         max_cost_usd: budget.max_cost_usd,
         max_tokens: budget.max_tokens,
+        set_of_marks: store
+            .setting(marks::SETTING)?
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false),
     })
 }
 
-/// Validates and stores the settings (the budget in the store, where `deskhand settings`
-/// keeps it); the approval mode becomes the window's mode too. Two changes need the person's
+/// Validates and stores the settings (the budget and set-of-marks in the store, where
+/// `deskhand settings` keeps them and every run reads them); the approval mode becomes the window's mode too. Two changes need the person's
 /// native confirmation first (`declined` otherwise): a new base URL for a provider that has
 /// a key (the key goes wherever the base URL points), and Auto as the mode.
 #[tauri::command]
@@ -53,10 +60,12 @@ pub async fn set_settings(
     }
     let saved = state.save_settings(settings.settings)?;
     store.set_budget(&budget)?;
+    store.set_setting(marks::SETTING, &Value::Bool(settings.set_of_marks))?;
     Ok(WindowSettings {
         settings: saved,
         max_cost_usd: budget.max_cost_usd,
         max_tokens: budget.max_tokens,
+        set_of_marks: settings.set_of_marks,
     })
 }
 

@@ -94,6 +94,8 @@ export interface Settings {
   /** Run budget, kept in the store beside the history (shared with `deskhand settings`). */
   max_cost_usd: number | null;
   max_tokens: number | null;
+  /** Numbered marks on the computer tool's screenshots, kept in the store (shared with `deskhand settings` and `deskhand serve`). */
+  set_of_marks: boolean;
 }
 
 export interface KeyStatus {

@@ -53,6 +53,25 @@ export interface Usage {
   cache_read_input_tokens: number;
 }
 
+/** What failed (src-tauri/core/src/llm/error.rs ErrorKind). */
+export type ErrorKind =
+  | 'auth'
+  | 'billing'
+  | 'permission'
+  | 'not_found'
+  | 'invalid_request'
+  | 'context_too_long'
+  | 'rate_limited'
+  | 'overloaded'
+  | 'server'
+  | 'network'
+  | 'stream_cut'
+  | 'protocol'
+  | 'redirected';
+
+/** How a tool call ended (agent/event.rs ToolStatus). */
+export type ToolStatus = 'ok' | 'error' | 'cancelled' | 'denied';
+
 export type RunStatus = 'done' | 'max_turns' | 'cancelled' | 'budget' | 'stalled' | 'error';
 
 // src-tauri/core/src/agent/stall.rs and verify.rs
@@ -172,13 +191,15 @@ export type AgentEvent =
       id: string;
       name: string;
       is_error: boolean;
+      /** Absent in events stored before statuses existed. */
+      status?: ToolStatus;
       text: string;
       images: ImageRef[];
       duration_ms: number;
       /** Computer actions only: false when the screen did not change. */
       changed?: boolean;
     }
-  | { type: 'retrying'; attempt: number; delay_ms: number; error: string }
+  | { type: 'retrying'; attempt: number; delay_ms: number; kind?: ErrorKind; error: string }
   | {
       type: 'usage';
       turn: Usage;
@@ -202,7 +223,7 @@ export type AgentEvent =
   | ({ type: 'verification' } & Verification)
   /** An event of a task this run delegated (the `delegate` tool), as the child stored it. */
   | { type: 'child_event'; task: string; event: AgentEvent }
-  | { type: 'error'; message: string }
+  | { type: 'error'; kind?: ErrorKind; message: string }
   | {
       type: 'done';
       status: RunStatus;

@@ -1,5 +1,5 @@
 // Builders for AgentEvent sequences as the core emits them (agent/run.rs).
-import type { AgentEvent, ApprovalRequest, ImageRef, Message, StallStep, Usage } from '../lib/types';
+import type { AgentEvent, ApprovalRequest, ImageRef, Message, StallStep, ToolStatus, Usage } from '../lib/types';
 
 export function usage(input: number, output: number): Usage {
   return {
@@ -58,6 +58,7 @@ export const toolResult = (
   id: string,
   opts: {
     isError?: boolean;
+    status?: ToolStatus;
     text?: string;
     images?: ImageRef[];
     name?: string;
@@ -69,6 +70,7 @@ export const toolResult = (
   id,
   name: opts.name ?? 'computer',
   is_error: opts.isError ?? false,
+  ...(opts.status === undefined ? {} : { status: opts.status }),
   text: opts.text ?? '',
   images: opts.images ?? [],
   duration_ms: opts.ms ?? 120,

@@ -8,7 +8,7 @@ use super::approval::{ApprovalRequest, DecidedBy, Decision};
 use super::stall::{StallAnswer, StallPattern, StallStep};
 use super::verify::Verification;
 use crate::images::ImageRef;
-use crate::llm::{Message, Usage};
+use crate::llm::{ErrorKind, Message, Usage};
 use crate::memory::NoteRef;
 use crate::tools::plan::{PlanChange, PlanStep};
 
@@ -37,6 +37,19 @@ impl RunStatus {
             Self::Stalled => 5,
         }
     }
+}
+
+/// How a tool call ended, so that front ends tell a stop or a denial from a failure without
+/// reading the result's text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Ok,
+    Error,
+    /// The person stopped the run before or while it ran.
+    Cancelled,
+    /// The person or the approval policy said no.
+    Denied,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -86,6 +99,10 @@ pub enum AgentEvent {
         id: String,
         name: String,
         is_error: bool,
+        /// How the call ended. Absent in events stored before it existed, where `is_error`
+        /// is all there is.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<ToolStatus>,
         /// The result's text parts joined.
         text: String,
         images: Vec<ImageRef>,
@@ -99,6 +116,9 @@ pub enum AgentEvent {
     Retrying {
         attempt: u32,
         delay_ms: u64,
+        /// What failed. Absent in events stored before kinds existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<ErrorKind>,
         error: String,
     },
     /// Tokens of one request and of the run so far; costs in US dollars where the model's
@@ -154,6 +174,9 @@ pub enum AgentEvent {
     /// Whether the run's result was checked: the last event of every run that ends.
     Verification(Verification),
     Error {
+        /// What failed. Absent in events stored before kinds existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        kind: Option<ErrorKind>,
         message: String,
     },
     Done {
@@ -163,4 +186,46 @@ pub enum AgentEvent {
         usage: Usage,
         cost_usd: Option<f64>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn events_stored_before_kinds_and_statuses_still_load() {
+        let old = [
+            json!({"type": "error", "message": "Anthropic: rate limited (HTTP 429)"}),
+            json!({"type": "retrying", "attempt": 1, "delay_ms": 500, "error": "overloaded"}),
+            json!({"type": "tool_result", "id": "t1", "name": "bash", "is_error": true,
+                   "text": "cancelled by the user", "images": [], "duration_ms": 3}),
+        ];
+        let read: Vec<AgentEvent> = old
+            .into_iter()
+            .map(|event| serde_json::from_value(event).unwrap())
+            .collect();
+        assert!(matches!(read[0], AgentEvent::Error { kind: None, .. }));
+        assert!(matches!(read[1], AgentEvent::Retrying { kind: None, .. }));
+        assert!(matches!(
+            read[2],
+            AgentEvent::ToolResult { status: None, .. }
+        ));
+    }
+
+    #[test]
+    fn kinds_and_statuses_have_snake_case_wire_names() {
+        let error = AgentEvent::Error {
+            kind: Some(ErrorKind::ContextTooLong),
+            message: "too long".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&error).unwrap(),
+            json!({"type": "error", "kind": "context_too_long", "message": "too long"})
+        );
+        assert_eq!(
+            serde_json::to_value(ToolStatus::Denied).unwrap(),
+            json!("denied")
+        );
+    }
 }

@@ -26,11 +26,18 @@ pub fn prompt_content(
     Ok(content)
 }
 
-/// Appends user content, merging it into a trailing user message (left there by a run that
-/// stopped before the model answered) so that roles keep alternating.
+/// Whether a message of role `next` after one of role `last` is merged into it rather than
+/// appended: user content after a user message (left there by a run that stopped before the
+/// model answered), so that roles keep alternating. The store's recorder and the window's
+/// fold (`ui/src/lib/run/reduce.ts`) replace the earlier message by the same rule.
+pub fn merges_into(last: Option<Role>, next: Role) -> bool {
+    next == Role::User && last == Some(Role::User)
+}
+
+/// Appends user content, merged into a trailing user message where [`merges_into`] says so.
 pub fn push_user(history: &mut Vec<Message>, content: Vec<ContentBlock>) {
     match history.last_mut() {
-        Some(last) if last.role == Role::User => last.content.extend(content),
+        Some(last) if merges_into(Some(last.role), Role::User) => last.content.extend(content),
         _ => history.push(Message::user(content)),
     }
 }

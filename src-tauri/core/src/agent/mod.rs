@@ -18,7 +18,7 @@ pub use approval::{
     Answer, ApprovalGate, ApprovalPolicy, ApprovalRequest, Approver, DecidedBy, Decision,
     OtherCall, Precheck, SessionRules,
 };
-pub use event::{AgentEvent, RunStatus};
+pub use event::{AgentEvent, RunStatus, ToolStatus};
 pub use redact::REDACTED;
 pub use run::{
     Agent, AgentConfig, Budget, CANCELLED, CHANGED_WHILE_ASKING, DEFAULT_MAX_TOKENS,

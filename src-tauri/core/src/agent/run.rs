@@ -10,7 +10,7 @@ use super::approval::{
     ApprovalGate, ApprovalRequest, DecidedBy, Decision, Precheck, with_safety_checks,
 };
 use super::context::{ContextPolicy, Summary, estimate_request};
-use super::event::{AgentEvent, RunStatus};
+use super::event::{AgentEvent, RunStatus, ToolStatus};
 use super::forecast::over_budget_forecast;
 use super::history;
 use super::redact::{DeltaRedactor, Redactor};
@@ -252,12 +252,15 @@ impl Agent {
                     input: input.clone(),
                 });
                 let started = Instant::now();
-                let mut output = match refusal {
-                    Some(message) => ToolOutput::error(message),
+                let (mut output, status) = match refusal {
+                    Some(message) if cancel.is_cancelled() => {
+                        (ToolOutput::error(message), ToolStatus::Cancelled)
+                    }
+                    Some(message) => (ToolOutput::error(message), ToolStatus::Error),
                     None => {
                         let checks = responses::pending_safety_checks(&assistant, call.id);
                         let mut spent = 0.0;
-                        let mut output = self
+                        let (mut output, status) = self
                             .call_tool(call.id, name, input, checks, sink, cancel, &mut spent)
                             .await;
                         // A delegated task's cost is the run's: its budget counts it.
@@ -267,7 +270,7 @@ impl Agent {
                         stalled = stall
                             .after_step(call.id, name, input, &mut output, &self.gate, sink, cancel)
                             .await;
-                        output
+                        (output, status)
                     }
                 };
                 if let Some(toolset) = call.toolset_name.filter(|_| output.is_error) {
@@ -275,7 +278,7 @@ impl Agent {
                 }
                 // The one place every tool's output passes before it is shown or kept.
                 redactor.results(&mut output.content);
-                let mut result = tool_result(call.id, name, output, started, sink);
+                let mut result = tool_result(call.id, name, output, status, started, sink);
                 if let ContentBlock::ToolResult { toolset_name, .. } = &mut result {
                     *toolset_name = call.toolset_name.map(str::to_owned);
                 }
@@ -448,12 +451,14 @@ impl Agent {
             StreamEvent::Retrying {
                 attempt,
                 delay_ms,
+                kind,
                 mut error,
             } => {
                 redactor.text(&mut error);
                 sink(AgentEvent::Retrying {
                     attempt,
                     delay_ms,
+                    kind: Some(kind),
                     error,
                 })
             }
@@ -479,7 +484,10 @@ impl Agent {
             Some(Err(error)) => {
                 let mut message = error.to_string();
                 redactor.text(&mut message);
-                sink(AgentEvent::Error { message });
+                sink(AgentEvent::Error {
+                    kind: Some(error.kind),
+                    message,
+                });
                 Err(RunStatus::Error)
             }
             None => {
@@ -506,10 +514,11 @@ impl Agent {
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
         spent: &mut f64,
-    ) -> ToolOutput {
+    ) -> (ToolOutput, ToolStatus) {
+        let failed = |message| (ToolOutput::error(message), ToolStatus::Error);
         let tool = match self.tools.resolve(name, input) {
             Ok(tool) => tool,
-            Err(message) => return ToolOutput::error(message),
+            Err(message) => return failed(message),
         };
         let plan_of = |input| {
             tool.plan(input)
@@ -517,7 +526,7 @@ impl Agent {
         };
         let plan = match plan_of(input) {
             Ok(plan) => plan,
-            Err(message) => return ToolOutput::error(message),
+            Err(message) => return failed(message),
         };
         let (decision, by) = match self.gate.precheck(&plan) {
             Precheck::Decided(decision, by) => (decision, by),
@@ -533,7 +542,7 @@ impl Agent {
                 });
                 tokio::select! {
                     decision = self.gate.ask(&request) => (decision, DecidedBy::User),
-                    () = cancel.cancelled() => return ToolOutput::error(CANCELLED),
+                    () = cancel.cancelled() => return (ToolOutput::error(CANCELLED), ToolStatus::Cancelled),
                 }
             }
         };
@@ -552,15 +561,15 @@ impl Agent {
                 (_, Some(reason)) => format!("not allowed: {reason}"),
                 (_, None) => "not allowed by the approval policy".to_string(),
             };
-            return ToolOutput::error(why);
+            return (ToolOutput::error(why), ToolStatus::Denied);
         }
         // What runs must be what the person saw: a file edited while they read the diff
         // would otherwise be written with changes they never approved.
         if by == DecidedBy::User {
             match plan_of(input) {
                 Ok(now) if now == plan => {}
-                Ok(_) => return ToolOutput::error(CHANGED_WHILE_ASKING),
-                Err(message) => return ToolOutput::error(message),
+                Ok(_) => return failed(CHANGED_WHILE_ASKING.into()),
+                Err(message) => return failed(message),
             }
         }
         let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
@@ -597,7 +606,13 @@ impl Agent {
             report(progress);
         }
         tool.take_events().into_iter().for_each(&mut *sink);
-        output
+        // A tool that saw the stop answers with an error of its own.
+        let status = match output.is_error {
+            false => ToolStatus::Ok,
+            true if cancel.is_cancelled() => ToolStatus::Cancelled,
+            true => ToolStatus::Error,
+        };
+        (output, status)
     }
 }
 
@@ -606,6 +621,7 @@ fn tool_result(
     id: &str,
     name: &str,
     output: ToolOutput,
+    status: ToolStatus,
     started: Instant,
     sink: &mut EventSink<'_>,
 ) -> ContentBlock {
@@ -621,6 +637,7 @@ fn tool_result(
         id: id.into(),
         name: name.into(),
         is_error: output.is_error,
+        status: Some(status),
         text: text.join("\n"),
         images,
         duration_ms: started.elapsed().as_millis() as u64,

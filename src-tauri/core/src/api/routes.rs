@@ -92,7 +92,7 @@ impl From<TaskError> for ApiError {
             TaskError::Lock(LockError::Busy(_)) => (StatusCode::CONFLICT, "busy"),
             TaskError::Prepare(_)
             | TaskError::Invalid(_)
-            | TaskError::Store(StoreError::Ambiguous { .. }) => {
+            | TaskError::Store(StoreError::Ambiguous { .. } | StoreError::EmptyId) => {
                 (StatusCode::BAD_REQUEST, "invalid")
             }
             TaskError::Lock(_) | TaskError::Store(_) => {

@@ -2,7 +2,35 @@
 //! for models that ground poorly. Off by default (`ToolSettings::set_of_marks`); the model
 //! gets the numbers' refs as text beside the image. Cost measured in `docs/benchmarks.md`.
 
+use serde_json::Value;
+
 use crate::tools::computer::screen::Frame;
+
+/// The stored setting (`deskhand settings set set-of-marks on`, the window's toggle) every
+/// front end's runs read.
+pub const SETTING: &str = "computer.set_of_marks";
+/// Overrides the stored setting for one process: `1` on, `0` off.
+pub const OVERRIDE_VARIABLE: &str = "DESKHAND_SET_OF_MARKS";
+
+/// Whether a run's screenshots carry marks: the run's own choice (`ask --set-of-marks`),
+/// else the override variable's value, else the stored setting, else off.
+pub fn chosen(
+    run: Option<bool>,
+    variable: Option<&str>,
+    stored: Option<&Value>,
+) -> Result<bool, String> {
+    if let Some(on) = run {
+        return Ok(on);
+    }
+    match variable {
+        Some("1") => Ok(true),
+        Some("0") => Ok(false),
+        Some(other) => Err(format!(
+            "{OVERRIDE_VARIABLE} is `1` (on) or `0` (off), not `{other}`"
+        )),
+        None => Ok(stored.and_then(Value::as_bool).unwrap_or(false)),
+    }
+}
 
 /// Digits 0–9, 3x5 pixels each, one row per `u8` (bits 2..0 left to right).
 const DIGITS: [[u8; 5]; 10] = [
@@ -81,6 +109,23 @@ fn put(frame: &mut Frame, x: u32, y: u32, colour: [u8; 4]) {
 mod tests {
     use super::*;
     use crate::tools::computer::scaling::Size;
+
+    #[test]
+    fn the_run_choice_wins_then_the_variable_then_the_stored_setting_and_off_by_default() {
+        let on = Value::Bool(true);
+        assert_eq!(chosen(None, None, None), Ok(false));
+        assert_eq!(chosen(None, None, Some(&Value::Null)), Ok(false));
+        assert_eq!(chosen(None, None, Some(&on)), Ok(true));
+        assert_eq!(chosen(None, Some("0"), Some(&on)), Ok(false));
+        assert_eq!(chosen(None, Some("1"), None), Ok(true));
+        assert_eq!(chosen(Some(true), Some("0"), None), Ok(true));
+        assert_eq!(chosen(Some(false), None, Some(&on)), Ok(false));
+        let bad = chosen(None, Some("yes"), Some(&on)).unwrap_err();
+        assert!(
+            bad.contains(OVERRIDE_VARIABLE) && bad.contains("`yes`"),
+            "{bad}"
+        );
+    }
 
     #[test]
     fn a_mark_outlines_its_box_and_stays_inside_the_frame() {

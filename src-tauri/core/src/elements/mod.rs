@@ -287,4 +287,4 @@ impl Tree for FakeTree {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

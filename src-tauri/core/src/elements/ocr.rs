@@ -1,13 +1,20 @@
-//! OCR words where the tree has none: Tesseract through `leptess`, run on demand (never on
-//! every frame). The frame is made grey and twice as large and read as sparse text (page
-//! segmentation mode 11): on a 1080p screen that finds about six times the words of the raw
-//! frame, each box within 1–2 px. OpenMP is held to one thread, which on two cores is 3–7x
-//! faster than its default. Words below confidence 60 are dropped. It misses light text on
-//! dark bars.
+//! OCR words where the tree has none: Tesseract's `tesseract` program, run on demand (never on
+//! every frame). A child process, not the library linked in, keeps Tesseract and everything
+//! behind it out of Deskhand's memory until OCR is wanted, and lets OpenMP be held to one
+//! thread from the environment, the only place it reads that before its threads start (one
+//! thread is several times faster on two cores; docs/benchmarks.md).
+//!
+//! The frame is made grey and twice as large and read as sparse text (page segmentation mode
+//! 11): on a 1080p screen that finds about six times the words of the raw frame, each box
+//! within 1–2 px. The doubled frame is cut into one horizontal band per core, read side by
+//! side; neighbouring bands share more rows than the tallest line of text, and each word is
+//! kept from the band its centre belongs to. Words below confidence 60 are dropped. It misses
+//! light text on dark bars.
 
-use std::sync::Mutex;
-
-use leptess::{LepTess, Variable};
+use std::io::{Read, Write};
+use std::ops::Range;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use super::{Element, ElementError, ElementKey, Origin, Rect};
 use crate::tools::computer::pipeline;
@@ -17,40 +24,47 @@ use crate::tools::computer::screen::Frame;
 /// Words Tesseract is less sure of than this are left out.
 const MIN_CONFIDENCE: f32 = 60.0;
 
-#[link(name = "gomp")]
-unsafe extern "C" {
-    /// OpenMP's thread count for parallel regions this thread starts next.
-    fn omp_set_num_threads(n: std::ffi::c_int);
-}
+/// Rows of the doubled frame that a band reads beyond its own, on each side: more than half
+/// the height of the tallest word, so a word cut by one band is whole in the other.
+const OVERLAP: u32 = 96;
 
-/// The engine, started once (57 ms) and kept; one recognition at a time.
-static ENGINE: Mutex<Option<LepTess>> = Mutex::new(None);
+/// At most this many bands (and `tesseract` processes) at once, however many cores.
+const MAX_BANDS: usize = 4;
+
+/// Reading one band may take this long; then its process is killed and OCR fails.
+const DEADLINE: Duration = Duration::from_secs(20);
+
+/// The program, found on `PATH`.
+const TESSERACT: &str = "tesseract";
 
 /// The words on `frame`, a capture of the monitor at `geometry`, with bounds on the desktop.
 pub fn words(frame: &Frame, geometry: &Geometry) -> Result<Vec<Element>, ElementError> {
-    let mut engine = ENGINE.lock().unwrap_or_else(|e| e.into_inner());
-    if engine.is_none() {
-        let mut started = LepTess::new(None, "eng").map_err(|e| {
-            ElementError::NoOcr(format!("{e} (install tesseract-ocr-eng and libtesseract5)"))
-        })?;
-        started
-            .set_variable(Variable::TesseditPagesegMode, "11")
-            .map_err(|_| ElementError::Ocr("cannot set the page segmentation mode".into()))?;
-        *engine = Some(started);
-    }
-    let engine = engine.as_mut().expect("started above");
     let large = Size::new(frame.size.width * 2, frame.size.height * 2);
-    let grey = pgm(&pipeline::resize(frame, None, large));
-    engine
-        .set_image_from_mem(&grey)
-        .map_err(|e| ElementError::Ocr(e.to_string()))?;
-    // SAFETY: a plain setter of this thread's OpenMP settings; Tesseract's parallel regions
-    // start on this thread, in `get_tsv_text` below.
-    unsafe { omp_set_num_threads(1) };
-    let tsv = engine
-        .get_tsv_text(0)
-        .map_err(|e| ElementError::Ocr(e.to_string()))?;
-    Ok(parse_tsv(&tsv)
+    let grey = grey(&pipeline::resize(frame, None, large));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let bands = bands(large.height, cores);
+    let read: Vec<Result<Vec<Word>, ElementError>> = std::thread::scope(|scope| {
+        let running: Vec<_> = bands
+            .iter()
+            .map(|band| scope.spawn(|| read_band(&grey, large.width, band)))
+            .collect();
+        running
+            .into_iter()
+            .map(|r| {
+                r.join()
+                    .unwrap_or_else(|_| Err(ElementError::Ocr("the OCR thread panicked".into())))
+            })
+            .collect()
+    });
+    let mut words = Vec::new();
+    for (band, found) in bands.iter().zip(read) {
+        words.extend(found?.into_iter().filter_map(|(text, [l, t, w, h])| {
+            let top = t + band.rows.start as i32;
+            let centre = u32::try_from(top + h / 2).ok()?;
+            band.own.contains(&centre).then_some((text, [l, top, w, h]))
+        }));
+    }
+    Ok(words
         .into_iter()
         .map(|(text, [l, t, w, h])| {
             let to_desktop = |px: i32, across: bool| {
@@ -89,15 +103,131 @@ pub fn words(frame: &Frame, geometry: &Geometry) -> Result<Vec<Element>, Element
         .collect())
 }
 
-/// The frame as a binary greyscale PGM, which Leptonica reads without a codec.
-fn pgm(frame: &Frame) -> Vec<u8> {
-    let header = format!("P5\n{} {}\n255\n", frame.size.width, frame.size.height);
-    let mut out = Vec::with_capacity(header.len() + frame.rgba.len() / 4);
+/// A word's text and its box `[left, top, width, height]` in pixels.
+type Word = (String, [i32; 4]);
+
+/// A horizontal band of the doubled frame: the rows read, and the rows whose words it keeps.
+#[derive(Debug, PartialEq)]
+struct Band {
+    rows: Range<u32>,
+    own: Range<u32>,
+}
+
+/// `count` bands (at most [`MAX_BANDS`]) whose own rows cover `height` once.
+fn bands(height: u32, count: usize) -> Vec<Band> {
+    let count = count.clamp(1, MAX_BANDS) as u32;
+    let step = height.div_ceil(count).max(1);
+    (0..count)
+        .map(|i| (i * step).min(height)..((i + 1) * step).min(height))
+        .filter(|own| !own.is_empty())
+        .map(|own| Band {
+            rows: own.start.saturating_sub(OVERLAP)..(own.end + OVERLAP).min(height),
+            own,
+        })
+        .collect()
+}
+
+/// The frame's pixels as grey bytes, one per pixel.
+fn grey(frame: &Frame) -> Vec<u8> {
+    frame
+        .rgba
+        .chunks_exact(4)
+        .map(|p| {
+            ((u32::from(p[0]) * 299 + u32::from(p[1]) * 587 + u32::from(p[2]) * 114) / 1000) as u8
+        })
+        .collect()
+}
+
+/// The rows `band.rows` of a grey image `width` wide, as a binary PGM, which Tesseract reads
+/// from its standard input without a codec.
+fn pgm(grey: &[u8], width: u32, band: &Band) -> Vec<u8> {
+    let header = format!("P5\n{} {}\n255\n", width, band.rows.len());
+    let pixels = &grey[(band.rows.start * width) as usize..(band.rows.end * width) as usize];
+    let mut out = Vec::with_capacity(header.len() + pixels.len());
     out.extend_from_slice(header.as_bytes());
-    out.extend(frame.rgba.chunks_exact(4).map(|p| {
-        ((u32::from(p[0]) * 299 + u32::from(p[1]) * 587 + u32::from(p[2]) * 114) / 1000) as u8
-    }));
+    out.extend_from_slice(pixels);
     out
+}
+
+/// The words `tesseract` reads in one band, with boxes relative to the band.
+fn read_band(grey: &[u8], width: u32, band: &Band) -> Result<Vec<Word>, ElementError> {
+    let mut child = Command::new(TESSERACT)
+        .args(["stdin", "stdout", "-l", "eng", "--psm", "11", "tsv"])
+        .env("OMP_THREAD_LIMIT", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => ElementError::NoOcr(
+                "the `tesseract` program is not installed (apt install tesseract-ocr tesseract-ocr-eng)"
+                    .into(),
+            ),
+            _ => ElementError::Ocr(format!("cannot start `tesseract`: {e}")),
+        })?;
+    let image = pgm(grey, width, band);
+    let mut stdin = child.stdin.take().expect("piped above");
+    let mut stdout = child.stdout.take().expect("piped above");
+    let mut stderr = child.stderr.take().expect("piped above");
+    let (tsv, errors, status) = std::thread::scope(|scope| {
+        // Written and read beside each other, so that no full pipe stops either side.
+        scope.spawn(move || stdin.write_all(&image));
+        let tsv = scope.spawn(move || {
+            let mut out = String::new();
+            stdout.read_to_string(&mut out).map(|_| out)
+        });
+        let errors = scope.spawn(move || {
+            let mut out = String::new();
+            let _ = stderr.read_to_string(&mut out);
+            out
+        });
+        let status = wait_within(&mut child, DEADLINE);
+        (tsv.join(), errors.join(), status)
+    });
+    let status = status?;
+    let errors = errors.unwrap_or_default();
+    if !status.success() {
+        let last = errors.lines().rev().find(|l| !l.trim().is_empty());
+        return Err(ElementError::Ocr(match last {
+            Some(line) if line.contains("eng.traineddata") || line.contains("language") => format!(
+                "Tesseract has no English data ({}; apt install tesseract-ocr-eng)",
+                line.trim()
+            ),
+            Some(line) => format!("`tesseract` failed: {}", line.trim()),
+            None => format!("`tesseract` failed ({status})"),
+        }));
+    }
+    let tsv = tsv
+        .map_err(|_| ElementError::Ocr("the OCR reader panicked".into()))?
+        .map_err(|e| ElementError::Ocr(format!("cannot read `tesseract`'s answer: {e}")))?;
+    Ok(parse_tsv(&tsv))
+}
+
+/// Waits for `child` to end, killing it after `deadline`.
+fn wait_within(
+    child: &mut Child,
+    deadline: Duration,
+) -> Result<std::process::ExitStatus, ElementError> {
+    let start = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status),
+            Ok(None) if start.elapsed() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(ElementError::Ocr(format!(
+                    "`tesseract` gave no answer within {} s",
+                    deadline.as_secs()
+                )));
+            }
+            Err(e) => {
+                return Err(ElementError::Ocr(format!(
+                    "cannot wait for `tesseract`: {e}"
+                )));
+            }
+        }
+    }
 }
 
 /// Words of Tesseract's TSV (level 5 rows) with confidence ≥ [`MIN_CONFIDENCE`]:
@@ -135,11 +265,51 @@ mod tests {
     }
 
     #[test]
-    fn pgm_is_grey_bytes_after_a_header() {
+    fn grey_then_pgm_keeps_the_band_rows() {
         let frame = Frame {
-            size: Size::new(2, 1),
-            rgba: vec![255, 255, 255, 255, 0, 0, 0, 255],
+            size: Size::new(2, 2),
+            rgba: vec![
+                255, 255, 255, 255, 0, 0, 0, 255, // row 0: white, black
+                255, 0, 0, 255, 0, 0, 255, 255, // row 1: red, blue
+            ],
         };
-        assert_eq!(pgm(&frame), b"P5\n2 1\n255\n\xff\x00".to_vec());
+        let grey = grey(&frame);
+        assert_eq!(grey, vec![255, 0, 76, 29]);
+        let band = Band {
+            rows: 1..2,
+            own: 1..2,
+        };
+        assert_eq!(pgm(&grey, 2, &band), b"P5\n2 1\n255\nL\x1d".to_vec());
+    }
+
+    #[test]
+    fn bands_cover_every_row_once_and_overlap_their_neighbours() {
+        assert_eq!(
+            bands(100, 1),
+            vec![Band {
+                rows: 0..100,
+                own: 0..100
+            }]
+        );
+        let two = bands(2160, 2);
+        assert_eq!(
+            two[0],
+            Band {
+                rows: 0..1080 + OVERLAP,
+                own: 0..1080
+            }
+        );
+        assert_eq!(
+            two[1],
+            Band {
+                rows: 1080 - OVERLAP..2160,
+                own: 1080..2160
+            }
+        );
+        // Never more than MAX_BANDS, never an empty band.
+        assert_eq!(bands(2160, 64).len(), MAX_BANDS);
+        assert_eq!(bands(3, 4).len(), 3);
+        let covered: u32 = bands(2161, 3).iter().map(|b| b.own.len() as u32).sum();
+        assert_eq!(covered, 2161);
     }
 }

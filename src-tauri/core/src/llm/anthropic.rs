@@ -78,6 +78,7 @@ impl Provider for Anthropic {
             on_event(StreamEvent::Retrying {
                 attempt: 0,
                 delay_ms: 0,
+                kind: error.kind,
                 error: format!(
                     "{error}; offering {older} instead of {} for {}",
                     native.tool_type(),

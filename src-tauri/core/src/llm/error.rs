@@ -4,7 +4,12 @@
 use std::fmt;
 use std::time::Duration;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+use serde::{Deserialize, Serialize};
+
+/// What kind of failure it was. It travels in `error` and `retrying` events, so that front
+/// ends decide what to advise by the kind and never by the wording.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// 401: the key is missing, wrong or revoked.
     Auth,

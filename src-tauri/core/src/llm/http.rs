@@ -110,6 +110,7 @@ impl HttpApi {
             on_event(StreamEvent::Retrying {
                 attempt,
                 delay_ms: delay.as_millis() as u64,
+                kind: error.kind,
                 error: error.to_string(),
             });
             tokio::time::sleep(delay).await;

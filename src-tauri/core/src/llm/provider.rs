@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use serde_json::Value;
 
-use super::{ContentBlock, Message, ProviderError, StopReason, Usage};
+use super::{ContentBlock, ErrorKind, Message, ProviderError, StopReason, Usage};
 
 /// A tool as offered to a model. Every tool has a plain JSON-Schema definition; tools that
 /// Anthropic defines itself (computer, bash, editor) also carry their native definition.
@@ -65,6 +65,7 @@ pub enum StreamEvent {
     Retrying {
         attempt: u32,
         delay_ms: u64,
+        kind: ErrorKind,
         error: String,
     },
 }

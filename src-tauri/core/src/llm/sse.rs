@@ -94,7 +94,6 @@ impl SseParser {
                 return Ok(None);
             }
             return Ok(Some(SseEvent {
-                id: None,
                 event: std::mem::take(&mut self.event),
                 data: self.data.take().unwrap_or_default(),
                 id: self.id.take(),

@@ -185,9 +185,9 @@ impl Recorder {
                     .execute(params![id, provider, model])?;
             }
             AgentEvent::Message { message } => {
-                let seq = match (message.role, self.last_role) {
-                    (Role::User, Some(Role::User)) => self.message_count - 1,
-                    _ => self.message_count,
+                let seq = match history::merges_into(self.last_role, message.role) {
+                    true => self.message_count - 1,
+                    false => self.message_count,
                 };
                 // The rows themselves (the session's counter may be an import's).
                 let found: i64 = tx
@@ -338,6 +338,7 @@ impl Recorder {
             id: tool_use_id.into(),
             name,
             is_error: true,
+            status: Some(crate::agent::ToolStatus::Error),
             text,
             images: Vec::new(),
             duration_ms: 0,

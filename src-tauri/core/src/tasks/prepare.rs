@@ -15,6 +15,7 @@ use crate::agent::{
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, SecretPlaces, SessionRules,
 };
 use crate::desktop::{AgentDesktop, DesktopError};
+use crate::elements::marks;
 use crate::llm::config::{self, ConfigError, ProviderSettings};
 use crate::llm::pricing::{Price, PriceTable, PriceTableError};
 use crate::llm::{Provider, RetryPolicy};
@@ -82,6 +83,9 @@ pub struct RunSettings {
     pub delegate_to: Vec<RemoteTarget>,
     /// Whether this run may delegate at all; a delegated task may not delegate again.
     pub may_delegate: bool,
+    /// Numbered marks on the computer tool's screenshots; `None`: `$DESKHAND_SET_OF_MARKS`,
+    /// else the stored setting (the window's toggle, `deskhand settings`), else off.
+    pub set_of_marks: Option<bool>,
 }
 
 /// The stall breaker as a front end chose it; each `None` falls back to the stored setting,
@@ -160,6 +164,7 @@ impl Default for RunSettings {
             sandbox: None,
             delegate_to: Vec::new(),
             may_delegate: true,
+            set_of_marks: None,
         }
     }
 }
@@ -215,6 +220,7 @@ pub struct Resolved {
     bash_timeout: Duration,
     stall: StallPolicy,
     sandbox: Option<Sandbox>,
+    set_of_marks: bool,
 }
 
 impl Resolved {
@@ -283,6 +289,12 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
     let plugin_config = PluginConfig::load(&PluginConfig::default_path())?;
     let selection = plugin_config.select(settings.tools.as_deref())?;
     let stall = settings.stall.policy(store)?;
+    let set_of_marks = marks::chosen(
+        settings.set_of_marks,
+        std::env::var(marks::OVERRIDE_VARIABLE).ok().as_deref(),
+        store.setting(marks::SETTING)?.as_ref(),
+    )
+    .map_err(PrepareError::Invalid)?;
     let sandbox = settings
         .sandbox
         .as_ref()
@@ -299,6 +311,7 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
         bash_timeout,
         stall,
         sandbox,
+        set_of_marks,
     })
 }
 
@@ -379,6 +392,7 @@ pub async fn prepare(
         bash_timeout,
         stall,
         sandbox,
+        set_of_marks,
     } = resolved;
     let mut settings = settings;
     let desktop = match settings.agent_desktop {
@@ -418,6 +432,7 @@ pub async fn prepare(
         launch,
         sandboxed: sandbox.is_some(),
         delegation,
+        set_of_marks,
         ..ToolSettings::default()
     };
     let mut tools: ToolRegistry = catalog::registry(selection.builtin.as_deref(), &tool_settings)?;

@@ -45,6 +45,9 @@ pub struct ToolSettings {
     pub sandboxed: bool,
     /// What the `delegate` tool needs; `None`: the run does not delegate.
     pub delegation: Option<super::delegate::Delegation>,
+    /// Set-of-marks: the computer tool's screenshots carry numbered marks on the interactive
+    /// elements (`crate::elements::marks`).
+    pub set_of_marks: bool,
 }
 
 /// What the `memory` and `plan` tools need: the store, and the session the run is in (new,
@@ -78,6 +81,7 @@ impl Default for ToolSettings {
             launch: Launch::default(),
             sandboxed: false,
             delegation: None,
+            set_of_marks: false,
         }
     }
 }

@@ -511,7 +511,9 @@ struct Remote {
     task: String,
     /// The id of the last event read: a broken stream resumes after it (`Last-Event-ID`).
     last_event: i64,
-    stream: Option<EventStream>,
+    /// In a mutex only to be `Sync` (a stream is not); reached through `get_mut`, never
+    /// locked.
+    stream: Option<std::sync::Mutex<EventStream>>,
     reconnects: u32,
 }
 
@@ -658,11 +660,11 @@ impl Remote {
             ));
         }
         use futures_util::StreamExt as _;
-        self.stream = Some((
+        self.stream = Some(std::sync::Mutex::new((
             response.bytes_stream().boxed(),
             crate::llm::sse::SseParser::default(),
             Default::default(),
-        ));
+        )));
         Ok(())
     }
 
@@ -672,9 +674,10 @@ impl Remote {
             if self.stream.is_none() {
                 self.open_stream().await?;
             }
-            let Some((bytes, parser, ready)) = self.stream.as_mut() else {
+            let Some(stream) = self.stream.as_mut() else {
                 continue;
             };
+            let (bytes, parser, ready) = stream.get_mut().unwrap_or_else(|e| e.into_inner());
             if let Some(event) = ready.pop_front() {
                 if event.event == "notice" {
                     continue;

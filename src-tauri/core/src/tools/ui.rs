@@ -386,3 +386,134 @@ enum Acted {
     Answer(Value),
     Target(Box<Element>, String, u32, u32),
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::elements::tests::element;
+    use crate::elements::{FakeTree, Rect};
+    use crate::tools::computer::input::RecordingInput;
+    use crate::tools::computer::screen::FakeScreen;
+    use crate::tools::computer::settle::SettlePolicy;
+    use crate::tools::computer::version::ToolVersion;
+
+    /// The tool over a fake 1920x1080 screen and `snapshot` as the tree.
+    fn ui(snapshot: Snapshot) -> UiTool {
+        let computer = ComputerTool::new(
+            Arc::new(FakeScreen::single(1920, 1080)),
+            Box::new(RecordingInput::default()),
+            None,
+            None,
+            ToolVersion::V20251124,
+            SettlePolicy {
+                floor: Duration::from_millis(1),
+                interval: Duration::from_millis(1),
+                cap: Duration::from_millis(100),
+            },
+        )
+        .unwrap();
+        UiTool::new(computer, Arc::new(FakeTree(snapshot)))
+    }
+
+    #[test]
+    fn elements_lists_the_focused_window_capped_with_a_note_of_the_rest() {
+        let mut elements: Vec<Element> = (0..MAX_LISTED + 40)
+            .map(|i| {
+                let (x, y) = (10 + (i % 40) as i32 * 40, 10 + (i / 40) as i32 * 30);
+                element(
+                    &format!("/{i}"),
+                    "check box",
+                    &format!("Option {i}"),
+                    (x, y, 30, 20),
+                )
+            })
+            .collect();
+        let mut other = element("/other", "push button", "Elsewhere", (900, 900, 80, 30));
+        other.focused_window = false;
+        let mut off_screen = element("/off", "push button", "Off", (5000, 10, 80, 30));
+        off_screen.focused_window = true;
+        elements.extend([other, off_screen]);
+        let tool = ui(Snapshot {
+            elements,
+            notes: vec!["an app did not answer".into()],
+        });
+        let Ok(Acted::Answer(answer)) = tool.inner.prepare("elements", &json!({})) else {
+            panic!("elements answers at once");
+        };
+        let listed = answer["elements"].as_array().unwrap();
+        assert_eq!(listed.len(), MAX_LISTED);
+        assert_eq!(listed[0]["name"], "Option 0");
+        assert_eq!(
+            listed[MAX_LISTED - 1]["name"],
+            format!("Option {}", MAX_LISTED - 1)
+        );
+        assert!(
+            listed
+                .iter()
+                .all(|e| e["name"] != "Elsewhere" && e["name"] != "Off"),
+            "only the focused window's elements on the screen"
+        );
+        assert_eq!(
+            answer["notes"],
+            json!([
+                "an app did not answer",
+                "40 more elements are not listed; use `find` to look for one"
+            ])
+        );
+    }
+
+    #[test]
+    fn elements_lists_every_window_when_none_is_focused_and_has_no_note_under_the_cap() {
+        let mut a = element("/a", "push button", "Save", (10, 10, 80, 30));
+        let mut b = element("/b", "push button", "Open", (100, 10, 80, 30));
+        a.focused_window = false;
+        b.focused_window = false;
+        let tool = ui(Snapshot {
+            elements: vec![a, b],
+            notes: Vec::new(),
+        });
+        let Ok(Acted::Answer(answer)) = tool.inner.prepare("elements", &json!({})) else {
+            panic!("elements answers at once");
+        };
+        let names: Vec<&str> = answer["elements"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["Save", "Open"]);
+        assert_eq!(answer["notes"], json!([]));
+    }
+
+    #[test]
+    fn double_click_by_name_is_planned_at_the_elements_centre_and_named() {
+        let tool = ui(Snapshot {
+            elements: vec![element(
+                "/r",
+                "list item",
+                "Report.txt",
+                (100, 200, 300, 40),
+            )],
+            notes: Vec::new(),
+        });
+        let plan = tool
+            .plan(&json!({"action": "double_click", "role": "list item", "name": "Report.txt"}))
+            .unwrap();
+        assert_eq!(plan.kind, "ui.double_click");
+        assert_eq!(
+            plan.summary,
+            "Double-click **Report.txt** (list item) in Mousepad"
+        );
+        let (x, y) = Rect {
+            x: 100,
+            y: 200,
+            width: 300,
+            height: 40,
+        }
+        .centre();
+        let (mx, my) = tool.inner.computer.mapping().to_model(x, y).unwrap();
+        assert_eq!(plan.detail["model_points"][0], json!([mx, my]));
+    }
+}

@@ -29,13 +29,14 @@ pub const PROVIDER_VARIABLES: &[&str] = &[
 ];
 
 /// `deskhand` keeping its history and settings in `dir`, with stdin closed and none of the
-/// developer's provider variables or budget.
+/// developer's provider variables, budget or set-of-marks override.
 pub fn deskhand(dir: &Path) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_deskhand"));
     for variable in PROVIDER_VARIABLES.iter().chain(&[
         "DESKHAND_MAX_COST",
         "DESKHAND_MAX_TOKENS",
         "DESKHAND_MONITOR",
+        "DESKHAND_SET_OF_MARKS",
     ]) {
         command.env_remove(variable);
     }

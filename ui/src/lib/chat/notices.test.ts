@@ -37,7 +37,7 @@ describe('ErrorNotice', () => {
     expect(onsettings).toHaveBeenCalled();
     unmount();
 
-    render(ErrorNotice, { error: errorNotice('anthropic: the service is overloaded (HTTP 529)'), onsettings });
+    render(ErrorNotice, { error: errorNotice('anthropic: the service is overloaded (HTTP 529)', 'overloaded'), onsettings });
     expect(screen.getByRole('alert')).toHaveTextContent('overloaded. Try again in a minute.');
     expect(screen.queryByRole('button')).toBeNull();
   });

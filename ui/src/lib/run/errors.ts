@@ -1,25 +1,18 @@
-// Turns the core's one-line error messages into something a person can act on.
-// The lines come from `ProviderError`'s Display: "<provider>: <what failed> (HTTP n): <detail>".
+// What the window advises when a request failed. The core sends the failure's kind with its
+// message (`llm::ErrorKind`), so nothing here reads the wording.
+import type { ErrorKind } from '../types';
 
-export type ErrorKind = 'no_key' | 'auth' | 'rate_limited' | 'overloaded' | 'network' | 'other';
+export type NoticeKind = 'no_key' | 'auth' | 'rate_limited' | 'overloaded' | 'network' | 'other';
 
 export interface ErrorNotice {
-  kind: ErrorKind;
+  kind: NoticeKind;
   /** The message as the core sent it. */
   message: string;
   /** What to do about it. */
   advice: string;
 }
 
-const PATTERNS: [ErrorKind, RegExp][] = [
-  ['no_key', /no api key|api key is not set|missing api key/i],
-  ['auth', /authentication failed|invalid x-api-key|\b401\b/i],
-  ['rate_limited', /rate limit|\b429\b/i],
-  ['overloaded', /overloaded|\b529\b/i],
-  ['network', /network error|could not connect|connection (refused|reset)|dns|timed out/i],
-];
-
-const ADVICE: Record<ErrorKind, string> = {
+const ADVICE: Record<NoticeKind, string> = {
   no_key: 'Add an API key in Settings, then send again.',
   auth: 'The API key was refused. Check or replace it in Settings.',
   rate_limited: 'The provider is limiting requests. Wait a moment and send again.',
@@ -28,10 +21,18 @@ const ADVICE: Record<ErrorKind, string> = {
   other: 'Send again to continue; the session is kept.',
 };
 
-export function errorKind(message: string): ErrorKind {
-  return PATTERNS.find(([, pattern]) => pattern.test(message))?.[0] ?? 'other';
+/** The notice for a core error kind; other kinds, and events stored before kinds, get 'other'. */
+const NOTICE_KINDS: Partial<Record<ErrorKind, NoticeKind>> = {
+  auth: 'auth',
+  rate_limited: 'rate_limited',
+  overloaded: 'overloaded',
+  network: 'network',
+};
+
+export function noticeKind(kind?: ErrorKind | null): NoticeKind {
+  return (kind && NOTICE_KINDS[kind]) ?? 'other';
 }
 
-export function errorNotice(message: string, kind: ErrorKind = errorKind(message)): ErrorNotice {
+export function errorNotice(message: string, kind: NoticeKind = 'other'): ErrorNotice {
   return { kind, message, advice: ADVICE[kind] };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentEvent } from '../types';
+import type { AgentEvent, ErrorKind } from '../types';
 import {
   approvalRequest,
   assistantText,
@@ -151,7 +151,7 @@ describe('applyEvent', () => {
       started(),
       toolCall('t1'),
       { type: 'approval_needed', request: approvalRequest('t1') },
-      toolResult('t1', { isError: true, text: 'cancelled by the user' }),
+      toolResult('t1', { isError: true, status: 'cancelled', text: 'cancelled by the user' }),
     ]);
     expect(state.pending).toBeNull();
     expect(state.timeline[0]?.phase).toBe('cancelled');
@@ -164,7 +164,7 @@ describe('applyEvent', () => {
       started(),
       userText('go'),
       delta('Half an ans'),
-      { type: 'error', message: 'anthropic: network error: connection reset' },
+      { type: 'error', kind: 'network', message: 'anthropic: network error: connection reset' },
       done('error'),
     ]);
     expect(texts(state)).toEqual(['user: go', 'assistant: Half an ans']);
@@ -178,7 +178,7 @@ describe('applyEvent', () => {
     const state = fold([started()], initialRunState(), 0);
     applyEvent(
       state,
-      { type: 'retrying', attempt: 2, delay_ms: 4000, error: 'anthropic: rate limited (HTTP 429)' },
+      { type: 'retrying', attempt: 2, delay_ms: 4000, kind: 'rate_limited', error: 'anthropic: rate limited (HTTP 429)' },
       10_000,
     );
     expect(state.retry).toEqual({
@@ -191,14 +191,28 @@ describe('applyEvent', () => {
     expect(state.retry).toBeNull();
   });
 
-  it('classifies overloaded and authentication errors', () => {
-    expect(fold([{ type: 'error', message: 'anthropic: the service is overloaded (HTTP 529)' }]).error?.kind).toBe(
-      'overloaded',
-    );
-    expect(
-      fold([{ type: 'error', message: 'anthropic: authentication failed (check the API key) (HTTP 401)' }]).error
-        ?.kind,
-    ).toBe('auth');
+  it('advises by the error kind the core sent, never by the wording', () => {
+    const error = (kind: ErrorKind | undefined, message: string) =>
+      fold([kind ? { type: 'error', kind, message } : { type: 'error', message }]).error?.kind;
+    expect(error('overloaded', 'anthropic: the service is overloaded (HTTP 529)')).toBe('overloaded');
+    expect(error('auth', 'anthropic: something new')).toBe('auth');
+    expect(error('context_too_long', 'anthropic: network error in the wording only')).toBe('other');
+    expect(error(undefined, 'stored before kinds: rate limited (HTTP 429)')).toBe('other');
+  });
+
+  it('tells a stop, a denial and a failure apart by the status, not the text', () => {
+    const phases = fold([
+      started(),
+      toolCall('t1'),
+      toolResult('t1', { isError: true, status: 'cancelled', text: 'stopped' }),
+      toolCall('t2'),
+      toolResult('t2', { isError: true, status: 'denied', text: 'not allowed by the approval policy' }),
+      toolCall('t3'),
+      toolResult('t3', { isError: true, status: 'error', text: 'cancelled by the user' }),
+      toolCall('t4'),
+      toolResult('t4', { isError: true, text: 'stored before statuses' }),
+    ]).timeline.map((entry) => entry.phase);
+    expect(phases).toEqual(['cancelled', 'denied', 'failed', 'failed']);
   });
 
   it('adds run usage to what the session used before', () => {

@@ -1,7 +1,7 @@
 // Folds AgentEvents into RunState, in place (so that a Svelte `$state` proxy updates only
 // what changed). The same fold rebuilds a reopened session from its stored events.
-import type { AgentEvent, ContentBlock, ImageRef, ImageSource, Message } from '../types';
-import { errorKind, errorNotice } from './errors';
+import type { AgentEvent, ContentBlock, ImageRef, ImageSource, Message, ToolStatus } from '../types';
+import { errorNotice, noticeKind } from './errors';
 import {
   addCost,
   addUsage,
@@ -10,9 +10,6 @@ import {
   type RunState,
   type TimelineEntry,
 } from './state';
-
-/** The core's tool result text when a stop interrupted an action (agent/run.rs CANCELLED). */
-export const CANCELLED_TEXT = 'cancelled by the user';
 
 export function applyEvent(state: RunState, event: AgentEvent, now: number): void {
   if (event.type !== 'retrying') state.retry = null;
@@ -86,7 +83,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
           durationMs: event.duration_ms,
           changed: event.changed ?? null,
         };
-        entry.phase = resultPhase(entry, event.is_error, event.text);
+        entry.phase = resultPhase(entry, event.status ?? (event.is_error ? 'error' : 'ok'));
       }
       if (state.pending?.tool_use_id === event.id) state.pending = null;
       const last = event.images.at(-1);
@@ -97,7 +94,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       state.retry = {
         attempt: event.attempt,
         error: event.error,
-        kind: errorKind(event.error),
+        kind: noticeKind(event.kind),
         at: now + event.delay_ms,
       };
       return;
@@ -140,7 +137,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       };
       return;
     case 'error':
-      state.error = errorNotice(event.message);
+      state.error = errorNotice(event.message, noticeKind(event.kind));
       return;
     case 'child_event': {
       if (!state.children.some((c) => c.task === event.task)) {
@@ -170,14 +167,23 @@ function findEntry(state: RunState, id: string): TimelineEntry | undefined {
   return state.timeline.find((entry) => entry.id === id);
 }
 
-function resultPhase(entry: TimelineEntry, isError: boolean, text: string): TimelineEntry['phase'] {
+/** Events stored before statuses existed have only `is_error`: a stop there reads as failed. */
+function resultPhase(entry: TimelineEntry, status: ToolStatus): TimelineEntry['phase'] {
   if (entry.phase === 'denied') return 'denied';
-  if (!isError) return 'done';
-  return text === CANCELLED_TEXT ? 'cancelled' : 'failed';
+  switch (status) {
+    case 'ok':
+      return 'done';
+    case 'cancelled':
+      return 'cancelled';
+    case 'denied':
+      return 'denied';
+    case 'error':
+      return 'failed';
+  }
 }
 
 /** A message appended to the history. A user message right after a user message is the core
- * merging new content into it (history::push_user), so it replaces that one. */
+ * merging new content into it (the rule is history::merges_into), so it replaces that one. */
 function applyMessage(state: RunState, message: Message): void {
   const merged = message.role === 'user' && state.lastRole === 'user';
   const historyIndex = merged ? state.historyLength - 1 : state.historyLength;

@@ -1,11 +1,11 @@
 // The window's session: its folded state, and the actions that drive a run over IPC.
 import * as ipc from '../ipc';
 import type { AgentEvent, ApprovalMode, Decision, SavedCheck, StallAnswer } from '../types';
-import { errorNotice, type ErrorKind } from './errors';
+import { errorNotice, type NoticeKind } from './errors';
 import { applyEvent } from './reduce';
 import { initialRunState, type RunState } from './state';
 
-const IPC_ERROR_KINDS: Partial<Record<ipc.IpcErrorKind, ErrorKind>> = {
+const IPC_ERROR_KINDS: Partial<Record<ipc.IpcErrorKind, NoticeKind>> = {
   no_key: 'no_key',
   keyring_unavailable: 'no_key',
 };

@@ -15,7 +15,7 @@ import type {
   Usage,
   Verification,
 } from '../types';
-import type { ErrorNotice, ErrorKind } from './errors';
+import type { ErrorNotice, NoticeKind } from './errors';
 
 export type ChatBlock =
   | { kind: 'text'; text: string }
@@ -89,7 +89,7 @@ export interface TimelineEntry {
 export interface RetryNotice {
   attempt: number;
   error: string;
-  kind: ErrorKind;
+  kind: NoticeKind;
   /** When the next attempt is sent, in epoch milliseconds. */
   at: number;
 }

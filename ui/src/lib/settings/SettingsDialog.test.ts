@@ -15,6 +15,7 @@ const stored: Settings = {
   screenshot_size: null,
   max_cost_usd: 2,
   max_tokens: null,
+  set_of_marks: false,
 };
 
 const keyStatus = (provider: string, extra: Partial<KeyStatus> = {}): KeyStatus => ({
@@ -101,6 +102,17 @@ describe('SettingsDialog', () => {
     await waitFor(() => expect(props.onsaved).toHaveBeenCalledWith(saved));
     expect(calls).toContainEqual({ cmd: 'set_settings', args: { settings: saved } });
     expect(props.onclose).toHaveBeenCalled();
+  });
+
+  it('shows set-of-marks off by default and saves it turned on', async () => {
+    const { calls, props } = renderDialog();
+    const toggle = await screen.findByLabelText('Number the buttons and fields on each screenshot (set-of-marks)');
+    expect(toggle).not.toBeChecked();
+    await userEvent.click(toggle);
+    await userEvent.click(screen.getByRole('button', { name: 'Save' }));
+    const saved = { ...stored, set_of_marks: true };
+    await waitFor(() => expect(props.onsaved).toHaveBeenCalledWith(saved));
+    expect(calls).toContainEqual({ cmd: 'set_settings', args: { settings: saved } });
   });
 
   it('shows why settings were refused and stays open', async () => {

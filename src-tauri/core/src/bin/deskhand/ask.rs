@@ -87,6 +87,10 @@ pub struct AskArgs {
     /// Leave the notes out of this run's system prompt (the `memory` tool stays).
     #[arg(long)]
     no_memory: bool,
+    /// Number the interactive elements on each screenshot and list their refs beside it, for
+    /// models that click imprecisely (default: the `set-of-marks` setting, off).
+    #[arg(long)]
+    set_of_marks: bool,
     /// A shell command run after the model stops, on the same display: exit 0 means the job
     /// was done (`verified`). A failure goes back to the model once.
     #[arg(long, value_name = "CMD")]
@@ -211,6 +215,7 @@ impl AskArgs {
                 sandbox,
                 delegate_to: self.delegate_to.clone(),
                 may_delegate: true,
+                set_of_marks: self.set_of_marks.then_some(true),
             },
             origin: Origin::Cli,
             wrap_tools: None,
@@ -289,6 +294,12 @@ async fn background(args: &AskArgs) -> Result<()> {
     }
     if args.check.is_some() || args.require_verified {
         bail!("--check and --require-verified cannot be used with --background yet");
+    }
+    if args.set_of_marks {
+        bail!(
+            "--set-of-marks cannot be used with --background yet: `deskhand settings set \
+             set-of-marks on` turns it on for the service's runs"
+        );
     }
     let service = Service::new(&ServiceArgs {
         socket: args.socket.clone(),

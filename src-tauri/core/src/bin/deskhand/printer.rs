@@ -87,6 +87,7 @@ impl Printer {
                 attempt,
                 delay_ms,
                 error,
+                ..
             } => {
                 format!(
                     "… {error}; retry {attempt} in {:.1} s",
@@ -106,7 +107,7 @@ impl Printer {
                 changes,
                 replanned,
             } => plan_lines(steps, changes, *replanned),
-            AgentEvent::Error { message } => format!("error: {message}"),
+            AgentEvent::Error { message, .. } => format!("error: {message}"),
             AgentEvent::StallDetected { step, message, .. } => {
                 format!(
                     "⟳ stuck ({}): {message}",

@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use deskhand::agent::stall::StallPolicy;
 use deskhand::agent::{Budget, SecretPlaces};
+use deskhand::elements::marks;
 use deskhand::memory;
 use serde_json::Value;
 
@@ -46,10 +47,13 @@ enum Setting {
     /// `on` (the default) or `off`: whether each run's system prompt holds the notes most
     /// relevant to its prompt (`ask --no-memory` leaves them out of one run).
     Memory,
+    /// `on` or `off` (the default): whether the computer tool's screenshots carry numbered
+    /// marks on the interactive elements (`ask --set-of-marks` turns it on for one run).
+    SetOfMarks,
 }
 
 impl Setting {
-    const ALL: [Setting; 7] = [
+    const ALL: [Setting; 8] = [
         Setting::MaxCost,
         Setting::MaxTokens,
         Setting::SecretPaths,
@@ -57,6 +61,7 @@ impl Setting {
         Setting::StallNoOps,
         Setting::StallCycles,
         Setting::Memory,
+        Setting::SetOfMarks,
     ];
 
     fn key(self) -> &'static str {
@@ -65,6 +70,7 @@ impl Setting {
             Self::MaxTokens => Budget::MAX_TOKENS_SETTING,
             Self::SecretPaths => SecretPlaces::SETTING,
             Self::Memory => memory::IN_PROMPT_SETTING,
+            Self::SetOfMarks => marks::SETTING,
             Self::StallRepeats => StallPolicy::REPEATS_SETTING,
             Self::StallNoOps => StallPolicy::NO_OPS_SETTING,
             Self::StallCycles => StallPolicy::CYCLES_SETTING,
@@ -77,6 +83,7 @@ impl Setting {
             Self::MaxTokens => "max-tokens",
             Self::SecretPaths => "secret-paths",
             Self::Memory => "memory",
+            Self::SetOfMarks => "set-of-marks",
             Self::StallRepeats => "stall-repeats",
             Self::StallNoOps => "stall-no-ops",
             Self::StallCycles => "stall-cycles",
@@ -93,10 +100,10 @@ impl Setting {
                 Ok(tokens) if tokens > 0 => Value::from(tokens),
                 _ => bail!("max-tokens is a positive whole number, not `{text}`"),
             },
-            Self::Memory => match text {
+            Self::Memory | Self::SetOfMarks => match text {
                 "on" => Value::Bool(true),
                 "off" => Value::Bool(false),
-                _ => bail!("memory is `on` or `off`, not `{text}`"),
+                _ => bail!("{} is `on` or `off`, not `{text}`", self.name()),
             },
             Self::SecretPaths => {
                 let paths: Vec<&str> = text.split(':').filter(|p| !p.is_empty()).collect();

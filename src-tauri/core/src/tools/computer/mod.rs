@@ -40,9 +40,6 @@ use crate::elements::refs::RefBook;
 use crate::elements::{Target, Tree};
 use crate::llm::{AnthropicNativeTool, ImageSource, ToolDefinition, ToolResultContent};
 
-/// `1` turns set-of-marks on (see `docs/elements.md`).
-pub const SET_OF_MARKS: &str = "DESKHAND_SET_OF_MARKS";
-
 /// `type` sends text in pieces this long, so a stop can land between them.
 const TYPE_CHUNK_CHARS: usize = 50;
 /// A drag moves through this many points, since some applications ignore a jump.
@@ -174,7 +171,7 @@ impl ComputerTool {
         )
         .map(|tool| {
             tool.with_tree(crate::elements::desktop_tree())
-                .with_marks(std::env::var_os(SET_OF_MARKS).is_some_and(|v| v == "1"))
+                .with_marks(settings.set_of_marks)
         })
         .map_err(|e| e.to_string())
     }
@@ -448,7 +445,8 @@ impl Driver {
     }
 
     /// `output` with its screenshot replaced by the same frame with numbered marks on the
-    /// interactive elements, and their refs as text. Unchanged if the tree cannot be read.
+    /// interactive elements, and their refs as text; where the tree cannot be read, the
+    /// screenshot unmarked and a line saying why, so the model is not left looking for marks.
     fn marked(&self, mut output: ToolOutput, tree: &dyn Tree, refs: &Mutex<RefBook>) -> ToolOutput {
         let Some(at) = output
             .content
@@ -460,8 +458,15 @@ impl Driver {
         let Some(frame) = self.shown().clone() else {
             return output;
         };
-        let Ok(snapshot) = tree.snapshot() else {
-            return output;
+        let snapshot = match tree.snapshot() {
+            Ok(snapshot) => snapshot,
+            Err(e) => {
+                let text = format!("No marks on this screenshot: {e}");
+                output
+                    .content
+                    .insert(at + 1, ToolResultContent::Text { text });
+                return output;
+            }
         };
         let (image, list) = marks_for(&frame, &snapshot, &self.mapping, self.format, refs);
         output.content[at] = image_content(&image);

@@ -425,3 +425,51 @@ fn an_unknown_action_is_answered_with_every_valid_one() {
     }
     assert!(!error.contains("other candidates"), "{error}");
 }
+
+/// A tree whose bus is not there.
+struct NoBus;
+
+impl crate::elements::Tree for NoBus {
+    fn snapshot(&self) -> Result<crate::elements::Snapshot, crate::elements::ElementError> {
+        Err(crate::elements::ElementError::NoBus("not running".into()))
+    }
+}
+
+#[tokio::test]
+async fn set_of_marks_lists_the_marks_beside_the_screenshot_or_says_why_there_are_none() {
+    let tree = crate::elements::FakeTree(crate::elements::Snapshot {
+        elements: vec![crate::elements::tests::element(
+            "/3",
+            "push button",
+            "Delete",
+            (100, 100, 80, 30),
+        )],
+        notes: Vec::new(),
+    });
+    let (tool, _) = tool();
+    let marked = tool.clone().with_tree(Arc::new(tree)).with_marks(true);
+    let out = run(&marked, json!({"action": "screenshot"})).await;
+    assert_eq!(image_size(&out), (1366, 768), "the image keeps its size");
+    assert!(
+        text(&out).contains(
+            "Marks on this screenshot (number = ref, role, name):\n1 = e1 push button \"Delete\""
+        ),
+        "{}",
+        text(&out)
+    );
+    let unmarked = tool.clone().with_tree(Arc::new(NoBus)).with_marks(false);
+    let out = run(&unmarked, json!({"action": "screenshot"})).await;
+    assert!(
+        !text(&out).contains("arks on this screenshot"),
+        "{}",
+        text(&out)
+    );
+    let no_bus = tool.with_tree(Arc::new(NoBus)).with_marks(true);
+    let out = run(&no_bus, json!({"action": "screenshot"})).await;
+    assert_eq!(image_size(&out), (1366, 768), "the screenshot still comes");
+    assert!(
+        text(&out).contains("No marks on this screenshot: no accessibility bus: not running"),
+        "{}",
+        text(&out)
+    );
+}

@@ -263,3 +263,265 @@ fn an_unknown_target_is_refused_with_the_list() {
         "{result}"
     );
 }
+
+/// A service that answers everything with another API version: refused before anything is
+/// submitted, naming the versions.
+#[test]
+fn a_remote_of_another_api_version_is_an_error_result_at_once() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = std::thread::spawn(move || {
+        use std::io::{Read, Write};
+        let (mut stream, _) = listener.accept().unwrap();
+        let mut request = [0u8; 4096];
+        let _ = stream.read(&mut request);
+        let body = r#"{"tasks":[]}"#;
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\nDeskhand-Api: 2\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(answer.as_bytes()).unwrap();
+        String::from_utf8_lossy(&request).into_owned()
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use("delegate", json!({"prompt": "anything", "to": "far"})),
+        Turn::text("Another version."),
+    ]);
+    let started = Instant::now();
+    let output = parent(&api, dir.path(), &url, TOKEN)
+        .arg("hand this on")
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(15), "too slow");
+    assert_eq!(output.status.code(), Some(0));
+    let result = delegate_result(&json_lines(&output.stdout)).clone();
+    assert_eq!(result["is_error"], true, "{result}");
+    let text = result["text"].as_str().unwrap();
+    assert!(
+        text.contains("speaks Deskhand API 2; this Deskhand speaks 1"),
+        "{text}"
+    );
+    // The one request was the check, with the token; nothing was submitted.
+    let request = server.join().unwrap();
+    assert!(request.starts_with("GET /v1/tasks?limit=1 "), "{request}");
+    assert!(
+        request
+            .to_ascii_lowercase()
+            .contains(&format!("authorization: bearer {TOKEN}")),
+        "{request}"
+    );
+    assert_eq!(api.remaining_turns(), 0);
+}
+
+/// A child that does not finish in `timeout_secs` is cancelled, and the parent's model is
+/// told so: the parent never hangs on it.
+#[test]
+fn a_child_that_takes_too_long_is_cancelled_after_the_timeout() {
+    let child_dir = tempfile::tempdir().unwrap();
+    let child_api = StandIn::spawn([Turn::hang(Reply::new().text("Working on it"), 2)]);
+    let serve = Serve::start(&child_api, child_dir.path());
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use(
+            "delegate",
+            json!({"prompt": "take your time", "to": "far", "timeout_secs": 2}),
+        ),
+        Turn::text("The child took too long."),
+    ]);
+    let started = Instant::now();
+    let output = parent(
+        &api,
+        dir.path(),
+        &format!("http://{}", serve.address),
+        TOKEN,
+    )
+    .arg("hand this on")
+    .output()
+    .unwrap();
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(15),
+        "{elapsed:?}"
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = json_lines(&output.stdout);
+    // The child's progress was shown while the parent waited.
+    let task = events
+        .iter()
+        .find(|e| e["type"] == "child_event" && e["event"]["type"] == "started")
+        .and_then(|e| e["task"].as_str())
+        .expect("the child's start reached the parent")
+        .to_string();
+    let result = delegate_result(&events);
+    assert_eq!(result["is_error"], true, "{result}");
+    let text = result["text"].as_str().unwrap();
+    assert!(
+        text.contains("no answer within 2 s") && text.contains("it was cancelled"),
+        "{text}"
+    );
+    serve.wait_for(&task, "cancelled");
+    assert_eq!(api.remaining_turns(), 0, "the parent's model went on");
+    let done = events.iter().rev().find(|e| e["type"] == "done").unwrap();
+    assert_eq!(done["status"], "done");
+}
+
+/// The child's cost counts against the parent's budget: a child that spends more than the
+/// parent's `--max-cost` ends the parent with `budget` before its next model request.
+#[test]
+fn the_childs_cost_counts_against_the_parents_budget() {
+    let child_dir = tempfile::tempdir().unwrap();
+    // A million input tokens: $3 at the default model's price.
+    let child_api = StandIn::spawn([Turn::from(
+        Reply::new().text("Expensive answer.").usage(1_000_000, 10),
+    )]);
+    let serve = Serve::start(&child_api, child_dir.path());
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use("delegate", json!({"prompt": "spend", "to": "far"})),
+        Turn::text("Never asked for."),
+    ]);
+    let output = parent(
+        &api,
+        dir.path(),
+        &format!("http://{}", serve.address),
+        TOKEN,
+    )
+    .args(["--max-cost", "1"])
+    .arg("hand this on")
+    .output()
+    .unwrap();
+    let events = json_lines(&output.stdout);
+    let result = delegate_result(&events);
+    assert_eq!(result["is_error"], false, "{result}");
+    let done = events.iter().rev().find(|e| e["type"] == "done").unwrap();
+    assert_eq!(done["status"], "budget", "{done}");
+    assert!(done["cost_usd"].as_f64().unwrap() > 3.0, "{done}");
+    assert_eq!(output.status.code(), Some(4));
+    assert_eq!(
+        api.remaining_turns(),
+        1,
+        "no request after the budget was spent"
+    );
+}
+
+/// The child's approvals come to the parent's person: with a parent `deskhand serve` in
+/// `ask` mode, the child's bash call is the parent task's question, answered over the
+/// parent's API, and the answer reaches the child.
+#[test]
+fn the_childs_approvals_are_asked_of_the_parents_person() {
+    let child_dir = tempfile::tempdir().unwrap();
+    let child_api = StandIn::spawn([
+        Turn::tool_use("bash", json!({"command": "echo approved-child-ran"})),
+        Turn::tool_use("bash", json!({"command": "echo denied-child-ran"})),
+        Turn::text("One ran, one was refused."),
+    ]);
+    let child = Serve::start(&child_api, child_dir.path());
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use(
+            "delegate",
+            json!({"prompt": "run two commands", "to": "far"}),
+        ),
+        Turn::text("The child is done."),
+    ]);
+    let set = deskhand_at(&api, dir.path())
+        .args(["settings", "set", "delegate-targets"])
+        .arg(format!("far=http://{}", child.address))
+        .output()
+        .unwrap();
+    assert!(set.status.success(), "{set:?}");
+    let serve = Serve::start_with_env(&api, dir.path(), &[("DESKHAND_DELEGATE_TOKEN_FAR", TOKEN)]);
+    let task =
+        serve.submit(json!({"prompt": "hand this on", "approve": "ask", "tools": ["delegate"]}));
+    let id = task["id"].as_str().unwrap();
+    let answer = |route: &str, body: Value| {
+        let (status, answer) = serve.curl(
+            "POST",
+            &format!("/v1/tasks/{id}/{route}"),
+            Some(&body.to_string()),
+        );
+        assert_eq!(status, 200, "{answer}");
+    };
+    // The delegation itself is an action the person approves.
+    let waiting = serve.wait_for(id, "waiting_for_approval");
+    assert_eq!(waiting["waiting_for"]["tool"], "delegate", "{waiting}");
+    assert_eq!(waiting["waiting_for"]["kind"], "delegate.far");
+    answer("approve", json!({}));
+    // Then the child's first command, asked as the parent's, under an id of its own.
+    let waiting = serve.wait_for(id, "waiting_for_approval");
+    let request = &waiting["waiting_for"];
+    assert_eq!(request["tool"], "bash", "{waiting}");
+    assert!(
+        request["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("[delegated task]"),
+        "{request}"
+    );
+    let first = request["tool_use_id"].as_str().unwrap().to_string();
+    assert!(first.contains('.'), "{first}");
+    answer("approve", json!({"tool_use_id": first}));
+    // The second is denied, with a reason the child's model reads.
+    let waiting = loop {
+        let waiting = serve.wait_for(id, "waiting_for_approval");
+        if waiting["waiting_for"]["tool_use_id"] != first.as_str() {
+            break waiting;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let second = waiting["waiting_for"]["tool_use_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    answer(
+        "deny",
+        json!({"tool_use_id": second, "reason": "not that one"}),
+    );
+    serve.wait_for(id, "done");
+
+    // The child ran the approved command only, and heard the reason for the other.
+    let child_task = child.curl("GET", "/v1/tasks", None).1["tasks"][0].clone();
+    assert_eq!(child_task["state"], "done", "{child_task}");
+    let child_id = child_task["id"].as_str().unwrap();
+    let results: Vec<Value> = child
+        .events(child_id, None)
+        .into_iter()
+        .filter(|(_, kind, _)| kind == "tool_result")
+        .map(|(_, _, event)| event)
+        .collect();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0]["is_error"], false, "{results:?}");
+    assert!(
+        results[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("approved-child-ran")
+    );
+    assert_eq!(results[1]["status"], "denied", "{results:?}");
+    assert!(
+        results[1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("not that one")
+    );
+    // The parent's own history holds the questions and the answers.
+    let parent_events: Vec<Value> = serve
+        .events(id, None)
+        .into_iter()
+        .map(|(_, _, event)| event)
+        .collect();
+    let decided: Vec<&Value> = parent_events
+        .iter()
+        .filter(|e| e["type"] == "approval_decided")
+        .collect();
+    assert_eq!(decided.len(), 3, "{decided:?}");
+    let last = api.requests().last().unwrap().body.to_string();
+    assert!(last.contains("One ran, one was refused."), "{last}");
+}

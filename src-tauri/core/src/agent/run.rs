@@ -288,7 +288,8 @@ impl Agent {
                 outcome.status = RunStatus::Cancelled;
             } else if stalled {
                 outcome.status = RunStatus::Stalled;
-            } else if over_budget.is_some() {
+            } else if over_budget.is_some() || self.over_budget(&outcome).is_some() {
+                // Also after the calls: a delegated task's cost may have used the budget up.
                 outcome.status = RunStatus::Budget;
             } else if final_turn {
                 outcome.status = RunStatus::MaxTurns;

@@ -58,15 +58,16 @@ impl PendingApprovals {
         sender.is_some_and(|sender| sender.send(answer).is_ok())
     }
 
+    /// Opens the question `id`, unless it is open already: a tool that asks the person
+    /// itself (a delegated task's approval) may wait on it before its event is recorded.
     pub fn open(&self, id: &str) {
-        let (answer, waiting) = oneshot::channel();
-        self.questions().insert(
-            id.to_string(),
+        self.questions().entry(id.to_string()).or_insert_with(|| {
+            let (answer, waiting) = oneshot::channel();
             Question {
                 answer: Some(answer),
                 waiting: Some(waiting),
-            },
-        );
+            }
+        });
     }
 
     /// Whether the action `id` waits for an answer.

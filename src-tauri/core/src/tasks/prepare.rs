@@ -329,7 +329,10 @@ fn delegation(
         return Ok(None);
     }
     let mut remotes = settings.delegate_to.clone();
-    if let Some(stored) = store.setting(delegate::TARGETS_SETTING)? {
+    if let Some(stored) = store
+        .setting(delegate::TARGETS_SETTING)?
+        .filter(|v| !v.is_null())
+    {
         let Some(targets) = stored.as_object() else {
             return Err(PrepareError::Invalid(format!(
                 "the `{}` setting must map names to URLs",

@@ -139,15 +139,13 @@ impl DelegateTool {
 struct DelegateInput {
     /// The whole sub-task, written for an agent that has not seen this conversation.
     prompt: String,
-    /// Where: `local` (a new private desktop on this machine) or the name of a configured
-    /// remote Deskhand (default local).
+    /// Where: `local` (default: a new private desktop here) or a configured remote's name.
     to: Option<String>,
     /// The child's turn limit (default 30, at most 200).
     max_turns: Option<u32>,
     /// The most the child may spend, in US dollars; it counts against this run's budget.
     max_cost_usd: Option<f64>,
-    /// How long to wait for the child, in seconds (default 600, at most 3600); it is
-    /// cancelled after that.
+    /// Seconds to wait for the child (default 600, at most 3600); it is cancelled after that.
     timeout_secs: Option<u32>,
 }
 

@@ -23,9 +23,15 @@ pub struct Serve {
 
 impl Serve {
     pub fn start(api: &StandIn, dir: &Path) -> Serve {
+        Self::start_with_env(api, dir, &[])
+    }
+
+    /// [`Serve::start`] with more variables in the server's environment.
+    pub fn start_with_env(api: &StandIn, dir: &Path, env: &[(&str, &str)]) -> Serve {
         let socket = dir.join("run").join("api.sock");
         let mut child = deskhand_at(api, dir)
             .args(["serve", "--listen", "127.0.0.1:0"])
+            .envs(env.iter().copied())
             .env("DESKHAND_SOCKET", &socket)
             .env("DESKHAND_API_TOKEN", TOKEN)
             .stderr(Stdio::piped())

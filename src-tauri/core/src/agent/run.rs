@@ -259,9 +259,8 @@ impl Agent {
                     Some(message) => (ToolOutput::error(message), ToolStatus::Error),
                     None => {
                         let checks = responses::pending_safety_checks(&assistant, call.id);
-                        let mut spent = 0.0;
-                        let (mut output, status) = self
-                            .call_tool(call.id, name, input, checks, sink, cancel, &mut spent)
+                        let (mut output, status, spent) = self
+                            .call_tool(call.id, name, input, checks, sink, cancel)
                             .await;
                         // A delegated task's cost is the run's: its budget counts it.
                         if let Some(total) = &mut outcome.cost_usd {
@@ -514,9 +513,8 @@ impl Agent {
         safety_checks: &[serde_json::Value],
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
-        spent: &mut f64,
-    ) -> (ToolOutput, ToolStatus) {
-        let failed = |message| (ToolOutput::error(message), ToolStatus::Error);
+    ) -> (ToolOutput, ToolStatus, f64) {
+        let failed = |message| (ToolOutput::error(message), ToolStatus::Error, 0.0);
         let tool = match self.tools.resolve(name, input) {
             Ok(tool) => tool,
             Err(message) => return failed(message),
@@ -543,7 +541,7 @@ impl Agent {
                 });
                 tokio::select! {
                     decision = self.gate.ask(&request) => (decision, DecidedBy::User),
-                    () = cancel.cancelled() => return (ToolOutput::error(CANCELLED), ToolStatus::Cancelled),
+                    () = cancel.cancelled() => return (ToolOutput::error(CANCELLED), ToolStatus::Cancelled, 0.0),
                 }
             }
         };
@@ -562,7 +560,7 @@ impl Agent {
                 (_, Some(reason)) => format!("not allowed: {reason}"),
                 (_, None) => "not allowed by the approval policy".to_string(),
             };
-            return (ToolOutput::error(why), ToolStatus::Denied);
+            return (ToolOutput::error(why), ToolStatus::Denied, 0.0);
         }
         // What runs must be what the person saw: a file edited while they read the diff
         // would otherwise be written with changes they never approved.
@@ -578,9 +576,10 @@ impl Agent {
             cancel: cancel.child_token(),
             progress,
         };
+        let mut spent = 0.0;
         let mut report = |progress: Progress| match progress {
-            Progress::Event(event) => sink(event),
-            Progress::Spent(usd) => *spent += usd,
+            Progress::Event(event) => sink(*event),
+            Progress::Spent(usd) => spent += usd,
         };
         let run = tool.run(input, &ctx);
         tokio::pin!(run);
@@ -613,7 +612,7 @@ impl Agent {
             true if cancel.is_cancelled() => ToolStatus::Cancelled,
             true => ToolStatus::Error,
         };
-        (output, status)
+        (output, status, spent)
     }
 }
 

@@ -531,13 +531,12 @@ impl Run {
             .join("\n");
         let prepared = prepare::prepare(
             resolved,
-            self.store(),
+            &self.engine,
             &self.session_id,
             &prompt,
             self.live.approvals.clone(),
             self.slot.rules.clone(),
             self.wrap.clone(),
-            &self.engine,
         )
         .await;
         let prepared = match prepared {

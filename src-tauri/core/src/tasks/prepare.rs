@@ -374,16 +374,17 @@ pub struct Prepared {
 /// Makes the tools (starting plugin servers) and the agent for a run of `session_id` on
 /// `prompt` (which chooses the notes for the system prompt), with the approval gate asking
 /// through `approvals` and remembering "always allow" in the session's `rules`.
+/// The run's store is `engine`'s, the engine a local delegated task runs on.
 pub async fn prepare(
     resolved: Resolved,
-    store: &Store,
+    engine: &super::Engine,
     session_id: &str,
     prompt: &str,
     approvals: Arc<PendingApprovals>,
     rules: SessionRules,
     wrap: Option<ToolWrapper>,
-    engine: &super::Engine,
 ) -> Result<Prepared, PrepareError> {
+    let store = engine.store();
     let Resolved {
         settings,
         provider,

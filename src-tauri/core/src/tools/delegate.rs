@@ -253,7 +253,7 @@ impl Tool for DelegateTool {
         };
         let deadline = Instant::now() + call.timeout;
         let ended = tokio::select! {
-            ended = follow.to_the_end() => ended,
+            ended = follow.follow_to_end() => ended,
             () = ctx.cancel.cancelled() => Err(Stop::Cancelled),
             () = tokio::time::sleep_until(deadline) => Err(Stop::TimedOut(call.timeout)),
         };
@@ -327,7 +327,7 @@ struct Follow<'a> {
 }
 
 impl Follow<'_> {
-    async fn to_the_end(&mut self) -> Result<(), Stop> {
+    async fn follow_to_end(&mut self) -> Result<(), Stop> {
         while let Some(event) = self.child.next().await.map_err(Stop::Failed)? {
             self.seen(event).await?;
         }
@@ -367,7 +367,7 @@ impl Follow<'_> {
     }
 
     fn emit(&self, event: AgentEvent) {
-        let _ = self.ctx.progress.send(Progress::Event(event));
+        let _ = self.ctx.progress.send(Progress::Event(Box::new(event)));
     }
 
     /// The child's approval, asked of the parent's person under an id of its own, and the

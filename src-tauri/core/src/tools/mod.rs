@@ -87,7 +87,7 @@ impl ToolContext {
 pub enum Progress {
     /// An event to store and show beside the call's (a child task's `child_event`, an
     /// approval the child asks the person for).
-    Event(crate::agent::AgentEvent),
+    Event(Box<crate::agent::AgentEvent>),
     /// Money the call spent (a child task's model cost), in US dollars: it counts against
     /// the run's cost budget.
     Spent(f64),

@@ -1,6 +1,6 @@
 import { render, screen, within } from '@testing-library/svelte';
 import { describe, expect, it, vi } from 'vitest';
-import { approvalRequest, done, image, started, toolCall, toolResult, usage } from '../../test/events';
+import { approvalRequest, image, started, toolCall, toolResult, usage } from '../../test/events';
 import { fakeShell } from '../../test/shell';
 import { applyEvent } from '../run/reduce';
 import { initialRunState } from '../run/state';
@@ -26,7 +26,14 @@ describe('a delegated task in the side panel', () => {
       child('0123456789abcdef', toolResult('c1', { name: 'bash', text: 'invoice.pdf' })),
       child('0123456789abcdef', toolCall('c2', 'computer', { action: 'screenshot' })),
       child('0123456789abcdef', toolResult('c2', { images: [image('c'.repeat(64))] })),
-      child('0123456789abcdef', { ...done('done', usage(10, 2)), cost_usd: 0.0123 }),
+      child('0123456789abcdef', {
+        type: 'done',
+        status: 'done',
+        turns: 2,
+        session_id: 's2',
+        usage: usage(10, 2),
+        cost_usd: 0.0123,
+      }),
     );
     const section = screen.getByRole('region', { name: 'Delegated task 01234567' });
     expect(section).toHaveTextContent('done');

@@ -3,7 +3,9 @@
 //! (against another stand-in, which scripts the child). The parent sees the child's events,
 //! answer and cost; a stop of the parent cancels the child; a wrong token, a service that is
 //! not Deskhand and an unreachable URL are error results, at once, and the parent's history
-//! stays valid (the stand-in refuses a request with an unanswered `tool_use`).
+//! stays valid (the stand-in refuses a request with an unanswered `tool_use`). Also: another
+//! API version, a timeout, the child's approvals asked of the parent's person, its cost
+//! against the parent's budget, and a local child on a new agent desktop.
 
 mod support;
 
@@ -524,4 +526,95 @@ fn the_childs_approvals_are_asked_of_the_parents_person() {
     assert_eq!(decided.len(), 3, "{decided:?}");
     let last = api.requests().last().unwrap().body.to_string();
     assert!(last.contains("One ran, one was refused."), "{last}");
+}
+
+/// `to: local`: the child is a task of the parent's own engine on a new agent desktop
+/// (sandboxed), asking the same model; its events, answer and cost reach the parent, and
+/// it may not delegate again.
+#[test]
+fn a_local_child_runs_on_a_new_agent_desktop() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = dir.path().join("run");
+    std::fs::create_dir_all(&runtime).unwrap();
+    // One stand-in for both: the parent waits while its child asks.
+    let api = StandIn::spawn([
+        Turn::tool_use(
+            "delegate",
+            json!({"prompt": "say where you are", "max_turns": 4}),
+        ),
+        Turn::tool_use("bash", json!({"command": "echo local-child on $DISPLAY"})),
+        Turn::text("The local child saw its display."),
+        Turn::text("The child is done."),
+    ]);
+    let output = deskhand_at(&api, dir.path())
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env("DESKHAND_FIRST_DISPLAY", "241")
+        .args(["ask", "--json", "--approve", "auto", "--tools", "delegate"])
+        .arg("hand this on")
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let events = json_lines(&output.stdout);
+    let child: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "child_event")
+        .collect();
+    let bash = child
+        .iter()
+        .find(|e| e["event"]["type"] == "tool_result")
+        .expect("the child's bash result reached the parent");
+    let text = bash["event"]["text"].as_str().unwrap();
+    // A desktop of its own, numbered from DESKHAND_FIRST_DISPLAY, not the person's.
+    assert!(text.contains("local-child on :24"), "{text}");
+    let result = delegate_result(&events);
+    assert_eq!(result["is_error"], false, "{result}");
+    let answer = result["text"].as_str().unwrap();
+    assert!(answer.contains("ended `done`"), "{answer}");
+    assert!(
+        answer.contains("The local child saw its display."),
+        "{answer}"
+    );
+    // The child was offered no delegate tool: the second request is the child's own.
+    let requests = api.requests();
+    let tools = |i: usize| -> Vec<String> {
+        requests[i].body["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str().map(str::to_string))
+            .collect()
+    };
+    assert_eq!(tools(0), ["delegate"]);
+    assert!(tools(1).contains(&"bash".to_string()), "{:?}", tools(1));
+    assert!(
+        !tools(1).contains(&"delegate".to_string()),
+        "{:?}",
+        tools(1)
+    );
+    // The parent's cost holds the child's.
+    let child_cost = child.last().unwrap()["event"]["cost_usd"].as_f64().unwrap();
+    let own: f64 = events
+        .iter()
+        .filter(|e| e["type"] == "usage")
+        .filter_map(|e| e["turn_cost_usd"].as_f64())
+        .sum();
+    let done = events.iter().rev().find(|e| e["type"] == "done").unwrap();
+    let total = done["cost_usd"].as_f64().unwrap();
+    assert!((total - (own + child_cost)).abs() < 1e-9, "{total}");
+    // The child task is stored beside the parent's, with its origin.
+    let serve = Serve::start(&api, dir.path());
+    let tasks = serve.curl("GET", "/v1/tasks", None).1;
+    let origins: Vec<(&str, &str)> = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["origin"].as_str().unwrap(), t["state"].as_str().unwrap()))
+        .collect();
+    assert!(origins.contains(&("delegate", "done")), "{origins:?}");
+    assert!(origins.contains(&("cli", "done")), "{origins:?}");
 }

@@ -764,3 +764,81 @@ fn unreachable(base: &str, error: &reqwest::Error) -> String {
     };
     format!("{base} is unreachable: {why}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+
+    fn tool(store: &Store, remotes: &[&str]) -> DelegateTool {
+        DelegateTool::new(Delegation {
+            engine: Engine::new(store.clone()),
+            settings: RunSettings::default(),
+            remotes: remotes
+                .iter()
+                .map(|r| RemoteTarget::parse(r).unwrap())
+                .collect(),
+            approvals: Arc::default(),
+        })
+    }
+
+    #[test]
+    fn a_target_is_a_name_and_an_http_url_and_its_token_variable_follows_the_name() {
+        let target = RemoteTarget::parse("build-box=http://127.0.0.1:7733/").unwrap();
+        assert_eq!(target.name, "build-box");
+        assert_eq!(target.url, "http://127.0.0.1:7733");
+        assert_eq!(target.token_variable(), "DESKHAND_DELEGATE_TOKEN_BUILD_BOX");
+        for wrong in [
+            "no-equals",
+            "=http://x",
+            "local=http://x",
+            "sp ace=http://x",
+            "far=ftp://x",
+            "far=not a url",
+        ] {
+            assert!(RemoteTarget::parse(wrong).is_err(), "{wrong}");
+        }
+    }
+
+    #[test]
+    fn the_agents_programs_never_get_a_delegate_token() {
+        let withheld = |name: &str| crate::program_env::is_withheld(std::ffi::OsStr::new(name));
+        assert!(withheld("DESKHAND_DELEGATE_TOKEN_FAR"));
+        assert!(withheld("deskhand_delegate_token_far"));
+        assert!(!withheld("DESKHAND_DELEGATE"));
+    }
+
+    #[test]
+    fn a_call_is_checked_before_anything_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let tool = tool(&store, &["far=http://127.0.0.1:9"]);
+        let call = tool.read(&json!({"prompt": "go", "to": "far"})).unwrap();
+        assert_eq!(
+            (call.to.as_str(), call.max_turns, call.timeout),
+            ("far", DEFAULT_CHILD_TURNS, Duration::from_secs(600))
+        );
+        assert_eq!(tool.read(&json!({"prompt": "go"})).unwrap().to, LOCAL);
+        for (input, says) in [
+            (json!({"prompt": "  "}), "`prompt`"),
+            (json!({"prompt": "go", "to": "near"}), "no target `near`"),
+            (json!({"prompt": "go", "max_turns": 0}), "`max_turns`"),
+            (json!({"prompt": "go", "max_turns": 201}), "`max_turns`"),
+            (json!({"prompt": "go", "max_cost_usd": 0}), "`max_cost_usd`"),
+            (
+                json!({"prompt": "go", "timeout_secs": 3601}),
+                "`timeout_secs`",
+            ),
+            (json!({"prompt": "go", "extra": 1}), "extra"),
+        ] {
+            let error = tool.read(&input).err().unwrap_or_default();
+            assert!(error.contains(says), "{input}: {error}");
+        }
+        let plan = tool
+            .plan(&json!({"prompt": "first\nsecond", "to": "far"}))
+            .unwrap();
+        assert_eq!(plan.kind, "delegate.far");
+        assert_eq!(plan.summary, "delegate to far (http://127.0.0.1:9): first");
+        assert!(!plan.read_only);
+    }
+}

@@ -618,3 +618,78 @@ fn a_local_child_runs_on_a_new_agent_desktop() {
     assert!(origins.contains(&("delegate", "done")), "{origins:?}");
     assert!(origins.contains(&("cli", "done")), "{origins:?}");
 }
+
+/// A child whose model fails ends `error`, and a remote that dies while the child runs is
+/// an error result at once: neither leaves the parent waiting.
+#[test]
+fn a_failed_child_and_a_remote_that_dies_are_error_results() {
+    // The child's model refuses it.
+    let child_dir = tempfile::tempdir().unwrap();
+    let child_api = StandIn::spawn([Turn::status(400, "invalid_request_error", None)]);
+    let serve = Serve::start(&child_api, child_dir.path());
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use("delegate", json!({"prompt": "fail", "to": "far"})),
+        Turn::text("The child failed."),
+    ]);
+    let output = parent(
+        &api,
+        dir.path(),
+        &format!("http://{}", serve.address),
+        TOKEN,
+    )
+    .arg("hand this on")
+    .output()
+    .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let result = delegate_result(&json_lines(&output.stdout)).clone();
+    assert_eq!(result["is_error"], true, "{result}");
+    assert!(
+        result["text"].as_str().unwrap().contains("ended `error`"),
+        "{result}"
+    );
+    assert_eq!(api.remaining_turns(), 0);
+
+    // The remote goes away while its child runs.
+    let child_dir = tempfile::tempdir().unwrap();
+    let child_api = StandIn::spawn([Turn::hang(Reply::new().text("Working on it"), 2)]);
+    let mut serve = Serve::start(&child_api, child_dir.path());
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use("delegate", json!({"prompt": "take your time", "to": "far"})),
+        Turn::text("The remote went away."),
+    ]);
+    let mut run = parent(
+        &api,
+        dir.path(),
+        &format!("http://{}", serve.address),
+        TOKEN,
+    )
+    .arg("hand this on")
+    .stdout(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut lines = BufReader::new(run.stdout.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["type"] == "child_event" {
+            break;
+        }
+    }
+    let killed = Instant::now();
+    serve.kill();
+    let rest: Vec<Value> = lines
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_str(&line).ok())
+        .collect();
+    assert_eq!(run.wait().unwrap().code(), Some(0));
+    assert!(killed.elapsed() < Duration::from_secs(15), "too slow");
+    let result = delegate_result(&rest);
+    assert_eq!(result["is_error"], true, "{result}");
+    let text = result["text"].as_str().unwrap();
+    assert!(
+        text.contains("did not finish") && text.contains("is unreachable"),
+        "{text}"
+    );
+    assert_eq!(api.remaining_turns(), 0);
+}

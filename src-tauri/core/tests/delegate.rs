@@ -693,3 +693,78 @@ fn a_failed_child_and_a_remote_that_dies_are_error_results() {
     );
     assert_eq!(api.remaining_turns(), 0);
 }
+
+/// A local child's approval is the parent task's question too, and the answer given over
+/// the parent's API reaches the child on the parent's engine.
+#[test]
+fn a_local_childs_approval_is_asked_of_the_parents_person() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = dir.path().join("xdg");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use("delegate", json!({"prompt": "run one command"})),
+        Turn::tool_use("bash", json!({"command": "echo local-approved-ran"})),
+        Turn::text("It ran."),
+        Turn::text("The child is done."),
+    ]);
+    let runtime = runtime.display().to_string();
+    let serve = Serve::start_with_env(
+        &api,
+        dir.path(),
+        &[
+            ("XDG_RUNTIME_DIR", runtime.as_str()),
+            ("DESKHAND_FIRST_DISPLAY", "251"),
+        ],
+    );
+    let task =
+        serve.submit(json!({"prompt": "hand this on", "approve": "ask", "tools": ["delegate"]}));
+    let id = task["id"].as_str().unwrap();
+    let waiting = serve.wait_for(id, "waiting_for_approval");
+    assert_eq!(
+        waiting["waiting_for"]["kind"], "delegate.local",
+        "{waiting}"
+    );
+    let approve = |body: Value| {
+        let (status, answer) = serve.curl(
+            "POST",
+            &format!("/v1/tasks/{id}/approve"),
+            Some(&body.to_string()),
+        );
+        assert_eq!(status, 200, "{answer}");
+    };
+    approve(json!({}));
+    let waiting = serve.wait_for(id, "waiting_for_approval");
+    let request = &waiting["waiting_for"];
+    assert_eq!(request["tool"], "bash", "{waiting}");
+    assert!(
+        request["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("[delegated task]"),
+        "{request}"
+    );
+    // The child task waits for the same answer.
+    let tasks = serve.curl("GET", "/v1/tasks", None).1;
+    let child = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["origin"] == "delegate")
+        .expect("the child task is listed")
+        .clone();
+    assert_eq!(child["state"], "waiting_for_approval", "{child}");
+    approve(json!({"tool_use_id": request["tool_use_id"]}));
+    serve.wait_for(id, "done");
+    let child_id = child["id"].as_str().unwrap();
+    assert_eq!(serve.task(child_id)["state"], "done");
+    let ran = serve
+        .events(child_id, None)
+        .into_iter()
+        .find(|(_, kind, _)| kind == "tool_result")
+        .map(|(_, _, event)| event)
+        .unwrap();
+    assert!(
+        ran["text"].as_str().unwrap().contains("local-approved-ran"),
+        "{ran}"
+    );
+}

@@ -211,6 +211,26 @@ mod tests {
         );
     }
 
+    /// A tool that asks the person itself (a delegated task's approval) waits before its
+    /// `approval_needed` is recorded, which opens the question again: the wait keeps it.
+    #[tokio::test]
+    async fn a_question_waited_on_before_its_event_is_recorded_keeps_its_answer() {
+        let approvals = Arc::new(PendingApprovals::default());
+        let waiting = tokio::spawn({
+            let approvals = approvals.clone();
+            async move { TaskApprover { approvals }.decide(&request("d.c1")).await }
+        });
+        while !approvals.is_open("d.c1") {
+            tokio::task::yield_now().await;
+        }
+        approvals.open("d.c1");
+        approvals.answer("d.c1", Decision::Approve).unwrap();
+        assert_eq!(
+            waiting.await.unwrap(),
+            request("d.c1").answer(Decision::Approve)
+        );
+    }
+
     #[tokio::test]
     async fn a_stall_answer_reaches_the_question_once_and_none_without_one() {
         let approvals = Arc::new(PendingApprovals::default());

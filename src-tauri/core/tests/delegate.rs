@@ -768,3 +768,54 @@ fn a_local_childs_approval_is_asked_of_the_parents_person() {
         "{ran}"
     );
 }
+
+/// A stop of the parent cancels a local child too, and its desktop goes with it.
+#[test]
+fn stopping_the_parent_cancels_the_local_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = dir.path().join("xdg");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use("delegate", json!({"prompt": "take your time"})),
+        Turn::hang(Reply::new().text("Working on it"), 2),
+    ]);
+    let mut run = deskhand_at(&api, dir.path())
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .env("DESKHAND_FIRST_DISPLAY", "261")
+        .args(["ask", "--json", "--approve", "auto", "--tools", "delegate"])
+        .arg("hand this on")
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(run.stdout.take().unwrap()).lines();
+    for line in lines.by_ref() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["type"] == "child_event" && event["event"]["type"] == "started" {
+            break;
+        }
+    }
+    // The child's model request is under way (the stand-in hangs it).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while api.requests().len() < 2 {
+        assert!(Instant::now() < deadline, "the child never asked its model");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: a signal to the child process this test started.
+    unsafe { libc::kill(run.id() as i32, libc::SIGINT) };
+    let rest: Vec<Value> = lines
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_str(&line).ok())
+        .collect();
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+    assert_eq!(delegate_result(&rest)["is_error"], true);
+    let serve = Serve::start(&api, dir.path());
+    let tasks = serve.curl("GET", "/v1/tasks", None).1;
+    let states: Vec<(&str, &str)> = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["origin"].as_str().unwrap(), t["state"].as_str().unwrap()))
+        .collect();
+    assert!(states.contains(&("delegate", "cancelled")), "{states:?}");
+    assert!(states.contains(&("cli", "cancelled")), "{states:?}");
+}

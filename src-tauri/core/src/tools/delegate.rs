@@ -44,6 +44,8 @@ const MAX_CHILD_TURNS: u32 = 200;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// A request other than the event stream that takes longer has failed.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a cancelled local child may take to end (within the loop's grace period).
+const LOCAL_CANCEL_WAIT: Duration = Duration::from_secs(15);
 /// How often a broken event stream is opened again before the call gives up.
 const RECONNECTS: u32 = 3;
 /// The longest prompt the API takes (its `MAX_PROMPT`).
@@ -396,7 +398,7 @@ impl Follow<'_> {
     }
 
     /// The call's result from how following ended; the child is cancelled if it still runs.
-    async fn report(self, to: &str, ended: Result<(), Stop>) -> ToolOutput {
+    async fn report(mut self, to: &str, ended: Result<(), Stop>) -> ToolOutput {
         let task = self.child.id().to_string();
         let stopped = match ended {
             Ok(()) => None,
@@ -490,12 +492,24 @@ impl Child {
         }
     }
 
-    async fn cancel(&self) -> Result<(), String> {
+    /// Cancels the child; a local one is waited for until it ended (its state stored, its
+    /// desktop closed), since the parent's process may end right after.
+    async fn cancel(&mut self) -> Result<(), String> {
         match self {
-            Self::Local { engine, task, .. } => match engine.cancel(task) {
-                Ok(()) | Err(crate::tasks::TaskError::Finished { .. }) => Ok(()),
-                Err(e) => Err(e.to_string()),
-            },
+            Self::Local {
+                engine,
+                task,
+                watch,
+            } => {
+                match engine.cancel(task) {
+                    Ok(()) | Err(crate::tasks::TaskError::Finished { .. }) => {}
+                    Err(e) => return Err(e.to_string()),
+                }
+                let ended = async { while watch.next().await.is_some() {} };
+                tokio::time::timeout(LOCAL_CANCEL_WAIT, ended)
+                    .await
+                    .map_err(|_| format!("it did not end within {} s", LOCAL_CANCEL_WAIT.as_secs()))
+            }
             Self::Remote(remote) => remote.cancel().await,
         }
     }

@@ -819,3 +819,44 @@ fn stopping_the_parent_cancels_the_local_child() {
     assert!(states.contains(&("delegate", "cancelled")), "{states:?}");
     assert!(states.contains(&("cli", "cancelled")), "{states:?}");
 }
+
+/// Without `--json`, `deskhand ask` shows the child's actions and end as `↳ [task …]` lines.
+#[test]
+fn the_terminal_shows_the_childs_steps() {
+    let child_dir = tempfile::tempdir().unwrap();
+    let child_api = StandIn::spawn([
+        Turn::tool_use("bash", json!({"command": "echo shown"})),
+        Turn::text("Shown."),
+    ]);
+    let serve = Serve::start(&child_api, child_dir.path());
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use("delegate", json!({"prompt": "show it", "to": "far"})),
+        Turn::text("Done."),
+    ]);
+    let mut command = deskhand_at(&api, dir.path());
+    command
+        .args(["ask", "--approve", "auto", "--tools", "delegate"])
+        .arg("--delegate-to")
+        .arg(format!("far=http://{}", serve.address))
+        .env("DESKHAND_DELEGATE_TOKEN_FAR", TOKEN)
+        .arg("hand this on");
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<&str> = shown.lines().filter(|l| l.contains("↳ [task ")).collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("→ bash") && l.contains("echo shown")),
+        "{shown}"
+    );
+    assert!(
+        lines.iter().any(|l| l.contains("[done] 2 turn(s)")),
+        "{shown}"
+    );
+}

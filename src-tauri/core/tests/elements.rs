@@ -414,7 +414,19 @@ fn the_approval_for_a_computer_click_names_the_button_under_it() {
     }
     let desk = Desk::new();
     let fixture = Fixture::on_display(&desk, "Elements approval");
-    snapshot_with(&desk.tree(), "Elements approval");
+    let tree = desk.tree();
+    let snapshot = snapshot_with(&tree, "Elements approval");
+    // The point query behind an approval finds what the whole map finds there.
+    for name in ["Delete", "Cancel", "Save", "drawing"] {
+        let (x, y) = fixture.rect(name).centre();
+        let at = tree.at(x, y).unwrap().map(|e| (e.key, e.name, e.role));
+        let in_map = snapshot
+            .at(x, y)
+            .map(|e| (e.key.clone(), e.name.clone(), e.role.clone()));
+        assert!(at.is_some(), "nothing found at the centre of {name}");
+        assert_eq!(at, in_map, "{name}");
+    }
+    assert!(tree.at(1900, 1060).unwrap().is_none());
     let (computer, _ui) = tools(&desk);
     let (cx, cy) = fixture.rect("Delete").centre();
     let (mx, my) = computer.mapping().to_model(cx, cy).unwrap();

@@ -26,6 +26,12 @@ use super::{
 /// The most characters of an entry's or text view's content kept.
 const MAX_TEXT_CHARS: i32 = 2_000;
 
+/// Every app's root object.
+const ROOT: &str = "/org/a11y/atspi/accessible/root";
+
+/// A point query stops this many levels down; no real window is that deep.
+const MAX_DEPTH: usize = 64;
+
 /// A desktop's accessibility bus, connected on first use and kept.
 #[derive(Default)]
 pub struct AtspiTree {
@@ -105,22 +111,31 @@ impl AtspiTree {
         Ok(connection)
     }
 
-    async fn read(connection: &AccessibilityConnection) -> Result<Snapshot, ElementError> {
-        let conn = connection.connection();
+    /// `read` run for every app (its bus name) at once, each within [`TREE_TIMEOUT`]: the
+    /// answers, `None` for an app that did not answer in time.
+    async fn each_app<T>(
+        connection: &AccessibilityConnection,
+        read: impl AsyncFn(&atspi::zbus::Connection, &str) -> T,
+    ) -> Result<Vec<(String, Option<T>)>, ElementError> {
         let root = connection
             .root_accessible_on_registry()
             .await
             .map_err(no_bus)?;
         let apps = root.get_children().await.map_err(no_bus)?;
-        let reads = apps.iter().filter_map(|app| {
-            let bus = app.name_as_str()?.to_string();
-            Some(async move {
-                let result = within(TREE_TIMEOUT, read_app(conn, &bus)).await;
-                (bus, result)
-            })
+        let buses: Vec<String> = apps
+            .iter()
+            .filter_map(|app| Some(app.name_as_str()?.to_string()))
+            .collect();
+        let reads = buses.into_iter().map(async |bus| {
+            let answer = within(TREE_TIMEOUT, read(connection.connection(), &bus)).await;
+            (bus, answer)
         });
+        Ok(join_all(reads).await)
+    }
+
+    async fn read(connection: &AccessibilityConnection) -> Result<Snapshot, ElementError> {
         let mut snapshot = Snapshot::default();
-        for (bus, result) in join_all(reads).await {
+        for (bus, result) in Self::each_app(connection, read_app).await? {
             match result {
                 Some(Ok((elements, note))) => {
                     snapshot.elements.extend(elements);
@@ -137,23 +152,45 @@ impl AtspiTree {
         }
         Ok(snapshot)
     }
-}
 
-impl Tree for AtspiTree {
-    fn snapshot(&self) -> Result<Snapshot, ElementError> {
+    async fn read_at(
+        connection: &AccessibilityConnection,
+        x: i32,
+        y: i32,
+    ) -> Result<Option<Element>, ElementError> {
+        let found = Self::each_app(connection, async |conn, bus| app_at(conn, bus, x, y).await);
+        Ok(found
+            .await?
+            .into_iter()
+            .filter_map(|(_, read)| read?.ok().flatten())
+            .min_by_key(|e| e.bounds.area()))
+    }
+
+    /// Runs `read` on the connection within the tree's timeout, and drops the connection when
+    /// the bus fails (a desktop restarted) so that the next call connects again.
+    fn ask<T>(
+        &self,
+        read: impl AsyncFnOnce(&AccessibilityConnection) -> Result<T, ElementError>,
+    ) -> Result<T, ElementError> {
         let connection = self.connection()?;
-        match async_io::block_on(within(
-            TREE_TIMEOUT + TREE_TIMEOUT / 5,
-            Self::read(&connection),
-        )) {
-            Some(Ok(snapshot)) => Ok(snapshot),
+        match async_io::block_on(within(TREE_TIMEOUT + TREE_TIMEOUT / 5, read(&connection))) {
+            Some(Ok(answer)) => Ok(answer),
             Some(Err(e)) => {
-                // The bus may have gone (a desktop restarted): connect again next time.
                 *self.connection.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 Err(e)
             }
             None => Err(ElementError::Timeout),
         }
+    }
+}
+
+impl Tree for AtspiTree {
+    fn snapshot(&self) -> Result<Snapshot, ElementError> {
+        self.ask(Self::read)
+    }
+
+    fn at(&self, x: i32, y: i32) -> Result<Option<Element>, ElementError> {
+        self.ask(async |connection| Self::read_at(connection, x, y).await)
     }
 }
 
@@ -192,7 +229,7 @@ async fn read_app(
     conn: &atspi::zbus::Connection,
     bus: &str,
 ) -> zbus_result::Result<(Vec<Element>, Option<String>)> {
-    let root = accessible(conn, bus, "/org/a11y/atspi/accessible/root").await?;
+    let root = accessible(conn, bus, ROOT).await?;
     let app_name = root.name().await.unwrap_or_default();
     let cache = CacheProxy::builder(conn)
         .destination(bus.to_string())?
@@ -247,28 +284,141 @@ async fn read_app(
             continue;
         }
         let window = window_of(node, &by_path);
-        elements.push(Element {
-            key: ElementKey::Object {
-                bus: node.bus.clone(),
-                path: node.path.clone(),
-            },
-            role: role_name(node.role).to_string(),
-            name: node.name.clone(),
-            text,
-            states: node
-                .states
-                .iter()
-                .filter(|s| INTERESTING_STATES.contains(s))
-                .map(|s| s.to_static_str().to_string())
-                .collect(),
-            bounds,
-            app: app_name.clone(),
-            window: window.map(|w| w.name.clone()).unwrap_or_default(),
-            focused_window: window.is_some_and(|w| w.states.contains(State::Active)),
-            origin: Origin::Tree,
-        });
+        elements.push(element(node, bounds, text, &app_name, window));
     }
     Ok((elements, note))
+}
+
+/// The element of a showing `node`, in `window`, of the app named `app`.
+fn element(
+    node: &Node,
+    bounds: Rect,
+    text: Option<String>,
+    app: &str,
+    window: Option<&Node>,
+) -> Element {
+    Element {
+        key: ElementKey::Object {
+            bus: node.bus.clone(),
+            path: node.path.clone(),
+        },
+        role: role_name(node.role).to_string(),
+        name: node.name.clone(),
+        text,
+        states: node
+            .states
+            .iter()
+            .filter(|s| INTERESTING_STATES.contains(s))
+            .map(|s| s.to_static_str().to_string())
+            .collect(),
+        bounds,
+        app: app.to_string(),
+        window: window.map(|w| w.name.clone()).unwrap_or_default(),
+        focused_window: window.is_some_and(|w| w.states.contains(State::Active)),
+        origin: Origin::Tree,
+    }
+}
+
+/// What a click at the desktop point (`x`, `y`) touches in the app at `bus`: its windows that
+/// are showing and hold the point, each asked for the child at the point, down to the deepest.
+/// Of each chain the deepest node that is not a container counts, as in [`Snapshot::at`]; of
+/// several windows, the smallest such node. Its text is not read.
+async fn app_at(
+    conn: &atspi::zbus::Connection,
+    bus: &str,
+    x: i32,
+    y: i32,
+) -> zbus_result::Result<Option<Element>> {
+    let root = accessible(conn, bus, ROOT).await?;
+    let (app, windows) = futures_util::join!(root.name(), root.get_children());
+    let app = app.unwrap_or_default();
+    let windows = join_all(
+        windows?
+            .iter()
+            .map(|w| node_at(conn, bus, w.path_as_str(), x, y)),
+    )
+    .await;
+    let mut best: Option<Element> = None;
+    for window in windows.into_iter().flatten() {
+        let mut chain = vec![window.0.path.clone()];
+        while chain.len() < MAX_DEPTH {
+            let component: ComponentProxy =
+                proxy(conn, bus, chain.last().expect("not empty")).await?;
+            let child = component
+                .get_accessible_at_point(x, y, CoordType::Screen)
+                .await?;
+            if child.is_null() || child.name_as_str().is_some_and(|b| b != bus) {
+                break;
+            }
+            let path = child.path_as_str().to_string();
+            if chain.contains(&path) {
+                break;
+            }
+            chain.push(path);
+        }
+        let deepest = join_all(
+            chain
+                .iter()
+                .rev()
+                .map(|path| node_at(conn, bus, path, x, y)),
+        )
+        .await;
+        let found = deepest.into_iter().flatten().find(|(node, _)| {
+            !matches!(
+                role_name(node.role),
+                "frame" | "window" | "filler" | "panel"
+            )
+        });
+        if let Some((node, bounds)) = found
+            && best
+                .as_ref()
+                .is_none_or(|b| bounds.area() < b.bounds.area())
+        {
+            best = Some(element(&node, bounds, None, &app, Some(&window.0)));
+        }
+    }
+    Ok(best)
+}
+
+/// The node at `path` with its bounds, if it is showing and its bounds hold the point.
+async fn node_at(
+    conn: &atspi::zbus::Connection,
+    bus: &str,
+    path: &str,
+    x: i32,
+    y: i32,
+) -> Option<(Node, Rect)> {
+    let (node, component) = futures_util::join!(
+        accessible(conn, bus, path),
+        proxy::<ComponentProxy>(conn, bus, path)
+    );
+    let (node, component) = (node.ok()?, component.ok()?);
+    let (role, name, states, extents) = futures_util::join!(
+        node.get_role(),
+        node.name(),
+        node.get_state(),
+        component.get_extents(CoordType::Screen)
+    );
+    let (x0, y0, width, height) = extents.ok()?;
+    let bounds = Rect {
+        x: x0,
+        y: y0,
+        width,
+        height,
+    };
+    let states = states.ok()?;
+    (states.contains(State::Showing) && bounds.contains(x, y)).then(|| {
+        let node = Node {
+            bus: bus.to_string(),
+            path: path.to_string(),
+            parent: String::new(),
+            role: role.unwrap_or(Role::Invalid),
+            name: name.unwrap_or_default(),
+            states,
+            ifaces: InterfaceSet::empty(),
+        };
+        (node, bounds)
+    })
 }
 
 /// AT-SPI's own role name (its `GetRoleName`); the crate says "button" for a push button.
@@ -340,7 +490,7 @@ async fn details(conn: &atspi::zbus::Connection, node: &Node) -> (Option<Rect>, 
 /// nodes. Says whether it stopped at the cap.
 async fn walk(conn: &atspi::zbus::Connection, bus: &str) -> zbus_result::Result<(Vec<Node>, bool)> {
     let mut nodes = Vec::new();
-    let mut level = vec![("/org/a11y/atspi/accessible/root".to_string(), String::new())];
+    let mut level = vec![(ROOT.to_string(), String::new())];
     while !level.is_empty() {
         let reads = level.iter().map(|(path, parent)| async move {
             let proxy = accessible(conn, bus, path).await.ok()?;

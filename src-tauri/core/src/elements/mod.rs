@@ -264,6 +264,12 @@ pub trait Tree: Send + Sync {
     /// Every showing element of every app, with bounds on the desktop, within
     /// [`TREE_TIMEOUT`].
     fn snapshot(&self) -> Result<Snapshot, ElementError>;
+
+    /// What a click at the desktop point touches, as [`Snapshot::at`] finds it. The approval
+    /// waits on this, so a tree that can ask about one point does, rather than read everything.
+    fn at(&self, x: i32, y: i32) -> Result<Option<Element>, ElementError> {
+        Ok(self.snapshot()?.at(x, y).cloned())
+    }
 }
 
 /// The tree of the person's desktop: AT-SPI on Linux, nothing elsewhere (yet).

@@ -83,9 +83,17 @@ pub fn start() -> Option<Desktop> {
     let mut children = Vec::new();
     let log = |name: &str| std::fs::File::create(dir.path().join(name)).unwrap();
     let socket = dir.path().join("bus");
+    // The bus starts the services it activates with its own environment. With the test's
+    // DISPLAY and HOME, mutter's accessibility bus launcher would take over the display's
+    // accessibility socket under HOME and delete it on exit, leaving the desktop's GTK apps
+    // with no tree for the tests after this one.
     let mut daemon = Command::new("dbus-daemon")
         .args(["--session", "--nofork", "--print-address=1"])
         .arg(format!("--address=unix:path={}", socket.display()))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", dir.path())
+        .env("XDG_RUNTIME_DIR", &runtime)
         .stdout(Stdio::piped())
         .stderr(log("dbus.log"))
         .spawn()

@@ -141,13 +141,13 @@ impl ComputerTool {
             Action::Type { .. } => self.driver.input().location().ok()?,
             _ => return None,
         };
-        Some(match tree.snapshot() {
-            Ok(snapshot) => snapshot
-                .at(at.0, at.1)
-                .map(Target::from_element)
+        Some(
+            tree.at(at.0, at.1)
+                .ok()
+                .flatten()
+                .map(|e| Target::from_element(&e))
                 .unwrap_or_default(),
-            Err(_) => Target::default(),
-        })
+        )
     }
 
     /// The real screen and input, or why they cannot work here.

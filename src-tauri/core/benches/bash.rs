@@ -20,9 +20,7 @@ const COMMAND: &str = "echo hello";
 
 #[tokio::main]
 async fn main() {
-    let ctx = ToolContext {
-        cancel: CancellationToken::new(),
-    };
+    let ctx = ToolContext::new(CancellationToken::new());
     let tool = BashTool::new(DEFAULT_TIMEOUT, DEFAULT_OUTPUT_LIMIT);
     tool.run(&json!({"command": "true"}), &ctx).await; // the shell starts once
     let mut persistent = Vec::new();

@@ -360,9 +360,7 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let ctx = ToolContext {
-        cancel: CancellationToken::new(),
-    };
+    let ctx = ToolContext::new(CancellationToken::new());
     // An empty corner of the desktop: clicking there changes nothing.
     let corner = [scaled.size.width - 66, scaled.size.height - 28];
     let click = json!({"action": "left_click", "coordinate": corner});

@@ -149,9 +149,7 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let ctx = ToolContext {
-        cancel: CancellationToken::new(),
-    };
+    let ctx = ToolContext::new(CancellationToken::new());
     let run = |tool: &dyn Tool, input: Value| {
         let out = runtime.block_on(tool.run(&input, &ctx));
         assert!(!out.is_error, "{input}: {:?}", out.content);

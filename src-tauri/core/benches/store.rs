@@ -282,9 +282,7 @@ fn main() {
         .build()
         .unwrap();
     let tool = MemoryTool::new(store.clone(), "s00001");
-    let ctx = ToolContext {
-        cancel: CancellationToken::new(),
-    };
+    let ctx = ToolContext::new(CancellationToken::new());
     for query in ["invoices Acme", "quokka", "terminal report", "open"] {
         let input = json!({"action": "search", "query": query});
         let (search, output) = timed(|| runtime.block_on(tool.run(&input, &ctx)));

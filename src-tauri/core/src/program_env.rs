@@ -8,9 +8,10 @@ use std::sync::OnceLock;
 
 /// Whether the programs Deskhand starts go without the variable `name`.
 pub fn is_withheld(name: &OsStr) -> bool {
-    let key = name
-        .to_str()
-        .is_some_and(|n| n.to_ascii_uppercase().ends_with("API_KEY"));
+    let key = name.to_str().is_some_and(|n| {
+        let n = n.to_ascii_uppercase();
+        n.ends_with("API_KEY") || n.starts_with(crate::tools::delegate::TOKEN_VARIABLE_PREFIX)
+    });
     key || OWN_VARIABLES
         .get()
         .is_some_and(|own| own.iter().any(|n| n == name))

@@ -29,12 +29,7 @@ fn act(tool: &ComputerTool, input: Value) -> ToolOutput {
         .enable_all()
         .build()
         .unwrap();
-    let out = runtime.block_on(tool.run(
-        &input,
-        &ToolContext {
-            cancel: CancellationToken::new(),
-        },
-    ));
+    let out = runtime.block_on(tool.run(&input, &ToolContext::new(CancellationToken::new())));
     assert!(!out.is_error, "{input}: {:?}", out.content);
     out
 }

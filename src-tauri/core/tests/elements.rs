@@ -221,12 +221,7 @@ fn run(tool: &dyn Tool, input: Value) -> ToolOutput {
         .enable_all()
         .build()
         .unwrap()
-        .block_on(tool.run(
-            &input,
-            &ToolContext {
-                cancel: CancellationToken::new(),
-            },
-        ))
+        .block_on(tool.run(&input, &ToolContext::new(CancellationToken::new())))
 }
 
 fn text_of(out: &ToolOutput) -> String {

@@ -275,9 +275,7 @@ async fn a_plugin_that_hangs_is_stopped_after_its_timeout_and_can_be_restarted()
     let hung_pid = starts(&log)[0].clone();
 
     let hang = tools.resolve("fx__hang", &json!({})).unwrap();
-    let ctx = deskhand::tools::ToolContext {
-        cancel: CancellationToken::new(),
-    };
+    let ctx = deskhand::tools::ToolContext::new(CancellationToken::new());
     let output = hang.run(&json!({}), &ctx).await;
     assert!(output.is_error);
     let shown = format!("{:?}", output.content);

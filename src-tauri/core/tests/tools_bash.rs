@@ -17,9 +17,7 @@ fn bash() -> BashTool {
 }
 
 fn ctx() -> ToolContext {
-    ToolContext {
-        cancel: CancellationToken::new(),
-    }
+    ToolContext::new(CancellationToken::new())
 }
 
 async fn run(tool: &BashTool, command: &str) -> ToolOutput {
@@ -190,9 +188,7 @@ async fn a_stop_kills_the_running_command() {
     let pid_file = dir.path().join("pid");
     let tool = bash();
     let cancel = CancellationToken::new();
-    let ctx = ToolContext {
-        cancel: cancel.clone(),
-    };
+    let ctx = ToolContext::new(cancel.clone());
     let command = json!({"command": format!("sleep 300 & echo $! > {}; wait", pid_file.display())});
     let stopper = async {
         while !Path::new(&pid_file).exists() {

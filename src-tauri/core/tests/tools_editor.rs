@@ -14,13 +14,8 @@ use support::output_text;
 use tokio_util::sync::CancellationToken;
 
 async fn run(tool: &EditorTool, input: Value) -> ToolOutput {
-    tool.run(
-        &input,
-        &ToolContext {
-            cancel: CancellationToken::new(),
-        },
-    )
-    .await
+    tool.run(&input, &ToolContext::new(CancellationToken::new()))
+        .await
 }
 
 fn path_in(dir: &tempfile::TempDir, name: &str) -> String {
@@ -641,7 +636,7 @@ async fn a_stop_before_the_write_writes_nothing() {
     let output = tool
         .run(
             &json!({"command": "create", "path": file, "file_text": "x"}),
-            &ToolContext { cancel },
+            &ToolContext::new(cancel),
         )
         .await;
     assert!(output.is_error);

@@ -223,6 +223,8 @@ export type AgentEvent =
   | { type: 'stall_detected'; pattern: StallPattern; steps: string[]; step: StallStep; message: string }
   | ({ type: 'stall_answered' } & StallAnswer)
   | ({ type: 'verification' } & Verification)
+  /** An event of a task this run delegated (the `delegate` tool), as the child stored it. */
+  | { type: 'child_event'; task: string; event: AgentEvent }
   | { type: 'error'; kind?: ErrorKind; message: string }
   | {
       type: 'done';
@@ -250,7 +252,7 @@ export interface TaskInfo {
   id: string;
   session_id: string;
   state: TaskState;
-  origin: 'cli' | 'api' | 'window';
+  origin: 'cli' | 'api' | 'window' | 'delegate';
   prompt: string;
   pid: number;
   waiting_for: ApprovalRequest | null;

@@ -165,6 +165,12 @@ pub enum AgentEvent {
         #[serde(flatten)]
         answer: StallAnswer,
     },
+    /// An event of a task this run delegated (the `delegate` tool): `task` is the child
+    /// task's id, `event` its event as the child stored it (images as refs).
+    ChildEvent {
+        task: String,
+        event: Value,
+    },
     /// Whether the run's result was checked: the last event of every run that ends.
     Verification(Verification),
     Error {

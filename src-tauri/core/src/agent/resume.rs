@@ -60,9 +60,7 @@ pub async fn look_before_resuming(history: &[Message], tools: &ToolRegistry) -> 
     ))];
     let screenshot = json!({"action": "screenshot"});
     if let Ok(tool) = tools.resolve("computer", &screenshot) {
-        let ctx = ToolContext {
-            cancel: CancellationToken::new(),
-        };
+        let ctx = ToolContext::new(CancellationToken::new());
         let shot = tool.run(&screenshot, &ctx).await;
         if !shot.is_error {
             note.push(ContentBlock::text("[Deskhand] This is the screen now:"));

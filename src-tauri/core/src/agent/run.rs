@@ -24,7 +24,7 @@ use crate::llm::{
 };
 use crate::memory::NoteRef;
 use crate::tools::computer::toolset;
-use crate::tools::{ToolContext, ToolOutput, ToolRegistry};
+use crate::tools::{Progress, ToolContext, ToolOutput, ToolRegistry};
 
 pub const DEFAULT_MAX_TURNS: u32 = 50;
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
@@ -259,9 +259,13 @@ impl Agent {
                     Some(message) => (ToolOutput::error(message), ToolStatus::Error),
                     None => {
                         let checks = responses::pending_safety_checks(&assistant, call.id);
-                        let (mut output, status) = self
+                        let (mut output, status, spent) = self
                             .call_tool(call.id, name, input, checks, sink, cancel)
                             .await;
+                        // A delegated task's cost is the run's: its budget counts it.
+                        if let Some(total) = &mut outcome.cost_usd {
+                            *total += spent;
+                        }
                         stalled = stall
                             .after_step(call.id, name, input, &mut output, &self.gate, sink, cancel)
                             .await;
@@ -283,7 +287,8 @@ impl Agent {
                 outcome.status = RunStatus::Cancelled;
             } else if stalled {
                 outcome.status = RunStatus::Stalled;
-            } else if over_budget.is_some() {
+            } else if over_budget.is_some() || self.over_budget(&outcome).is_some() {
+                // Also after the calls: a delegated task's cost may have used the budget up.
                 outcome.status = RunStatus::Budget;
             } else if final_turn {
                 outcome.status = RunStatus::MaxTurns;
@@ -508,8 +513,8 @@ impl Agent {
         safety_checks: &[serde_json::Value],
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
-    ) -> (ToolOutput, ToolStatus) {
-        let failed = |message| (ToolOutput::error(message), ToolStatus::Error);
+    ) -> (ToolOutput, ToolStatus, f64) {
+        let failed = |message| (ToolOutput::error(message), ToolStatus::Error, 0.0);
         let tool = match self.tools.resolve(name, input) {
             Ok(tool) => tool,
             Err(message) => return failed(message),
@@ -536,7 +541,7 @@ impl Agent {
                 });
                 tokio::select! {
                     decision = self.gate.ask(&request) => (decision, DecidedBy::User),
-                    () = cancel.cancelled() => return (ToolOutput::error(CANCELLED), ToolStatus::Cancelled),
+                    () = cancel.cancelled() => return (ToolOutput::error(CANCELLED), ToolStatus::Cancelled, 0.0),
                 }
             }
         };
@@ -555,7 +560,7 @@ impl Agent {
                 (_, Some(reason)) => format!("not allowed: {reason}"),
                 (_, None) => "not allowed by the approval policy".to_string(),
             };
-            return (ToolOutput::error(why), ToolStatus::Denied);
+            return (ToolOutput::error(why), ToolStatus::Denied, 0.0);
         }
         // What runs must be what the person saw: a file edited while they read the diff
         // would otherwise be written with changes they never approved.
@@ -566,13 +571,40 @@ impl Agent {
                 Err(message) => return failed(message),
             }
         }
+        let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
         let ctx = ToolContext {
             cancel: cancel.child_token(),
+            progress,
         };
-        let output = tokio::select! {
-            output = tool.run(input, &ctx) => output,
-            () = cancel.cancelled() => ToolOutput::error(CANCELLED),
+        let mut spent = 0.0;
+        let mut report = |progress: Progress| match progress {
+            Progress::Event(event) => sink(*event),
+            Progress::Spent(usd) => spent += usd,
         };
+        let run = tool.run(input, &ctx);
+        tokio::pin!(run);
+        let output = loop {
+            tokio::select! {
+                output = &mut run => break output,
+                Some(progress) = reports.recv() => report(progress),
+                () = cancel.cancelled() => {
+                    // A tool with a grace period winds down (a delegate cancels its child).
+                    let grace = tokio::time::sleep(tool.cancel_grace());
+                    tokio::pin!(grace);
+                    loop {
+                        tokio::select! {
+                            _ = &mut run => break,
+                            Some(progress) = reports.recv() => report(progress),
+                            () = &mut grace => break,
+                        }
+                    }
+                    break ToolOutput::error(CANCELLED);
+                }
+            }
+        };
+        while let Ok(progress) = reports.try_recv() {
+            report(progress);
+        }
         tool.take_events().into_iter().for_each(&mut *sink);
         // A tool that saw the stop answers with an error of its own.
         let status = match output.is_error {
@@ -580,7 +612,7 @@ impl Agent {
             true if cancel.is_cancelled() => ToolStatus::Cancelled,
             true => ToolStatus::Error,
         };
-        (output, status)
+        (output, status, spent)
     }
 }
 

@@ -147,7 +147,7 @@ pub fn router(engine: Engine, token: Option<ApiKey>) -> Router {
         .route("/v1/sessions/{id}", get(show_session))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(Api { engine });
-    match token {
+    let routes = match token {
         Some(token) => {
             let token: Arc<ApiKey> = Arc::new(token);
             routes.layer(middleware::from_fn(move |request, next| {
@@ -155,7 +155,18 @@ pub fn router(engine: Engine, token: Option<ApiKey>) -> Router {
             }))
         }
         None => routes,
-    }
+    };
+    routes.layer(middleware::map_response(stamp_version))
+}
+
+/// Every answer, refusals too, says which API version speaks: a client (a parent's
+/// `delegate`) checks it before it submits anything.
+async fn stamp_version(mut response: Response) -> Response {
+    response.headers_mut().insert(
+        crate::tools::delegate::API_VERSION_HEADER,
+        axum::http::HeaderValue::from_static(crate::tools::delegate::API_VERSION),
+    );
+    response
 }
 
 /// Refuses a request without the token, saying only that one is needed.

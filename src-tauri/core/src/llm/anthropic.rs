@@ -649,6 +649,7 @@ mod tests {
     fn sse(event: &str, mut data: Value) -> SseEvent {
         data["type"] = json!(event);
         SseEvent {
+            id: None,
             event: event.into(),
             data: data.to_string(),
         }

@@ -13,7 +13,7 @@ mod provider;
 pub mod providers;
 pub mod responses;
 mod retry;
-mod sse;
+pub(crate) mod sse;
 pub mod tool_fallbacks;
 
 pub use error::{ErrorKind, ProviderError};

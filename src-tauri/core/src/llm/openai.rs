@@ -564,6 +564,7 @@ mod tests {
 
     fn chunk(data: Value) -> SseEvent {
         SseEvent {
+            id: None,
             event: String::new(),
             data: data.to_string(),
         }
@@ -586,6 +587,7 @@ mod tests {
 
     fn done() -> SseEvent {
         SseEvent {
+            id: None,
             event: String::new(),
             data: "[DONE]".into(),
         }

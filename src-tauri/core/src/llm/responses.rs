@@ -639,6 +639,7 @@ mod tests {
 
     fn event(value: Value) -> SseEvent {
         SseEvent {
+            id: None,
             event: value["type"].as_str().unwrap_or_default().to_string(),
             data: value.to_string(),
         }

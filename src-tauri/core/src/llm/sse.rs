@@ -13,6 +13,8 @@ pub const MAX_EVENT_BYTES: usize = 32 * 1024 * 1024;
 pub struct SseEvent {
     pub event: String,
     pub data: String,
+    /// The event's `id` field, when it had one (Deskhand's own API numbers its events).
+    pub id: Option<String>,
 }
 
 /// A stream that breaks the SSE format's bounds.
@@ -30,6 +32,7 @@ pub struct SseParser {
     /// How much of `buffer` is known to hold no newline.
     scanned: usize,
     event: String,
+    id: Option<String>,
     /// The event's data lines joined by `\n`; `None` until a data line arrives.
     data: Option<String>,
     limit: usize,
@@ -48,6 +51,7 @@ impl SseParser {
             buffer: Vec::new(),
             scanned: 0,
             event: String::new(),
+            id: None,
             data: None,
             limit,
         }
@@ -92,6 +96,7 @@ impl SseParser {
             return Ok(Some(SseEvent {
                 event: std::mem::take(&mut self.event),
                 data: self.data.take().unwrap_or_default(),
+                id: self.id.take(),
             }));
         }
         if line.starts_with(':') {
@@ -106,6 +111,8 @@ impl SseParser {
         match field {
             "event" if value.len() > self.limit => return too_large,
             "event" => self.event = value.to_string(),
+            "id" if value.len() > self.limit => return too_large,
+            "id" => self.id = Some(value.to_string()),
             "data" => match &mut self.data {
                 None if value.len() > self.limit => return too_large,
                 None => self.data = Some(value.to_string()),
@@ -138,14 +145,17 @@ mod tests {
                 events,
                 vec![
                     SseEvent {
+                        id: None,
                         event: "ping".into(),
                         data: "{}".into()
                     },
                     SseEvent {
+                        id: None,
                         event: "message_start".into(),
                         data: "{\"a\":\n\"é\"}".into()
                     },
                     SseEvent {
+                        id: None,
                         event: String::new(),
                         data: "\nx".into()
                     },

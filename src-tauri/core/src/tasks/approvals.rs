@@ -58,15 +58,16 @@ impl PendingApprovals {
         sender.is_some_and(|sender| sender.send(answer).is_ok())
     }
 
+    /// Opens the question `id`, unless it is open already: a tool that asks the person
+    /// itself (a delegated task's approval) may wait on it before its event is recorded.
     pub fn open(&self, id: &str) {
-        let (answer, waiting) = oneshot::channel();
-        self.questions().insert(
-            id.to_string(),
+        self.questions().entry(id.to_string()).or_insert_with(|| {
+            let (answer, waiting) = oneshot::channel();
             Question {
                 answer: Some(answer),
                 waiting: Some(waiting),
-            },
-        );
+            }
+        });
     }
 
     /// Whether the action `id` waits for an answer.
@@ -207,6 +208,26 @@ mod tests {
         assert_eq!(
             waiting.await.unwrap(),
             request("t2").answer(Decision::Deny { reason: None })
+        );
+    }
+
+    /// A tool that asks the person itself (a delegated task's approval) waits before its
+    /// `approval_needed` is recorded, which opens the question again: the wait keeps it.
+    #[tokio::test]
+    async fn a_question_waited_on_before_its_event_is_recorded_keeps_its_answer() {
+        let approvals = Arc::new(PendingApprovals::default());
+        let waiting = tokio::spawn({
+            let approvals = approvals.clone();
+            async move { TaskApprover { approvals }.decide(&request("d.c1")).await }
+        });
+        while !approvals.is_open("d.c1") {
+            tokio::task::yield_now().await;
+        }
+        approvals.open("d.c1");
+        approvals.answer("d.c1", Decision::Approve).unwrap();
+        assert_eq!(
+            waiting.await.unwrap(),
+            request("d.c1").answer(Decision::Approve)
         );
     }
 

@@ -531,7 +531,7 @@ impl Run {
             .join("\n");
         let prepared = prepare::prepare(
             resolved,
-            self.store(),
+            &self.engine,
             &self.session_id,
             &prompt,
             self.live.approvals.clone(),

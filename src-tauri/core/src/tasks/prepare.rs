@@ -26,6 +26,7 @@ use crate::secrets::{self, ApiKey, OsKeyring};
 use crate::store::{Store, StoreError};
 use crate::tools::catalog::{self, CatalogError, MemoryAccess, ToolSettings};
 use crate::tools::computer::scaling::Size;
+use crate::tools::delegate::{self, Delegation, RemoteTarget};
 use crate::tools::launch::Launch;
 use crate::tools::plugins::{PluginConfig, PluginError, PluginTimeouts, Plugins, Selection};
 use crate::tools::{Tool, ToolRegistry};
@@ -77,6 +78,11 @@ pub struct RunSettings {
     pub agent_desktop: bool,
     /// The sandbox the agent's programs run in (`crate::sandbox`); `None`: none.
     pub sandbox: Option<SandboxChoice>,
+    /// Remote Deskhand services the `delegate` tool may hand tasks to, besides the stored
+    /// `delegate.targets` setting.
+    pub delegate_to: Vec<RemoteTarget>,
+    /// Whether this run may delegate at all; a delegated task may not delegate again.
+    pub may_delegate: bool,
     /// Numbered marks on the computer tool's screenshots; `None`: `$DESKHAND_SET_OF_MARKS`,
     /// else the stored setting (the window's toggle, `deskhand settings`), else off.
     pub set_of_marks: Option<bool>,
@@ -156,6 +162,8 @@ impl Default for RunSettings {
             stall: StallChoice::default(),
             agent_desktop: false,
             sandbox: None,
+            delegate_to: Vec::new(),
+            may_delegate: true,
             set_of_marks: None,
         }
     }
@@ -307,6 +315,52 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
     })
 }
 
+/// What the `delegate` tool works with, when the run offers it: asked for by name, or by
+/// default when remotes are configured (the flag's and the stored setting's). A delegated
+/// run never offers it.
+fn delegation(
+    settings: &RunSettings,
+    requested: Option<&[String]>,
+    store: &Store,
+    engine: &super::Engine,
+    approvals: &Arc<PendingApprovals>,
+) -> Result<Option<Delegation>, PrepareError> {
+    if !settings.may_delegate {
+        return Ok(None);
+    }
+    let mut remotes = settings.delegate_to.clone();
+    if let Some(stored) = store
+        .setting(delegate::TARGETS_SETTING)?
+        .filter(|v| !v.is_null())
+    {
+        let Some(targets) = stored.as_object() else {
+            return Err(PrepareError::Invalid(format!(
+                "the `{}` setting must map names to URLs",
+                delegate::TARGETS_SETTING
+            )));
+        };
+        for (name, url) in targets {
+            let url = url.as_str().unwrap_or_default();
+            let target = RemoteTarget::parse(&format!("{name}={url}")).map_err(|e| {
+                PrepareError::Invalid(format!("the `{}` setting: {e}", delegate::TARGETS_SETTING))
+            })?;
+            if !remotes.iter().any(|r| r.name == target.name) {
+                remotes.push(target);
+            }
+        }
+    }
+    let wanted = match requested {
+        Some(names) => names.iter().any(|n| n == delegate::NAME),
+        None => !remotes.is_empty(),
+    };
+    Ok(wanted.then(|| Delegation {
+        engine: engine.clone(),
+        settings: settings.clone(),
+        remotes,
+        approvals: approvals.clone(),
+    }))
+}
+
 /// A run ready to go: its agent, the plugin servers it started (shut them down after it),
 /// and the servers that did not start (reported, and the run goes on without them).
 pub struct Prepared {
@@ -320,15 +374,17 @@ pub struct Prepared {
 /// Makes the tools (starting plugin servers) and the agent for a run of `session_id` on
 /// `prompt` (which chooses the notes for the system prompt), with the approval gate asking
 /// through `approvals` and remembering "always allow" in the session's `rules`.
+/// The run's store is `engine`'s, the engine a local delegated task runs on.
 pub async fn prepare(
     resolved: Resolved,
-    store: &Store,
+    engine: &super::Engine,
     session_id: &str,
     prompt: &str,
     approvals: Arc<PendingApprovals>,
     rules: SessionRules,
     wrap: Option<ToolWrapper>,
 ) -> Result<Prepared, PrepareError> {
+    let store = engine.store();
     let Resolved {
         settings,
         provider,
@@ -360,6 +416,13 @@ pub async fn prepare(
     if let Some(sandbox) = &sandbox {
         launch = sandbox.wrap(&launch);
     }
+    let delegation = delegation(
+        &settings,
+        selection.builtin.as_deref(),
+        store,
+        engine,
+        &approvals,
+    )?;
     let tool_settings = ToolSettings {
         model: model.clone(),
         monitor: settings.monitor,
@@ -372,6 +435,7 @@ pub async fn prepare(
         display: desktop.as_ref().map(AgentDesktop::display_name),
         launch,
         sandboxed: sandbox.is_some(),
+        delegation,
         set_of_marks,
         ..ToolSettings::default()
     };

@@ -86,6 +86,8 @@ pub enum Origin {
     Cli,
     Api,
     Window,
+    /// A task another task's `delegate` call started on this machine.
+    Delegate,
 }
 
 impl Origin {
@@ -94,11 +96,12 @@ impl Origin {
             Self::Cli => "cli",
             Self::Api => "api",
             Self::Window => "window",
+            Self::Delegate => "delegate",
         }
     }
 
     pub fn parse(name: &str) -> Option<Self> {
-        [Self::Cli, Self::Api, Self::Window]
+        [Self::Cli, Self::Api, Self::Window, Self::Delegate]
             .into_iter()
             .find(|o| o.name() == name)
     }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::bash::{self, BashTool};
 use super::computer::ComputerTool;
 use super::computer::scaling::Size;
+use super::delegate::DelegateTool;
 use super::editor::EditorTool;
 use super::launch::Launch;
 use super::memory::MemoryTool;
@@ -42,6 +43,8 @@ pub struct ToolSettings {
     /// Whether the agent's programs are sandboxed: the editor, which works in this process
     /// and would reach past the sandbox, is then not offered.
     pub sandboxed: bool,
+    /// What the `delegate` tool needs; `None`: the run does not delegate.
+    pub delegation: Option<super::delegate::Delegation>,
     /// Set-of-marks: the computer tool's screenshots carry numbered marks on the interactive
     /// elements (`crate::elements::marks`).
     pub set_of_marks: bool,
@@ -77,6 +80,7 @@ impl Default for ToolSettings {
             display: None,
             launch: Launch::default(),
             sandboxed: false,
+            delegation: None,
             set_of_marks: false,
         }
     }
@@ -93,7 +97,9 @@ pub enum CatalogError {
 }
 
 /// Every built-in tool name, in the order they are offered.
-pub const BUILTIN: &[&str] = &["computer", "ui", "bash", "editor", "memory", "plan"];
+pub const BUILTIN: &[&str] = &[
+    "computer", "ui", "bash", "editor", "memory", "plan", "delegate",
+];
 
 /// Makes one built-in tool, or says why it cannot work on this machine. `computer` is the
 /// run's one computer tool, opened on first need: the `ui` tool acts through it and shares
@@ -145,6 +151,12 @@ fn make(
                 .map_err(|e| unavailable(e.to_string()))?;
             Ok(Arc::new(PlanTool::new(stored)))
         }
+        "delegate" => match &settings.delegation {
+            Some(delegation) => Ok(Arc::new(DelegateTool::new(delegation.clone()))),
+            None => Err(unavailable(
+                "this run does not delegate (a delegated task cannot delegate again)".into(),
+            )),
+        },
         _ => Err(CatalogError::Unknown(name.to_string())),
     }
 }

@@ -74,6 +74,7 @@ mod tests {
     use serde_json::{Map, Value};
 
     use crate::store::Store;
+    use crate::tasks::{Engine, RunSettings};
     use crate::tools::Tool;
     use crate::tools::bash::BashTool;
     use crate::tools::computer::ComputerTool;
@@ -81,6 +82,7 @@ mod tests {
     use crate::tools::computer::screen::FakeScreen;
     use crate::tools::computer::settle::SettlePolicy;
     use crate::tools::computer::version::ToolVersion;
+    use crate::tools::delegate::{DelegateTool, Delegation};
     use crate::tools::editor::EditorTool;
     use crate::tools::memory::MemoryTool;
     use crate::tools::plan::PlanTool;
@@ -115,6 +117,15 @@ mod tests {
             ("editor", Arc::new(EditorTool::new(None))),
             ("memory", Arc::new(MemoryTool::new(store.clone(), "s"))),
             ("plan", Arc::new(PlanTool::new(Vec::new()))),
+            (
+                "delegate",
+                Arc::new(DelegateTool::new(Delegation {
+                    engine: Engine::new(store.clone()),
+                    settings: RunSettings::default(),
+                    remotes: Vec::new(),
+                    approvals: Arc::default(),
+                })),
+            ),
         ];
         let mut all = Map::new();
         for (label, tool) in tools {

@@ -5,6 +5,7 @@ pub mod bash;
 pub(crate) mod capped;
 pub mod catalog;
 pub mod computer;
+pub mod delegate;
 pub mod editor;
 pub mod input;
 pub mod launch;
@@ -37,6 +38,12 @@ pub trait Tool: Send + Sync {
     fn take_events(&self) -> Vec<crate::agent::AgentEvent> {
         Vec::new()
     }
+
+    /// How long a stopped run waits for this tool to finish after its cancellation token
+    /// fired (a delegate cancels its child task first); most tools are dropped at once.
+    fn cancel_grace(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
 }
 
 /// What a tool call will do, as the approval gate and the person see it.
@@ -60,6 +67,30 @@ pub struct ActionPlan {
 
 pub struct ToolContext {
     pub cancel: CancellationToken,
+    /// What a long call reports while it runs (a delegated task's events and cost); the
+    /// loop passes it on at once. Sends after the loop stopped listening are dropped.
+    pub progress: tokio::sync::mpsc::UnboundedSender<Progress>,
+}
+
+impl ToolContext {
+    /// A context whose progress goes nowhere: for callers that run a tool outside the loop.
+    pub fn new(cancel: CancellationToken) -> Self {
+        Self {
+            cancel,
+            progress: tokio::sync::mpsc::unbounded_channel().0,
+        }
+    }
+}
+
+/// What a running call reports before its result.
+#[derive(Debug)]
+pub enum Progress {
+    /// An event to store and show beside the call's (a child task's `child_event`, an
+    /// approval the child asks the person for).
+    Event(Box<crate::agent::AgentEvent>),
+    /// Money the call spent (a child task's model cost), in US dollars: it counts against
+    /// the run's cost budget.
+    Spent(f64),
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -5,6 +5,7 @@ pub mod cli;
 pub mod portal;
 pub mod raw_http;
 pub mod rss;
+pub mod serve;
 pub mod sway;
 pub mod x11;
 

@@ -15,7 +15,7 @@ import {
   userText,
 } from '../../test/events';
 import { applyEvent } from './reduce';
-import { initialRunState, type RunState } from './state';
+import { initialRunState, type ChildRun, type RunState } from './state';
 
 function fold(events: AgentEvent[], state: RunState = initialRunState(), now = 1_000): RunState {
   for (const event of events) applyEvent(state, event, now);
@@ -337,5 +337,32 @@ describe('applyEvent', () => {
     expect(state.stall).toBeNull();
     fold([started(), ask(['t7']), stall('stalled', ['t7'])], state);
     expect(state.stall).toBeNull();
+  });
+});
+
+describe('child_event', () => {
+  const child = (task: string, event: AgentEvent): AgentEvent => ({ type: 'child_event', task, event });
+
+  it('folds each delegated task into a run of its own, apart from the parent', () => {
+    const shot = image('c'.repeat(64));
+    const state = fold([
+      started(),
+      toolCall('p1', 'delegate', { prompt: 'do it' }),
+      child('task-a', started()),
+      child('task-a', toolCall('c1', 'computer', { action: 'screenshot' })),
+      child('task-a', toolResult('c1', { images: [shot] })),
+      child('task-b', started()),
+      child('task-a', done('done')),
+    ]);
+    expect(state.children.map((c) => c.task)).toEqual(['task-a', 'task-b']);
+    const [a, b] = state.children as [ChildRun, ChildRun];
+    expect(a.run.timeline.map((e) => [e.id, e.phase])).toEqual([['c1', 'done']]);
+    expect(a.run.screen).toEqual(shot);
+    expect(a.run.outcome).toBe('done');
+    expect(b.run.phase).toBe('running');
+    // The parent's own timeline and state are untouched by the child's.
+    expect(state.timeline.map((e) => e.id)).toEqual(['p1']);
+    expect(state.screen).toBeNull();
+    expect(state.phase).toBe('running');
   });
 });

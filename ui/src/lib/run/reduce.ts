@@ -2,7 +2,14 @@
 // what changed). The same fold rebuilds a reopened session from its stored events.
 import type { AgentEvent, ContentBlock, ImageRef, ImageSource, Message, ToolStatus } from '../types';
 import { errorNotice, noticeKind } from './errors';
-import { addCost, addUsage, type ChatBlock, type RunState, type TimelineEntry } from './state';
+import {
+  addCost,
+  addUsage,
+  initialRunState,
+  type ChatBlock,
+  type RunState,
+  type TimelineEntry,
+} from './state';
 
 export function applyEvent(state: RunState, event: AgentEvent, now: number): void {
   if (event.type !== 'retrying') state.retry = null;
@@ -132,6 +139,15 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
     case 'error':
       state.error = errorNotice(event.message, noticeKind(event.kind));
       return;
+    case 'child_event': {
+      if (!state.children.some((c) => c.task === event.task)) {
+        state.children.push({ task: event.task, run: initialRunState() });
+      }
+      // Found again: the pushed object is wrapped when the state is a Svelte proxy.
+      const child = state.children.find((c) => c.task === event.task);
+      if (child) applyEvent(child.run, event.event, now);
+      return;
+    }
     case 'done':
       state.sessionId = event.session_id;
       state.phase = 'finished';

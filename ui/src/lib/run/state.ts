@@ -97,6 +97,12 @@ export interface RetryNotice {
 /** idle: nothing sent yet; running: events are arriving; stopping: a stop was asked for. */
 export type RunPhase = 'idle' | 'running' | 'stopping' | 'finished';
 
+/** A delegated task: its id and its own run, shown as a nested timeline. */
+export interface ChildRun {
+  task: string;
+  run: RunState;
+}
+
 export interface RunState {
   sessionId: string | null;
   provider: string | null;
@@ -134,6 +140,8 @@ export interface RunState {
   usageBase: Usage;
   costBase: number | null;
   historyLength: number;
+  /** Tasks this run delegated, each folded like a run of its own, in the order they began. */
+  children: ChildRun[];
   /** The role of the history's last message, to recognise merged user messages. */
   lastRole: Role | null;
   nextKey: number;
@@ -190,6 +198,7 @@ export function initialRunState(): RunState {
     usageBase: zeroUsage(),
     costBase: null,
     historyLength: 0,
+    children: [],
     lastRole: null,
     nextKey: 0,
   };

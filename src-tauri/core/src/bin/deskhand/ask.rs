@@ -16,6 +16,7 @@ use deskhand::tasks::{
     DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, Engine, Origin, RunSettings, StallChoice,
     TaskInfo, TaskSpec, TaskState, TaskUpdate, Watch, parse_seconds,
 };
+use deskhand::tools::delegate::RemoteTarget;
 use tokio_util::sync::CancellationToken;
 
 use reqwest::Method;
@@ -139,6 +140,10 @@ pub struct AskArgs {
     /// Cut the sandbox off the network.
     #[arg(long)]
     no_network: bool,
+    /// A remote `deskhand serve` the `delegate` tool may hand tasks to, by name; its token
+    /// is read from DESKHAND_DELEGATE_TOKEN_<NAME>. Repeatable; offers the tool.
+    #[arg(long, value_name = "NAME=URL", value_parser = RemoteTarget::parse, conflicts_with = "background")]
+    delegate_to: Vec<RemoteTarget>,
     /// What to do; `-` reads it from stdin (for a long prompt).
     prompt: String,
 }
@@ -208,6 +213,8 @@ impl AskArgs {
                 },
                 agent_desktop,
                 sandbox,
+                delegate_to: self.delegate_to.clone(),
+                may_delegate: true,
                 set_of_marks: self.set_of_marks.then_some(true),
             },
             origin: Origin::Cli,

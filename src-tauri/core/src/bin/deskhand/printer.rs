@@ -169,6 +169,10 @@ impl Printer {
                 usage.output_tokens,
                 cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default()
             ),
+            AgentEvent::ChildEvent { task, event } => match child_line(event) {
+                Some(line) => format!("  ↳ [task {}] {line}", short(task)),
+                None => return,
+            },
             _ => return,
         };
         if std::mem::take(&mut self.in_text) {
@@ -176,6 +180,24 @@ impl Printer {
         }
         eprintln!("{}", visible::text(&line));
     }
+}
+
+/// A delegated task's event as one line, for the steps worth a line: its actions, their
+/// results, its errors and its end.
+fn child_line(event: &serde_json::Value) -> Option<String> {
+    let text = |key: &str| event[key].as_str().unwrap_or_default().to_string();
+    match event["type"].as_str()? {
+        "tool_call" => Some(format!("→ {} {}", text("name"), event["input"])),
+        "tool_result" if event["is_error"] == true => Some(format!("✗ {}", text("text"))),
+        "error" => Some(format!("error: {}", text("message"))),
+        "done" => Some(format!("[{}] {} turn(s)", text("status"), event["turns"])),
+        _ => None,
+    }
+}
+
+/// The first characters of an id, enough to tell tasks apart on a terminal.
+fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
 }
 
 fn mark(status: StepStatus) -> &'static str {

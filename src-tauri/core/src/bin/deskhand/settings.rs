@@ -9,6 +9,7 @@ use deskhand::agent::stall::StallPolicy;
 use deskhand::agent::{Budget, SecretPlaces};
 use deskhand::elements::marks;
 use deskhand::memory;
+use deskhand::tools::delegate::{self, RemoteTarget};
 use serde_json::Value;
 
 #[derive(Args)]
@@ -50,10 +51,13 @@ enum Setting {
     /// `on` or `off` (the default): whether the computer tool's screenshots carry numbered
     /// marks on the interactive elements (`ask --set-of-marks` turns it on for one run).
     SetOfMarks,
+    /// Remote `deskhand serve`s the `delegate` tool may hand tasks to, for every front end:
+    /// `NAME=URL` entries separated by `,` (each token from DESKHAND_DELEGATE_TOKEN_<NAME>).
+    DelegateTargets,
 }
 
 impl Setting {
-    const ALL: [Setting; 8] = [
+    const ALL: [Setting; 9] = [
         Setting::MaxCost,
         Setting::MaxTokens,
         Setting::SecretPaths,
@@ -62,6 +66,7 @@ impl Setting {
         Setting::StallCycles,
         Setting::Memory,
         Setting::SetOfMarks,
+        Setting::DelegateTargets,
     ];
 
     fn key(self) -> &'static str {
@@ -71,6 +76,7 @@ impl Setting {
             Self::SecretPaths => SecretPlaces::SETTING,
             Self::Memory => memory::IN_PROMPT_SETTING,
             Self::SetOfMarks => marks::SETTING,
+            Self::DelegateTargets => delegate::TARGETS_SETTING,
             Self::StallRepeats => StallPolicy::REPEATS_SETTING,
             Self::StallNoOps => StallPolicy::NO_OPS_SETTING,
             Self::StallCycles => StallPolicy::CYCLES_SETTING,
@@ -84,6 +90,7 @@ impl Setting {
             Self::SecretPaths => "secret-paths",
             Self::Memory => "memory",
             Self::SetOfMarks => "set-of-marks",
+            Self::DelegateTargets => "delegate-targets",
             Self::StallRepeats => "stall-repeats",
             Self::StallNoOps => "stall-no-ops",
             Self::StallCycles => "stall-cycles",
@@ -117,6 +124,14 @@ impl Setting {
                     );
                 }
                 Value::from(paths)
+            }
+            Self::DelegateTargets => {
+                let mut targets = serde_json::Map::new();
+                for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+                    let target = RemoteTarget::parse(entry).map_err(anyhow::Error::msg)?;
+                    targets.insert(target.name, Value::from(target.url));
+                }
+                Value::Object(targets)
             }
             Self::StallRepeats | Self::StallNoOps | Self::StallCycles => {
                 match text.parse::<u32>() {

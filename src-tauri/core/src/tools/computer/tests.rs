@@ -47,13 +47,8 @@ fn tool() -> (ComputerTool, RecordingInput) {
 }
 
 async fn run(tool: &ComputerTool, input: Value) -> ToolOutput {
-    tool.run(
-        &input,
-        &ToolContext {
-            cancel: CancellationToken::new(),
-        },
-    )
-    .await
+    tool.run(&input, &ToolContext::new(CancellationToken::new()))
+        .await
 }
 
 fn image_size(output: &ToolOutput) -> (usize, usize) {
@@ -362,7 +357,7 @@ async fn a_stop_ends_a_long_wait() {
     let out = tool
         .run(
             &json!({"action": "wait", "duration": 30}),
-            &ToolContext { cancel },
+            &ToolContext::new(cancel),
         )
         .await;
     assert!(started.elapsed() < Duration::from_secs(5));

@@ -135,6 +135,11 @@ pub struct AskArgs {
     /// Cut the sandbox off the network.
     #[arg(long)]
     no_network: bool,
+    /// Keep the agent desktop after the task for the session's next task. Only the service
+    /// outlives a task, so this goes with --background (a `deskhand ask` ends its desktop
+    /// when it exits).
+    #[arg(long, requires = "background")]
+    keep_desktop: bool,
     /// What to do; `-` reads it from stdin (for a long prompt).
     prompt: String,
 }
@@ -203,6 +208,7 @@ impl AskArgs {
                     ask_timeout: self.stall_ask_timeout,
                 },
                 agent_desktop,
+                keep_desktop: self.keep_desktop,
                 sandbox,
             },
             origin: Origin::Cli,
@@ -308,6 +314,7 @@ async fn background(args: &AskArgs) -> Result<()> {
         "sandbox": (args.sandbox || args.no_sandbox).then_some(args.sandbox),
         "share": args.share,
         "network": !args.no_network,
+        "keep_desktop": args.keep_desktop,
         "stall": {
             "enabled": !args.no_stall_check,
             "repeats": args.stall_repeats,

@@ -27,7 +27,7 @@ pub const STOP_SHORTCUT: &str = "ctrl+shift+Escape";
 /// The app's state and exactly the commands of `commands::COMMANDS`. Shared by the app and
 /// the command tests, which build it on Tauri's mock runtime.
 pub fn configure<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<R> {
-    use commands::{capture, link, notes, run, sessions, settings, tasks};
+    use commands::{agent_desktop, capture, link, notes, run, sessions, settings, tasks};
     builder
         .manage(state)
         .invoke_handler(tauri::generate_handler![
@@ -64,6 +64,11 @@ pub fn configure<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<R>
             sessions::set_session_check,
             tasks::list_tasks,
             tasks::watch_task,
+            agent_desktop::get_session_desktop,
+            agent_desktop::set_session_desktop,
+            agent_desktop::watch_agent_desktop,
+            agent_desktop::unwatch_agent_desktop,
+            agent_desktop::take_over_input,
         ])
 }
 

@@ -4,6 +4,8 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use deskhand::agent::ApprovalPolicy;
+use deskhand::desktop::live::LiveView;
+use deskhand::desktop::takeover::TakeOver;
 use deskhand::secrets::OsKeyring;
 use deskhand::store::Store;
 use deskhand::tasks::Engine;
@@ -42,6 +44,10 @@ pub struct AppState {
     pub bar: Bar,
     /// Native confirmations and the system browser.
     pub desktop: Arc<dyn Desktop>,
+    /// The side panel's live view of an agent desktop, if it shows one.
+    live_view: Mutex<Option<LiveView>>,
+    /// The input connection to the agent desktop the person took over last.
+    pub takeover: Arc<Mutex<Option<TakeOver>>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -77,6 +83,8 @@ impl AppState {
             keyring: OsKeyring::default(),
             bar: Bar::default(),
             desktop: Arc::new(NativeDesktop),
+            live_view: Mutex::default(),
+            takeover: Arc::default(),
         }
     }
 
@@ -107,6 +115,12 @@ impl AppState {
         if let (Some(task), Some(engine)) = (self.running_task(), &self.engine) {
             let _ = engine.set_policy(&task, mode);
         }
+    }
+
+    /// Replaces the live view (`None`: none); the one replaced stops.
+    pub fn show_live_view(&self, view: Option<LiveView>) {
+        let old = std::mem::replace(&mut *lock(&self.live_view), view);
+        drop(old);
     }
 
     /// The session the running run writes to.

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod agent_desktop;
 mod approvals;
 mod capture;
 mod finish_or_ask;

@@ -72,6 +72,8 @@ pub struct Window {
     pub person: Arc<Person>,
     window: WebviewWindow<MockRuntime>,
     pub events: Arc<Mutex<Vec<Value>>>,
+    /// Raw bytes sent over channels: the live view's frames.
+    pub frames: Arc<Mutex<Vec<Vec<u8>>>>,
     pub _config: tempfile::TempDir,
     /// The history: a real SQLite store.
     pub data: tempfile::TempDir,
@@ -110,15 +112,18 @@ pub fn window_in(server: Option<&StandIn>, data: tempfile::TempDir) -> Window {
     }
     let events = Arc::new(Mutex::new(Vec::new()));
     let caught = events.clone();
+    let frames = Arc::new(Mutex::new(Vec::new()));
+    let framed = frames.clone();
     let person = Arc::new(Person::default());
     let state = AppState::new(config.path(), data.path()).with_desktop(person.clone());
     let app = configure(mock_builder(), state)
         .channel_interceptor(move |_, _, _, body| {
-            if let InvokeResponseBody::Json(json) = body {
-                caught
+            match body {
+                InvokeResponseBody::Json(json) => caught
                     .lock()
                     .unwrap()
-                    .push(serde_json::from_str(json).unwrap());
+                    .push(serde_json::from_str(json).unwrap()),
+                InvokeResponseBody::Raw(bytes) => framed.lock().unwrap().push(bytes.clone()),
             }
             true
         })
@@ -132,6 +137,7 @@ pub fn window_in(server: Option<&StandIn>, data: tempfile::TempDir) -> Window {
         person,
         window,
         events,
+        frames,
         _config: config,
         data,
         _env: env,
@@ -146,11 +152,12 @@ impl Window {
             person: _,
             window,
             events,
+            frames,
             _config,
             data,
             _env,
         } = self;
-        drop((window, _app, events, _config, _env));
+        drop((window, _app, events, frames, _config, _env));
         window_in(server, data)
     }
 

@@ -3,6 +3,11 @@
 //! a bare Xvfb (no bus, no window manager, no registry) until the same screen is open and
 //! the same first frame captured: what any private display costs at least.
 //!
+//! Then, on one agent desktop: the live view's CPU while nothing changes (this process's
+//! CPU time over 5 s of an idle desktop, a view running), how long after a change its frame
+//! comes (the root window repainted in another colour, until the frame is handed over), and
+//! the computer tool's click step there (click, settle, screenshot) as on the person's screen.
+//!
 //! Run: `cargo bench -p deskhand --bench desktop` (or, without a release build,
 //! `cargo test -p deskhand --bench desktop`, whose dependencies are optimised as well).
 
@@ -10,9 +15,19 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use std::sync::mpsc;
+
 use deskhand::desktop::AgentDesktop;
+use deskhand::desktop::live::LiveView;
+use deskhand::tools::catalog::ToolSettings;
+use deskhand::tools::computer::ComputerTool;
 use deskhand::tools::computer::screen::{RealScreen, Screen as _};
+use deskhand::tools::{Tool, ToolContext};
+use serde_json::json;
 use support::median;
+use tokio_util::sync::CancellationToken;
+use x11rb::connection::Connection as _;
+use x11rb::protocol::xproto::{ChangeWindowAttributesAux, ConnectionExt as _};
 
 const RUNS: usize = 15;
 
@@ -72,4 +87,96 @@ async fn main() {
     );
     println!("baseline, a bare Xvfb until screen open and first frame: median {xvfb:?}");
     println!("ratio: {:.2}", ready.as_secs_f64() / xvfb.as_secs_f64());
+    live_view_and_click_step().await;
+}
+
+/// CPU time (user and system) this process has used so far.
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        let mut usage = std::mem::zeroed::<libc::rusage>();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+async fn live_view_and_click_step() {
+    let desktop = AgentDesktop::start().await.expect("a desktop");
+    let name = desktop.display_name();
+    let (frames, arrived) = mpsc::channel::<Instant>();
+    let view = LiveView::start(&name, 640, move |_| frames.send(Instant::now()).is_ok())
+        .expect("a live view");
+    arrived.recv().expect("a first frame");
+    std::thread::sleep(Duration::from_millis(500));
+    while arrived.try_recv().is_ok() {}
+
+    let mut idle = Vec::new();
+    for _ in 0..3 {
+        let (cpu, wall) = (cpu_time(), Instant::now());
+        std::thread::sleep(Duration::from_secs(5));
+        idle.push((cpu_time() - cpu).as_secs_f64() / wall.elapsed().as_secs_f64() * 100.0);
+    }
+    assert!(arrived.try_recv().is_err(), "frames while idle");
+    idle.sort_by(f64::total_cmp);
+    println!(
+        "live view, idle desktop: {:.3} % of one core (median of 3 x 5 s; all: {idle:.3?})",
+        idle[1]
+    );
+
+    let (conn, number) = x11rb::connect(Some(&name)).expect("a connection");
+    let root = conn.setup().roots[number].root;
+    let mut latency = Vec::new();
+    for round in 0..20u32 {
+        // Past the view's 10-a-second limit, so each change is shown as soon as it can be.
+        std::thread::sleep(Duration::from_millis(150));
+        let colour = if round % 2 == 0 {
+            0x00336699
+        } else {
+            0x00996633
+        };
+        conn.change_window_attributes(
+            root,
+            &ChangeWindowAttributesAux::new().background_pixel(colour),
+        )
+        .unwrap();
+        conn.clear_area(false, root, 0, 0, 0, 0).unwrap();
+        conn.flush().unwrap();
+        let changed = Instant::now();
+        let at = arrived
+            .recv_timeout(Duration::from_secs(2))
+            .expect("a frame after the change");
+        latency.push(at.saturating_duration_since(changed));
+        while arrived.try_recv().is_ok() {}
+    }
+    println!(
+        "live view, change to frame: median {:?} over 20",
+        median(latency)
+    );
+    drop(view);
+
+    let tool = ComputerTool::open(&ToolSettings {
+        model: "claude-sonnet-4-5".into(),
+        display: Some(name.clone()),
+        ..ToolSettings::default()
+    })
+    .expect("the computer tool on the agent desktop");
+    let ctx = ToolContext {
+        cancel: CancellationToken::new(),
+    };
+    let click = json!({"action": "left_click", "coordinate": [1200, 760]});
+    let mut steps = Vec::new();
+    for _ in 0..20 {
+        let started = Instant::now();
+        let out = tool.run(&click, &ctx).await;
+        assert!(!out.is_error, "{:?}", out.content);
+        steps.push(started.elapsed());
+    }
+    println!(
+        "click step on the agent desktop (click, settle, screenshot): median {:?} over 20",
+        median(steps)
+    );
 }

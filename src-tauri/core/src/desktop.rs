@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use tokio::process::Command;
 
+pub mod live;
+pub mod takeover;
+
 /// The first display number tried (`$DESKHAND_FIRST_DISPLAY` moves it, for tests that must
 /// not meet each other); taken ones are skipped upward.
 const FIRST_DISPLAY: u32 = 100;
@@ -20,6 +23,34 @@ const DISPLAYS_TRIED: u32 = 200;
 const START_WAIT: Duration = Duration::from_secs(10);
 /// The agent desktop's screen.
 pub const SIZE: (u32, u32) = (1280, 800);
+
+/// Where a session's runs work, as the window saves it with the session: the person's screen,
+/// or an agent desktop (sandboxed unless turned off, and kept between runs if asked).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DesktopChoice {
+    pub agent: bool,
+    #[serde(default = "DesktopChoice::sandbox_by_default")]
+    pub sandbox: bool,
+    #[serde(default)]
+    pub keep: bool,
+}
+
+impl DesktopChoice {
+    fn sandbox_by_default() -> bool {
+        true
+    }
+}
+
+impl Default for DesktopChoice {
+    fn default() -> Self {
+        Self {
+            agent: false,
+            sandbox: Self::sandbox_by_default(),
+            keep: false,
+        }
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum DesktopError {

@@ -367,3 +367,201 @@ fn the_sandbox_has_the_network_unless_it_is_cut() {
         assert_eq!(tool_results(&api)[0].trim(), expected, "{flags:?}");
     }
 }
+
+/// A program on the agent desktop `display`, ended when dropped.
+fn on_agent_desktop(display: &str, program: &str, args: &[&str]) -> x11::Program {
+    x11::Program(
+        std::process::Command::new(program)
+            .args(args)
+            .env("DISPLAY", display)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{program}: {e}")),
+    )
+}
+
+/// What xwininfo says of the window titled `name` on `display` once it shows (10 s at most).
+fn agent_window(display: &str, name: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = std::process::Command::new("xwininfo")
+            .args(["-display", display, "-name", name])
+            .output()
+            .unwrap();
+        let found = String::from_utf8_lossy(&out.stdout);
+        if out.status.success() && found.contains("Map State: IsViewable") {
+            return found.into_owned();
+        }
+        assert!(Instant::now() < deadline, "no window {name} on {display}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Frames a live view has sent, with when each came.
+type Frames = std::sync::Arc<std::sync::Mutex<Vec<(Instant, deskhand::desktop::live::LiveFrame)>>>;
+
+fn frames_after(frames: &Frames, since: Instant) -> usize {
+    frames
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(at, _)| *at > since)
+        .count()
+}
+
+#[test]
+fn the_live_view_shows_changes_at_most_ten_a_second_and_nothing_while_idle() {
+    use deskhand::desktop::AgentDesktop;
+    use deskhand::desktop::live::LiveView;
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // SAFETY: the display lock is held; the other tests give their children these variables.
+    unsafe {
+        std::env::set_var("XDG_RUNTIME_DIR", dir.path());
+        std::env::set_var("DESKHAND_FIRST_DISPLAY", "231");
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let desktop = runtime.block_on(AgentDesktop::start()).unwrap();
+    let name = desktop.display_name();
+    let frames: Frames = Default::default();
+    let sink = frames.clone();
+    let view = LiveView::start(&name, 320, move |frame| {
+        sink.lock().unwrap().push((Instant::now(), frame));
+        true
+    })
+    .unwrap();
+    assert_eq!((view.screen().width, view.screen().height), (1280, 800));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while frames.lock().unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "no first frame");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    {
+        let frames = frames.lock().unwrap();
+        let first = &frames[0].1;
+        assert_eq!(&first.jpeg[..2], &[0xff, 0xd8], "a JPEG");
+        assert_eq!((first.size.width, first.size.height), (320, 200));
+    }
+    // Idle: nothing is sent.
+    std::thread::sleep(Duration::from_millis(300));
+    let idle = Instant::now();
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(frames_after(&frames, idle), 0, "frames while idle");
+
+    // A change: a frame follows.
+    let changed = Instant::now();
+    let _terminal = on_agent_desktop(
+        &name,
+        "xterm",
+        &["-title", "liveterm", "-geometry", "80x20+10+10"],
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while frames_after(&frames, changed) == 0 {
+        assert!(Instant::now() < deadline, "no frame after the xterm opened");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // A screen that changes all the time is shown at 10 frames a second at most.
+    let _clock = on_agent_desktop(
+        &name,
+        "xterm",
+        &[
+            "-title",
+            "busyterm",
+            "-geometry",
+            "40x10+600+10",
+            "-e",
+            "sh",
+            "-c",
+            "while :; do date +%N; sleep 0.005; done",
+        ],
+    );
+    agent_window(&name, "busyterm");
+    let busy = Instant::now();
+    std::thread::sleep(Duration::from_secs(2));
+    let shown = frames_after(&frames, busy);
+    // At least two (frames keep coming while it changes; a loaded machine draws slowly), and
+    // never more than the limit allows.
+    assert!((2..=21).contains(&shown), "{shown} frames in 2 s");
+    drop(view);
+    let stopped = frames.lock().unwrap().len();
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        frames.lock().unwrap().len(),
+        stopped,
+        "frames after the view stopped"
+    );
+}
+
+#[test]
+fn take_over_input_reaches_the_agent_desktop_and_not_the_persons_screen() {
+    use deskhand::desktop::AgentDesktop;
+    use deskhand::desktop::takeover::{PointerButton, TakeOver, TakeOverInput};
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    x11::run("xdotool", &["mousemove", "40", "40"]);
+    let xev = Xev::open("person-watch-takeover", 300, 200, 900, 600);
+    let person_pointer = x11::pointer();
+    let dir = tempfile::tempdir().unwrap();
+    // SAFETY: the display lock is held; the other tests give their children these variables.
+    unsafe {
+        std::env::set_var("XDG_RUNTIME_DIR", dir.path());
+        std::env::set_var("DESKHAND_FIRST_DISPLAY", "235");
+    }
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let desktop = runtime.block_on(AgentDesktop::start()).unwrap();
+    let name = desktop.display_name();
+    let typed = dir.path().join("typed.txt");
+    let script = format!("read line; echo \"$line\" > {}", typed.display());
+    let _terminal = on_agent_desktop(
+        &name,
+        "xterm",
+        &[
+            "-title",
+            "taketerm",
+            "-geometry",
+            "80x20+0+0",
+            "-e",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    agent_window(&name, "taketerm");
+    let mut takeover = TakeOver::open(&name).unwrap();
+    for input in [
+        TakeOverInput::Click {
+            x: 100,
+            y: 100,
+            button: PointerButton::Left,
+        },
+        TakeOverInput::Text {
+            text: "took over".into(),
+        },
+        TakeOverInput::Key {
+            keys: "Return".into(),
+        },
+    ] {
+        takeover.send(&input).unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while std::fs::read_to_string(&typed)
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(Instant::now() < deadline, "nothing typed reached the xterm");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(std::fs::read_to_string(&typed).unwrap(), "took over\n");
+    let bad = takeover.send(&TakeOverInput::Key {
+        keys: "NoSuchKey".into(),
+    });
+    assert!(bad.unwrap_err().to_string().contains("unknown key"));
+    // The person's display saw nothing, and their pointer stayed put.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(xev.events(), Vec::new());
+    assert_eq!(x11::pointer(), person_pointer);
+}

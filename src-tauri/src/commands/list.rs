@@ -34,4 +34,9 @@ pub const COMMANDS: &[&str] = &[
     "set_session_check",
     "list_tasks",
     "watch_task",
+    "get_session_desktop",
+    "set_session_desktop",
+    "watch_agent_desktop",
+    "unwatch_agent_desktop",
+    "take_over_input",
 ];

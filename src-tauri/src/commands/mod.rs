@@ -1,6 +1,7 @@
 //! The IPC commands (docs/ipc.md). Thin: each checks its input and calls the core or the
 //! shell's state.
 
+pub mod agent_desktop;
 pub mod capture;
 pub mod confirm;
 pub mod link;

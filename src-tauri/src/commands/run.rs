@@ -6,9 +6,11 @@ use std::sync::Arc;
 use deskhand::agent::stall::StallAnswer;
 use deskhand::agent::verify::SavedCheck;
 use deskhand::agent::{ApprovalPolicy, Decision};
+use deskhand::desktop::DesktopChoice;
 use deskhand::llm::ContentBlock;
 use deskhand::llm::config::ProviderSettings;
 use deskhand::llm::providers::ProviderKind;
+use deskhand::sandbox::SandboxChoice;
 use deskhand::tasks::{Origin, RunSettings, TaskSpec, TaskUpdate};
 use deskhand::tools::Tool;
 use serde_json::{Value, json};
@@ -25,8 +27,8 @@ use crate::state::{ActiveRun, AppState, busy};
 use crate::window_tool::WindowTool;
 
 /// Starts a run and resolves with its session id; the run goes on in the background and
-/// every event goes to `on_event`, the last being `done`. `check`, for a new session, is
-/// saved with it (a stored session's own saved check applies otherwise).
+/// every event goes to `on_event`, the last being `done`. `check` and `desktop`, for a new
+/// session, are saved with it (a stored session's own saved ones apply otherwise).
 #[tauri::command]
 #[allow(clippy::too_many_arguments)]
 pub async fn send_message<R: Runtime>(
@@ -36,6 +38,7 @@ pub async fn send_message<R: Runtime>(
     text: String,
     attachments: Vec<AttachmentRef>,
     check: Option<SavedCheck>,
+    desktop: Option<DesktopChoice>,
     on_event: Channel<Value>,
 ) -> IpcResult<String> {
     if state.is_busy() {
@@ -60,6 +63,19 @@ pub async fn send_message<R: Runtime>(
                 "the session's check: {e}; change it in the session's settings"
             ))
         })?;
+    let desktop = match (desktop, &session_id) {
+        (Some(desktop), _) => desktop,
+        (None, Some(id)) => {
+            let store = state.store()?;
+            store.session_desktop(&store.resolve_id(id)?)?
+        }
+        (None, None) => DesktopChoice::default(),
+    };
+    run_settings.agent_desktop = desktop.agent;
+    run_settings.keep_desktop = desktop.keep;
+    run_settings.sandbox =
+        SandboxChoice::for_run(desktop.agent, Some(desktop.sandbox), Vec::new(), true)
+            .map_err(IpcError::invalid)?;
     if text.trim().is_empty() && attachments.is_empty() {
         return Err(IpcError::invalid("write a message or attach an image"));
     }
@@ -107,6 +123,9 @@ pub async fn send_message<R: Runtime>(
             .store()?
             .set_session_check(&task.session_id, Some(check))?;
     }
+    state
+        .store()?
+        .set_session_desktop(&task.session_id, &desktop)?;
     tauri::async_runtime::spawn(async move {
         let state = app.state::<AppState>();
         let mut finished = false;

@@ -146,9 +146,63 @@ export function sendMessage(
   attachments: AttachmentRef[],
   onEvent: (event: AgentEvent) => void,
   check: SavedCheck | null = null,
+  desktop: DesktopChoice | null = null,
 ): Promise<string> {
   const channel = new Channel<AgentEvent>(onEvent);
-  return invoke<string>('send_message', { sessionId, text, attachments, check, onEvent: channel });
+  return invoke<string>('send_message', { sessionId, text, attachments, check, desktop, onEvent: channel });
+}
+
+/** Where a session's runs work: the person's screen, or an agent desktop of its own. */
+export interface DesktopChoice {
+  agent: boolean;
+  /** The agent's programs in the bubblewrap sandbox (on by default). */
+  sandbox: boolean;
+  /** The desktop stays after a run, for the session's next one. */
+  keep: boolean;
+}
+
+export const DEFAULT_DESKTOP: DesktopChoice = { agent: false, sandbox: true, keep: false };
+
+export function getSessionDesktop(id: string): Promise<DesktopChoice> {
+  return invoke<DesktopChoice>('get_session_desktop', { id });
+}
+
+export function setSessionDesktop(id: string, choice: DesktopChoice): Promise<void> {
+  return invoke('set_session_desktop', { id, choice });
+}
+
+/** The live view being shown: the desktop's size, which take-over coordinates are in. */
+export interface Watching {
+  display: string;
+  screen: { width: number; height: number };
+}
+
+/**
+ * Shows the session's agent desktop: each frame (a JPEG, raw bytes) goes to `onFrame`.
+ * `not_found` while the session has no agent desktop.
+ */
+export function watchAgentDesktop(
+  sessionId: string,
+  maxWidth: number,
+  onFrame: (jpeg: ArrayBuffer) => void,
+): Promise<Watching> {
+  const channel = new Channel<ArrayBuffer>(onFrame);
+  return invoke<Watching>('watch_agent_desktop', { sessionId, maxWidth, onFrame: channel });
+}
+
+export function unwatchAgentDesktop(): Promise<void> {
+  return invoke('unwatch_agent_desktop');
+}
+
+/** The person's input for the agent desktop, in its pixels. */
+export type TakeOverInput =
+  | { kind: 'click'; x: number; y: number; button: 'left' | 'middle' | 'right' }
+  | { kind: 'scroll'; x: number; y: number; amount: number }
+  | { kind: 'key'; keys: string }
+  | { kind: 'text'; text: string };
+
+export function takeOverInput(sessionId: string, input: TakeOverInput): Promise<void> {
+  return invoke('take_over_input', { sessionId, input });
 }
 
 /** Answers the running task's stall question; `not_found` when nothing is asking. */

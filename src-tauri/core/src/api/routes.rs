@@ -243,6 +243,8 @@ struct SubmitBody {
     share: Option<Vec<std::path::PathBuf>>,
     /// Whether the sandbox has the network (default true).
     network: Option<bool>,
+    /// Keep the agent desktop after the task for the session's next one (default false).
+    keep_desktop: Option<bool>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -369,6 +371,12 @@ impl SubmitBody {
             None => StallChoice::default(),
         };
         let agent_desktop = self.desktop == Some(DesktopBody::Agent);
+        let keep_desktop = self.keep_desktop.unwrap_or(false);
+        if keep_desktop && !agent_desktop {
+            return Err(ApiError::invalid(
+                "keep_desktop needs \"desktop\": \"agent\"",
+            ));
+        }
         let sandbox = crate::sandbox::SandboxChoice::for_run(
             agent_desktop,
             self.sandbox,
@@ -398,6 +406,7 @@ impl SubmitBody {
                 memory: self.memory.unwrap_or(true),
                 stall,
                 agent_desktop,
+                keep_desktop,
                 sandbox,
                 ..RunSettings::default()
             },

@@ -129,8 +129,13 @@ fn delete_sessions(store: &Store, ids: &[String]) -> Result<(), StoreError> {
             drop(used);
             tx.prepare_cached("DELETE FROM sessions WHERE id = ?1")?
                 .execute([id])?;
-            tx.prepare_cached("DELETE FROM settings WHERE key = ?1")?
-                .execute([super::settings::check_key(id)])?;
+            for key in [
+                super::settings::check_key(id),
+                super::settings::desktop_key(id),
+            ] {
+                tx.prepare_cached("DELETE FROM settings WHERE key = ?1")?
+                    .execute([key])?;
+            }
         }
         let gone = images::forget_unused(&tx, &candidates)?;
         tx.commit()?;

@@ -6,10 +6,16 @@ use serde_json::Value;
 use super::{Store, StoreError};
 use crate::agent::Budget;
 use crate::agent::verify::SavedCheck;
+use crate::desktop::DesktopChoice;
 
 /// Where a session's saved check is kept: one setting per session.
 pub(super) fn check_key(session_id: &str) -> String {
     format!("session_check.{session_id}")
+}
+
+/// Where a session's desktop choice is kept: one setting per session.
+pub(super) fn desktop_key(session_id: &str) -> String {
+    format!("session_desktop.{session_id}")
 }
 
 impl Store {
@@ -81,5 +87,22 @@ impl Store {
                 Ok(())
             }),
         }
+    }
+
+    /// Where the session's runs work (the window's per-session setting); the person's
+    /// screen when nothing was saved.
+    pub fn session_desktop(&self, session_id: &str) -> Result<DesktopChoice, StoreError> {
+        Ok(self
+            .setting(&desktop_key(session_id))?
+            .and_then(|value| serde_json::from_value(value).ok())
+            .unwrap_or_default())
+    }
+
+    pub fn set_session_desktop(
+        &self,
+        session_id: &str,
+        choice: &DesktopChoice,
+    ) -> Result<(), StoreError> {
+        self.set_setting(&desktop_key(session_id), &serde_json::to_value(choice)?)
     }
 }

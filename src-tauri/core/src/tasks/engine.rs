@@ -14,6 +14,7 @@ use super::lock::SessionLock;
 use super::prepare::{self, Resolved, RunSettings, ToolWrapper};
 use super::state::{Origin, TaskInfo, TaskState};
 use crate::agent::{AgentEvent, ApprovalGate, ApprovalPolicy, Decision, SessionRules};
+use crate::desktop::AgentDesktop;
 use crate::llm::ContentBlock;
 use crate::store::{Recorder, Store};
 
@@ -89,6 +90,9 @@ struct Inner {
     /// Tasks of this process whose end the store could not record (a full disk): their
     /// watchers must still see them end.
     unrecorded_ends: Mutex<HashMap<String, TaskInfo>>,
+    /// The agent desktops of sessions, by session id: the running task's, and those kept
+    /// for the session's next run. Dropping one ends it; the process's end ends them all.
+    desktops: Mutex<HashMap<String, Arc<AgentDesktop>>>,
 }
 
 /// Cheap to clone; clones share the tasks.
@@ -107,6 +111,7 @@ impl Engine {
                 live: Mutex::default(),
                 sessions: Mutex::default(),
                 unrecorded_ends: Mutex::default(),
+                desktops: Mutex::default(),
             }),
         };
         if let Err(e) = engine.recover() {
@@ -346,6 +351,20 @@ impl Engine {
         Ok(())
     }
 
+    /// The display (`:N`) of the session's agent desktop, while its task runs there or after
+    /// a run that kept it.
+    pub fn desktop_display(&self, session_id: &str) -> Option<String> {
+        lock(&self.inner.desktops)
+            .get(session_id)
+            .map(|desktop| desktop.display_name())
+    }
+
+    /// Ends the desktop a session kept, if any (the person no longer wants it).
+    pub fn end_desktop(&self, session_id: &str) -> bool {
+        let ended = lock(&self.inner.desktops).remove(session_id);
+        ended.is_some()
+    }
+
     /// The tasks this engine is running now.
     pub fn running(&self) -> Vec<TaskInfo> {
         lock(&self.inner.live)
@@ -529,6 +548,8 @@ impl Run {
             })
             .collect::<Vec<_>>()
             .join("\n");
+        let keep_desktop = resolved.keeps_desktop();
+        let kept = lock(&self.engine.inner.desktops).remove(&self.session_id);
         let prepared = prepare::prepare(
             resolved,
             &self.engine,
@@ -537,6 +558,7 @@ impl Run {
             self.live.approvals.clone(),
             self.slot.rules.clone(),
             self.wrap.clone(),
+            kept,
         )
         .await;
         let prepared = match prepared {
@@ -548,6 +570,7 @@ impl Run {
                 "the agent works on its own desktop, display {}",
                 desktop.display_name()
             )));
+            lock(&self.engine.inner.desktops).insert(self.session_id.clone(), desktop.clone());
         }
         for problem in &prepared.problems {
             self.publish(TaskUpdate::Notice(format!(
@@ -565,6 +588,7 @@ impl Run {
             Ok(opened) => opened,
             Err(e) => {
                 prepared.plugins.shutdown().await;
+                self.leave_desktop(keep_desktop);
                 return self.finish(TaskState::Error, Some(e.to_string()));
             }
         };
@@ -589,12 +613,21 @@ impl Run {
             )
             .await;
         prepared.plugins.shutdown().await;
+        self.leave_desktop(keep_desktop);
         match not_saved {
             Some(e) => self.finish(
                 TaskState::Error,
                 Some(format!("the run's history could not be saved: {e}")),
             ),
             None => self.finish(outcome.status.into(), None),
+        }
+    }
+
+    /// After the run: its agent desktop stays for the session's next run, or ends (once the
+    /// run lets go of it too).
+    fn leave_desktop(&self, keep: bool) {
+        if !keep {
+            lock(&self.engine.inner.desktops).remove(&self.session_id);
         }
     }
 

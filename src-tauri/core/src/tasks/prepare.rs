@@ -76,6 +76,9 @@ pub struct RunSettings {
     pub stall: StallChoice,
     /// Run on an agent desktop of its own (`crate::desktop`) instead of the person's screen.
     pub agent_desktop: bool,
+    /// Keep the agent desktop after the run, for the session's next run (which then works on
+    /// the same screen); else it ends with the run. It never outlives the process either way.
+    pub keep_desktop: bool,
     /// The sandbox the agent's programs run in (`crate::sandbox`); `None`: none.
     pub sandbox: Option<SandboxChoice>,
     /// Remote Deskhand services the `delegate` tool may hand tasks to, besides the stored
@@ -161,6 +164,7 @@ impl Default for RunSettings {
             check: None,
             stall: StallChoice::default(),
             agent_desktop: false,
+            keep_desktop: false,
             sandbox: None,
             delegate_to: Vec::new(),
             may_delegate: true,
@@ -226,6 +230,11 @@ pub struct Resolved {
 impl Resolved {
     pub fn model(&self) -> &str {
         &self.model
+    }
+
+    /// Whether the run's agent desktop stays for the session's next run.
+    pub fn keeps_desktop(&self) -> bool {
+        self.settings.agent_desktop && self.settings.keep_desktop
     }
 }
 
@@ -367,14 +376,18 @@ pub struct Prepared {
     pub agent: Agent,
     pub plugins: Plugins,
     pub problems: Vec<String>,
-    /// The run's own desktop; dropping it (after the run) ends it.
-    pub desktop: Option<AgentDesktop>,
+    /// The run's own desktop; dropping the last handle (after the run, unless it is kept)
+    /// ends it.
+    pub desktop: Option<Arc<AgentDesktop>>,
 }
 
 /// Makes the tools (starting plugin servers) and the agent for a run of `session_id` on
 /// `prompt` (which chooses the notes for the system prompt), with the approval gate asking
 /// through `approvals` and remembering "always allow" in the session's `rules`.
-/// The run's store is `engine`'s, the engine a local delegated task runs on.
+/// The run's store is `engine`'s, the engine a local delegated task runs on. `kept` is
+/// the desktop the session's last run kept: used again if this run wants an agent desktop,
+/// else ended.
+#[allow(clippy::too_many_arguments)]
 pub async fn prepare(
     resolved: Resolved,
     engine: &super::Engine,
@@ -383,6 +396,7 @@ pub async fn prepare(
     approvals: Arc<PendingApprovals>,
     rules: SessionRules,
     wrap: Option<ToolWrapper>,
+    kept: Option<Arc<AgentDesktop>>,
 ) -> Result<Prepared, PrepareError> {
     let store = engine.store();
     let Resolved {
@@ -399,14 +413,15 @@ pub async fn prepare(
         set_of_marks,
     } = resolved;
     let mut settings = settings;
-    let desktop = match settings.agent_desktop {
-        true => Some(AgentDesktop::start().await?),
-        false => None,
+    let desktop = match (settings.agent_desktop, kept) {
+        (true, Some(kept)) => Some(kept),
+        (true, None) => Some(Arc::new(AgentDesktop::start().await?)),
+        (false, _) => None,
     };
     let mut launch = Launch {
         env: desktop
             .as_ref()
-            .map(AgentDesktop::environment)
+            .map(|desktop| desktop.environment())
             .unwrap_or_default(),
         ..Launch::default()
     };
@@ -432,7 +447,7 @@ pub async fn prepare(
             store: store.clone(),
             session_id: session_id.to_string(),
         }),
-        display: desktop.as_ref().map(AgentDesktop::display_name),
+        display: desktop.as_ref().map(|desktop| desktop.display_name()),
         launch,
         sandboxed: sandbox.is_some(),
         delegation,

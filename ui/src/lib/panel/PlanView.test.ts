@@ -54,7 +54,7 @@ const replanned: AgentEvent = {
 
 function panel(...events: AgentEvent[]) {
   fakeShell();
-  return render(SidePanel, { run: runAfter(started(), ...events), deciding: false, ondecide: vi.fn(), answering: false, onanswer: vi.fn() });
+  return render(SidePanel, { run: runAfter(started(), ...events), deciding: false, ondecide: vi.fn(), answering: false, onanswer: vi.fn(), busy: false, desktop: { agent: false, sandbox: true, keep: false }, ondesktop: vi.fn() });
 }
 
 function statuses() {

@@ -22,6 +22,8 @@ export class RunStore {
    * (the shell saves it with the new session).
    */
   check: SavedCheck | null = $state(null);
+  /** Where the session's runs work: saved, or held for a new chat as `check` is. */
+  desktop: ipc.DesktopChoice = $state({ ...ipc.DEFAULT_DESKTOP });
 
   readonly #now: () => number;
 
@@ -45,12 +47,14 @@ export class RunStore {
     this.state.error = null;
     try {
       const check = this.state.sessionId ? null : this.check;
+      const desktop = this.state.sessionId ? null : this.desktop;
       const sessionId = await ipc.sendMessage(
         this.state.sessionId,
         text,
         attachments,
         (event) => this.apply(event),
         check,
+        desktop,
       );
       this.state.sessionId = sessionId;
     } catch (error) {
@@ -100,6 +104,12 @@ export class RunStore {
     this.check = check;
   }
 
+  /** Sets where the session's runs work: saved at once for a stored session. */
+  async saveDesktop(choice: ipc.DesktopChoice): Promise<void> {
+    if (this.state.sessionId) await ipc.setSessionDesktop(this.state.sessionId, choice);
+    this.desktop = choice;
+  }
+
   async stop(): Promise<void> {
     if (!this.busy) return;
     this.state.phase = 'stopping';
@@ -122,9 +132,10 @@ export class RunStore {
   /** Rebuilds a stored session: its events replayed, or its messages when it has no events. */
   async open(sessionId: string): Promise<void> {
     if (this.busy) return;
-    const [loaded, check] = await Promise.all([
+    const [loaded, check, desktop] = await Promise.all([
       ipc.loadSession(sessionId),
       ipc.getSessionCheck(sessionId).catch(() => null),
+      ipc.getSessionDesktop(sessionId).catch(() => ({ ...ipc.DEFAULT_DESKTOP })),
     ]);
     const state = initialRunState();
     const events: AgentEvent[] = loaded.events.some((e) => e.type === 'message')
@@ -140,12 +151,14 @@ export class RunStore {
     state.retry = null;
     this.state = state;
     this.check = check;
+    this.desktop = desktop ?? { ...ipc.DEFAULT_DESKTOP };
   }
 
   newSession(): void {
     if (this.busy) return;
     this.state = initialRunState();
     this.check = null;
+    this.desktop = { ...ipc.DEFAULT_DESKTOP };
   }
 }
 

@@ -144,6 +144,11 @@ pub struct AskArgs {
     /// is read from DESKHAND_DELEGATE_TOKEN_<NAME>. Repeatable; offers the tool.
     #[arg(long, value_name = "NAME=URL", value_parser = RemoteTarget::parse, conflicts_with = "background")]
     delegate_to: Vec<RemoteTarget>,
+    /// Keep the agent desktop after the task for the session's next task. Only the service
+    /// outlives a task, so this goes with --background (a `deskhand ask` ends its desktop
+    /// when it exits).
+    #[arg(long, requires = "background")]
+    keep_desktop: bool,
     /// What to do; `-` reads it from stdin (for a long prompt).
     prompt: String,
 }
@@ -212,6 +217,7 @@ impl AskArgs {
                     ask_timeout: self.stall_ask_timeout,
                 },
                 agent_desktop,
+                keep_desktop: self.keep_desktop,
                 sandbox,
                 delegate_to: self.delegate_to.clone(),
                 may_delegate: true,
@@ -326,6 +332,7 @@ async fn background(args: &AskArgs) -> Result<()> {
         "sandbox": (args.sandbox || args.no_sandbox).then_some(args.sandbox),
         "share": args.share,
         "network": !args.no_network,
+        "keep_desktop": args.keep_desktop,
         "stall": {
             "enabled": !args.no_stall_check,
             "repeats": args.stall_repeats,

@@ -670,7 +670,7 @@ pub fn marks_for(
 
 /// Presses `keys` in order, runs `body`, then releases them in reverse, also when `body`
 /// fails, so no modifier is left stuck.
-fn with_keys_held(
+pub(crate) fn with_keys_held(
     input: &mut Box<dyn Input>,
     keys: &[Key],
     body: impl FnOnce(&mut Box<dyn Input>) -> Result<(), input::InputError>,

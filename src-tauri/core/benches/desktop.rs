@@ -164,9 +164,7 @@ async fn live_view_and_click_step() {
         ..ToolSettings::default()
     })
     .expect("the computer tool on the agent desktop");
-    let ctx = ToolContext {
-        cancel: CancellationToken::new(),
-    };
+    let ctx = ToolContext::new(CancellationToken::new());
     let click = json!({"action": "left_click", "coordinate": [1200, 760]});
     let mut steps = Vec::new();
     for _ in 0..20 {

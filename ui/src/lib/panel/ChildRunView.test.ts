@@ -1,20 +1,12 @@
-import { render, screen, within } from '@testing-library/svelte';
-import { describe, expect, it, vi } from 'vitest';
+import { screen, within } from '@testing-library/svelte';
+import { describe, expect, it } from 'vitest';
 import { approvalRequest, image, started, toolCall, toolResult, usage } from '../../test/events';
-import { fakeShell } from '../../test/shell';
-import { applyEvent } from '../run/reduce';
-import { initialRunState } from '../run/state';
+import { sidePanel } from '../../test/panel';
 import type { AgentEvent } from '../types';
-import SidePanel from './SidePanel.svelte';
 
 const child = (task: string, event: AgentEvent): AgentEvent => ({ type: 'child_event', task, event });
 
-function panel(...events: AgentEvent[]) {
-  fakeShell();
-  const run = initialRunState();
-  for (const event of events) applyEvent(run, event, 0);
-  return render(SidePanel, { run, deciding: false, ondecide: vi.fn(), answering: false, onanswer: vi.fn() });
-}
+const panel = sidePanel;
 
 describe('a delegated task in the side panel', () => {
   it('is a nested timeline of its own, with its status, cost and newest screenshot', async () => {

@@ -1,11 +1,8 @@
-import { render, screen, within } from '@testing-library/svelte';
-import { describe, expect, it, vi } from 'vitest';
+import { screen, within } from '@testing-library/svelte';
+import { describe, expect, it } from 'vitest';
 import { started } from '../../test/events';
-import { fakeShell } from '../../test/shell';
-import { applyEvent } from '../run/reduce';
-import { initialRunState } from '../run/state';
+import { runAfter, sidePanel } from '../../test/panel';
 import type { AgentEvent, PlanStep } from '../types';
-import SidePanel from './SidePanel.svelte';
 
 const step = (id: string, title: string, status: PlanStep['status'] = 'pending', note = ''): PlanStep => ({
   id,
@@ -14,11 +11,6 @@ const step = (id: string, title: string, status: PlanStep['status'] = 'pending',
   note,
 });
 
-function runAfter(...events: AgentEvent[]) {
-  const state = initialRunState();
-  for (const event of events) applyEvent(state, event, 0);
-  return state;
-}
 
 const created: AgentEvent = {
   type: 'plan_updated',
@@ -53,8 +45,7 @@ const replanned: AgentEvent = {
 };
 
 function panel(...events: AgentEvent[]) {
-  fakeShell();
-  return render(SidePanel, { run: runAfter(started(), ...events), deciding: false, ondecide: vi.fn(), answering: false, onanswer: vi.fn(), busy: false, desktop: { agent: false, sandbox: true, keep: false }, ondesktop: vi.fn() });
+  return sidePanel(started(), ...events);
 }
 
 function statuses() {

@@ -40,6 +40,12 @@ impl DesktopChoice {
     fn sandbox_by_default() -> bool {
         true
     }
+
+    /// The sandbox of a run on this choice: the window offers it for an agent desktop only,
+    /// so a run on the person's screen has none whatever `sandbox` says.
+    pub fn sandbox(&self) -> Option<crate::sandbox::SandboxChoice> {
+        (self.agent && self.sandbox).then(crate::sandbox::SandboxChoice::default)
+    }
 }
 
 impl Default for DesktopChoice {

@@ -10,7 +10,6 @@ use deskhand::desktop::DesktopChoice;
 use deskhand::llm::ContentBlock;
 use deskhand::llm::config::ProviderSettings;
 use deskhand::llm::providers::ProviderKind;
-use deskhand::sandbox::SandboxChoice;
 use deskhand::tasks::{Origin, RunSettings, TaskSpec, TaskUpdate};
 use deskhand::tools::Tool;
 use serde_json::{Value, json};
@@ -73,9 +72,7 @@ pub async fn send_message<R: Runtime>(
     };
     run_settings.agent_desktop = desktop.agent;
     run_settings.keep_desktop = desktop.keep;
-    run_settings.sandbox =
-        SandboxChoice::for_run(desktop.agent, Some(desktop.sandbox), Vec::new(), true)
-            .map_err(IpcError::invalid)?;
+    run_settings.sandbox = desktop.sandbox();
     if text.trim().is_empty() && attachments.is_empty() {
         return Err(IpcError::invalid("write a message or attach an image"));
     }

@@ -6,7 +6,8 @@
 //! Then, on one agent desktop: the live view's CPU while nothing changes (this process's
 //! CPU time over 5 s of an idle desktop, a view running), how long after a change its frame
 //! comes (the root window repainted in another colour, until the frame is handed over), and
-//! the computer tool's click step there (click, settle, screenshot) as on the person's screen.
+//! the computer tool's click step there (click, settle, screenshot), against the same step on
+//! the person's screen (`$DISPLAY`, when set) as the baseline.
 //!
 //! Run: `cargo bench -p deskhand --bench desktop` (or, without a release build,
 //! `cargo test -p deskhand --bench desktop`, whose dependencies are optimised as well).
@@ -158,12 +159,28 @@ async fn live_view_and_click_step() {
     );
     drop(view);
 
+    let agent = click_step(Some(name)).await;
+    println!(
+        "click step on the agent desktop (click, settle, screenshot): median {agent:?} over 20"
+    );
+    if std::env::var_os("DISPLAY").is_some() {
+        let person = click_step(None).await;
+        println!(
+            "baseline, the same click step on the person's screen ($DISPLAY): median {person:?} over 20"
+        );
+        println!("ratio: {:.2}", agent.as_secs_f64() / person.as_secs_f64());
+    }
+}
+
+/// The computer tool's click step (click, settle, screenshot) on `display`, or on the
+/// person's screen: the median of 20, clicking a point where nothing is.
+async fn click_step(display: Option<String>) -> Duration {
     let tool = ComputerTool::open(&ToolSettings {
         model: "claude-sonnet-4-5".into(),
-        display: Some(name.clone()),
+        display,
         ..ToolSettings::default()
     })
-    .expect("the computer tool on the agent desktop");
+    .expect("the computer tool");
     let ctx = ToolContext::new(CancellationToken::new());
     let click = json!({"action": "left_click", "coordinate": [1200, 760]});
     let mut steps = Vec::new();
@@ -173,8 +190,5 @@ async fn live_view_and_click_step() {
         assert!(!out.is_error, "{:?}", out.content);
         steps.push(started.elapsed());
     }
-    println!(
-        "click step on the agent desktop (click, settle, screenshot): median {:?} over 20",
-        median(steps)
-    );
+    median(steps)
 }

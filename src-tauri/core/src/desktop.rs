@@ -176,7 +176,18 @@ impl AgentDesktop {
                 display,
                 reason: format!("its session bus: {reason}"),
             })?;
-        desktop.spawn("openbox", "apt install openbox", &["--sm-disable"], None)?;
+        let openbox = desktop.spawn("openbox", "apt install openbox", &["--sm-disable"], None)?;
+        wait_until(
+            || has_window_manager(&name),
+            START_WAIT,
+            openbox,
+            "it took no windows",
+        )
+        .await
+        .map_err(|reason| DesktopError::WontStart {
+            display,
+            reason: format!("its window manager: {reason}"),
+        })?;
         Ok(desktop)
     }
 
@@ -371,9 +382,20 @@ fn is_taken_by_live_server(display: u32) -> bool {
 
 /// Waits until `path` exists, or says why not: the program ended, or the time ran out.
 async fn wait_for(path: &Path, limit: Duration, keeper: u32) -> Result<(), String> {
+    wait_until(|| path.exists(), limit, keeper, "nothing listened").await
+}
+
+/// Waits until `ready()`, or says why not: the program under `keeper` ended, or the time ran
+/// out (`late` says what did not happen).
+async fn wait_until(
+    mut ready: impl FnMut() -> bool,
+    limit: Duration,
+    keeper: u32,
+    late: &str,
+) -> Result<(), String> {
     let started = Instant::now();
     loop {
-        if path.exists() {
+        if ready() {
             return Ok(());
         }
         if !std::path::Path::new(&format!("/proc/{keeper}")).exists()
@@ -382,11 +404,35 @@ async fn wait_for(path: &Path, limit: Duration, keeper: u32) -> Result<(), Strin
                     .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
             })
         {
-            return Err("the server exited at once".into());
+            return Err("it exited at once".into());
         }
         if started.elapsed() > limit {
-            return Err(format!("nothing listened after {} s", limit.as_secs()));
+            return Err(format!("{late} after {} s", limit.as_secs()));
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// Whether a window manager has taken `display`'s screen: it names its check window on the
+/// root (`_NET_SUPPORTING_WM_CHECK`, which openbox sets once it redirects the root's
+/// children). A window mapped before that can be left unmapped for good.
+fn has_window_manager(display: &str) -> bool {
+    use x11rb::connection::Connection as _;
+    use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
+    let Ok((conn, screen)) = x11rb::connect(Some(display)) else {
+        return false;
+    };
+    let root = conn.setup().roots[screen].root;
+    let check = conn
+        .intern_atom(true, b"_NET_SUPPORTING_WM_CHECK")
+        .ok()
+        .and_then(|cookie| cookie.reply().ok())
+        .map(|reply| reply.atom)
+        .filter(|atom| *atom != 0);
+    check.is_some_and(|atom| {
+        conn.get_property(false, root, atom, AtomEnum::WINDOW, 0, 1)
+            .ok()
+            .and_then(|cookie| cookie.reply().ok())
+            .is_some_and(|reply| reply.value_len > 0)
+    })
 }

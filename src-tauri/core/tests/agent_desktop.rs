@@ -241,6 +241,76 @@ fn leftovers_of_a_sigkilled_deskhand_are_cleaned_by_the_next_start() {
     assert!(!Path::new(&format!("/tmp/.X11-unix/X{display}")).exists());
 }
 
+/// Two sessions of one `deskhand serve`, each on an agent desktop of its own, at the same time:
+/// each task's bash waits until both have written their display, so neither finishes alone.
+#[test]
+fn one_service_runs_two_sessions_on_two_agent_desktops_at_once() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let marks = dir.path().join("marks");
+    std::fs::create_dir(&marks).unwrap();
+    let marks = marks.display();
+    let both = format!(
+        "echo $DISPLAY > {marks}/$$; for i in $(seq 100); do \
+         [ $(ls {marks} | wc -l) -ge 2 ] && break; sleep 0.1; done; ls {marks} | wc -l"
+    );
+    let api = StandIn::spawn([
+        bash(&both),
+        bash(&both),
+        Turn::text("One."),
+        Turn::text("Two."),
+    ]);
+    let runtime = dir.path().join("run");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let serve = support::serve::Serve::start_with_env(
+        &api,
+        dir.path(),
+        &[
+            ("XDG_RUNTIME_DIR", runtime.to_str().unwrap()),
+            ("DESKHAND_FIRST_DISPLAY", "245"),
+        ],
+    );
+    let task = json!({"prompt": "wait for the other", "desktop": "agent", "sandbox": false,
+                      "tools": ["bash"], "approve": "auto"});
+    let tasks = [serve.submit(task.clone()), serve.submit(task)];
+    assert_ne!(tasks[0]["session_id"], tasks[1]["session_id"]);
+    for task in &tasks {
+        serve.wait_for(task["id"].as_str().unwrap(), "done");
+    }
+    let counted: Vec<String> = tool_results(&api).iter().map(|r| r.trim().into()).collect();
+    assert_eq!(counted, ["2", "2"], "the tasks did not overlap");
+    let mut displays: Vec<String> = std::fs::read_dir(dir.path().join("marks"))
+        .unwrap()
+        .map(|e| {
+            std::fs::read_to_string(e.unwrap().path())
+                .unwrap()
+                .trim()
+                .to_string()
+        })
+        .collect();
+    displays.sort();
+    assert_eq!(displays.len(), 2);
+    assert_ne!(displays[0], displays[1], "two sessions shared a desktop");
+    for display in &displays {
+        let number: u32 = display.trim_start_matches(':').parse().unwrap();
+        assert!(number >= 245, "{display} is not an agent desktop");
+    }
+    // A task is done before its desktop is dropped; the desktop ends right after.
+    let gone = || {
+        no_desktop_records(dir.path())
+            && displays
+                .iter()
+                .all(|display| processes_with(&["Xvfb", display]).is_empty())
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !gone() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(gone(), "a desktop outlived its task: {displays:?}");
+}
+
 #[test]
 fn a_missing_or_broken_xvfb_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();

@@ -311,6 +311,53 @@ fn one_service_runs_two_sessions_on_two_agent_desktops_at_once() {
     assert!(gone(), "a desktop outlived its task: {displays:?}");
 }
 
+/// A sandbox that cannot start is a clear error before anything runs: where user namespaces
+/// are off (a `bwrap` that fails with bubblewrap's own message there, since turning them off
+/// would change the whole machine) and where bubblewrap is not installed. The model is never
+/// asked, and no desktop is started.
+#[test]
+fn a_sandbox_that_cannot_start_is_a_clear_error_before_anything_runs() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let no_userns = tempfile::tempdir().unwrap();
+    let bwrap = no_userns.path().join("bwrap");
+    std::fs::write(
+        &bwrap,
+        "#!/bin/sh\necho \"bwrap: No permissions to creating new namespace, likely because the \
+         kernel does not allow non-privileged user namespaces.\" >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let no_bwrap = tempfile::tempdir().unwrap();
+    let path = std::env::var("PATH").unwrap();
+    for (path, says) in [
+        (
+            format!("{}:{path}", no_userns.path().display()),
+            "cannot start the sandbox: bubblewrap failed (bwrap: No permissions to creating new \
+             namespace, likely because the kernel does not allow non-privileged user namespaces.); \
+             user namespaces may be turned off (sysctl kernel.unprivileged_userns_clone=1)",
+        ),
+        (
+            no_bwrap.path().display().to_string(),
+            "cannot start the sandbox: bubblewrap (`bwrap`) is not installed (apt install bubblewrap)",
+        ),
+    ] {
+        let api = StandIn::spawn([Turn::text("never")]);
+        let mut command = isolated(&api, dir.path());
+        command
+            .env("PATH", &path)
+            .env("DESKHAND_FIRST_DISPLAY", "247")
+            .args(["ask", "--desktop", "agent", "--tools", "bash"])
+            .args(["--approve", "auto", "do it"]);
+        let (output, _, stderr) = run(&mut command);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        assert!(api.accepted().is_empty(), "the model was asked");
+        assert!(processes_with(&["Xvfb", ":247"]).is_empty());
+        assert!(!dir.path().join("run/deskhand/desktops/247.pids").exists());
+    }
+}
+
 #[test]
 fn a_missing_or_broken_xvfb_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();

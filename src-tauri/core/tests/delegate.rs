@@ -29,10 +29,67 @@ fn parent(api: &StandIn, dir: &std::path::Path, url: &str, token: &str) -> Comma
     command
 }
 
+/// Starts `command` with its stdout piped: the process, and its JSON events as they come.
+fn spawned(command: &mut Command) -> (std::process::Child, impl Iterator<Item = Value> + use<>) {
+    let mut run = command.stdout(Stdio::piped()).spawn().unwrap();
+    let events = BufReader::new(run.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_str(&line).ok());
+    (run, events)
+}
+
 fn json_lines(stdout: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(stdout)
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+/// A remote child: a `deskhand serve` against its own stand-in scripted with `turns`, with
+/// the stand-in and the service's directory, which must live as long as it.
+fn remote(turns: impl Into<deskhand_standin::Script>) -> (Serve, StandIn, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn(turns);
+    (Serve::start(&api, dir.path()), api, dir)
+}
+
+/// The child's events as the parent passed them on (`child_event`).
+fn child_events(events: &[Value]) -> Vec<&Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == "child_event")
+        .collect()
+}
+
+/// Asserts that the parent's `done` cost is its own turns' plus the child's.
+fn assert_cost_is_own_plus(events: &[Value], child_cost: f64) {
+    let own: f64 = events
+        .iter()
+        .filter(|e| e["type"] == "usage")
+        .filter_map(|e| e["turn_cost_usd"].as_f64())
+        .sum();
+    let done = events.iter().rev().find(|e| e["type"] == "done").unwrap();
+    let total = done["cost_usd"].as_f64().unwrap();
+    assert!(
+        (total - (own + child_cost)).abs() < 1e-9,
+        "{total} != {own} + {child_cost}"
+    );
+}
+
+/// Each task `serve` lists, as (origin, state).
+fn stored_tasks(serve: &Serve) -> Vec<(String, String)> {
+    let tasks = serve.curl("GET", "/v1/tasks", None).1;
+    tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["origin"].as_str().unwrap().into(),
+                t["state"].as_str().unwrap().into(),
+            )
+        })
         .collect()
 }
 
@@ -45,12 +102,10 @@ fn delegate_result(events: &[Value]) -> &Value {
 
 #[test]
 fn a_remote_child_runs_and_its_events_answer_and_cost_reach_the_parent() {
-    let child_dir = tempfile::tempdir().unwrap();
-    let child_api = StandIn::spawn([
+    let (serve, _child_api, _child_dir) = remote([
         Turn::tool_use("bash", json!({"command": "echo child-was-here"})),
         Turn::text("The child ran echo and saw child-was-here."),
     ]);
-    let serve = Serve::start(&child_api, child_dir.path());
     let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn([
         Turn::tool_use(
@@ -59,15 +114,10 @@ fn a_remote_child_runs_and_its_events_answer_and_cost_reach_the_parent() {
         ),
         Turn::text("The child is done."),
     ]);
-    let output = parent(
-        &api,
-        dir.path(),
-        &format!("http://{}", serve.address),
-        TOKEN,
-    )
-    .arg("hand this on")
-    .output()
-    .unwrap();
+    let output = parent(&api, dir.path(), &serve.url(), TOKEN)
+        .arg("hand this on")
+        .output()
+        .unwrap();
     let events = json_lines(&output.stdout);
     assert_eq!(
         output.status.code(),
@@ -75,10 +125,7 @@ fn a_remote_child_runs_and_its_events_answer_and_cost_reach_the_parent() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let child: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["type"] == "child_event")
-        .collect();
+    let child = child_events(&events);
     let child_kinds: Vec<&str> = child
         .iter()
         .filter_map(|e| e["event"]["type"].as_str())
@@ -120,17 +167,7 @@ fn a_remote_child_runs_and_its_events_answer_and_cost_reach_the_parent() {
     assert!(last.contains("The child ran echo and saw child-was-here."));
 
     // The parent's cost counts the child's.
-    let done = events.iter().rev().find(|e| e["type"] == "done").unwrap();
-    let own: f64 = events
-        .iter()
-        .filter(|e| e["type"] == "usage")
-        .filter_map(|e| e["turn_cost_usd"].as_f64())
-        .sum();
-    let total = done["cost_usd"].as_f64().unwrap();
-    assert!(
-        (total - (own + child_cost)).abs() < 1e-9,
-        "{total} != {own} + {child_cost}"
-    );
+    assert_cost_is_own_plus(&events, child_cost);
 
     // The child task is on the child's service, done.
     let tasks = serve.curl("GET", "/v1/tasks", None).1;
@@ -146,43 +183,27 @@ fn a_remote_child_runs_and_its_events_answer_and_cost_reach_the_parent() {
 
 #[test]
 fn stopping_the_parent_cancels_the_remote_child() {
-    let child_dir = tempfile::tempdir().unwrap();
-    let child_api = StandIn::spawn([Turn::hang(Reply::new().text("Working on it"), 2)]);
-    let serve = Serve::start(&child_api, child_dir.path());
+    let (serve, _child_api, _child_dir) =
+        remote([Turn::hang(Reply::new().text("Working on it"), 2)]);
     let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn([Turn::tool_use(
         "delegate",
         json!({"prompt": "take your time", "to": "far"}),
     )]);
-    let mut run = parent(
-        &api,
-        dir.path(),
-        &format!("http://{}", serve.address),
-        TOKEN,
-    )
-    .arg("hand this on")
-    .stdout(Stdio::piped())
-    .spawn()
-    .unwrap();
+    let (mut run, mut events) =
+        spawned(parent(&api, dir.path(), &serve.url(), TOKEN).arg("hand this on"));
     // Wait until the parent shows the child's first event: the child runs.
-    let mut lines = BufReader::new(run.stdout.take().unwrap()).lines();
-    let mut task = None;
-    for line in lines.by_ref() {
-        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        if event["type"] == "child_event" {
-            task = event["task"].as_str().map(str::to_string);
-            break;
-        }
-    }
-    let task = task.expect("the child's events reach the parent");
+    let task = events
+        .find(|e| e["type"] == "child_event")
+        .expect("the child's events reach the parent")["task"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(serve.task(&task)["state"], "running");
     let pid = run.id() as i32;
     // SAFETY: a signal to the child process this test started.
     unsafe { libc::kill(pid, libc::SIGINT) };
-    let rest: Vec<Value> = lines
-        .map_while(Result::ok)
-        .filter_map(|line| serde_json::from_str(&line).ok())
-        .collect();
+    let rest: Vec<Value> = events.collect();
     let status = run.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     serve.wait_for(&task, "cancelled");
@@ -195,20 +216,14 @@ fn stopping_the_parent_cancels_the_remote_child() {
 /// Each refusal is an error result within seconds, and the parent's model goes on.
 #[test]
 fn a_wrong_token_a_stranger_and_an_unreachable_url_are_error_results_at_once() {
-    let child_dir = tempfile::tempdir().unwrap();
-    let child_api = StandIn::spawn(Vec::<Turn>::new());
-    let serve = Serve::start(&child_api, child_dir.path());
+    let (serve, _child_api, _child_dir) = remote(Vec::<Turn>::new());
     let stranger = StandIn::spawn(Vec::<Turn>::new());
     // A port nothing listens on: bound, then released.
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let closed_url = format!("http://{}", closed.local_addr().unwrap());
     drop(closed);
     let cases = [
-        (
-            format!("http://{}", serve.address),
-            "wrong-token",
-            "refused the token",
-        ),
+        (serve.url(), "wrong-token", "refused the token"),
         (stranger.url(), TOKEN, "is not a Deskhand service"),
         (closed_url, TOKEN, "is unreachable"),
     ];
@@ -321,9 +336,8 @@ fn a_remote_of_another_api_version_is_an_error_result_at_once() {
 /// told so: the parent never hangs on it.
 #[test]
 fn a_child_that_takes_too_long_is_cancelled_after_the_timeout() {
-    let child_dir = tempfile::tempdir().unwrap();
-    let child_api = StandIn::spawn([Turn::hang(Reply::new().text("Working on it"), 2)]);
-    let serve = Serve::start(&child_api, child_dir.path());
+    let (serve, _child_api, _child_dir) =
+        remote([Turn::hang(Reply::new().text("Working on it"), 2)]);
     let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn([
         Turn::tool_use(
@@ -333,15 +347,10 @@ fn a_child_that_takes_too_long_is_cancelled_after_the_timeout() {
         Turn::text("The child took too long."),
     ]);
     let started = Instant::now();
-    let output = parent(
-        &api,
-        dir.path(),
-        &format!("http://{}", serve.address),
-        TOKEN,
-    )
-    .arg("hand this on")
-    .output()
-    .unwrap();
+    let output = parent(&api, dir.path(), &serve.url(), TOKEN)
+        .arg("hand this on")
+        .output()
+        .unwrap();
     let elapsed = started.elapsed();
     assert!(
         elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(15),
@@ -389,16 +398,11 @@ fn the_childs_cost_counts_against_the_parents_budget() {
         Turn::tool_use("delegate", json!({"prompt": "spend", "to": "far"})),
         Turn::text("Never asked for."),
     ]);
-    let output = parent(
-        &api,
-        dir.path(),
-        &format!("http://{}", serve.address),
-        TOKEN,
-    )
-    .args(["--max-cost", "1"])
-    .arg("hand this on")
-    .output()
-    .unwrap();
+    let output = parent(&api, dir.path(), &serve.url(), TOKEN)
+        .args(["--max-cost", "1"])
+        .arg("hand this on")
+        .output()
+        .unwrap();
     let events = json_lines(&output.stdout);
     let result = delegate_result(&events);
     assert_eq!(result["is_error"], false, "{result}");
@@ -418,13 +422,11 @@ fn the_childs_cost_counts_against_the_parents_budget() {
 /// parent's API, and the answer reaches the child.
 #[test]
 fn the_childs_approvals_are_asked_of_the_parents_person() {
-    let child_dir = tempfile::tempdir().unwrap();
-    let child_api = StandIn::spawn([
+    let (child, _child_api, _child_dir) = remote([
         Turn::tool_use("bash", json!({"command": "echo approved-child-ran"})),
         Turn::tool_use("bash", json!({"command": "echo denied-child-ran"})),
         Turn::text("One ran, one was refused."),
     ]);
-    let child = Serve::start(&child_api, child_dir.path());
     let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn([
         Turn::tool_use(
@@ -435,7 +437,7 @@ fn the_childs_approvals_are_asked_of_the_parents_person() {
     ]);
     let set = deskhand_at(&api, dir.path())
         .args(["settings", "set", "delegate-targets"])
-        .arg(format!("far=http://{}", child.address))
+        .arg(format!("far={}", child.url()))
         .output()
         .unwrap();
     assert!(set.status.success(), "{set:?}");
@@ -560,10 +562,7 @@ fn a_local_child_runs_on_a_new_agent_desktop() {
         String::from_utf8_lossy(&output.stderr)
     );
     let events = json_lines(&output.stdout);
-    let child: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["type"] == "child_event")
-        .collect();
+    let child = child_events(&events);
     let bash = child
         .iter()
         .find(|e| e["event"]["type"] == "tool_result")
@@ -598,25 +597,15 @@ fn a_local_child_runs_on_a_new_agent_desktop() {
     );
     // The parent's cost holds the child's.
     let child_cost = child.last().unwrap()["event"]["cost_usd"].as_f64().unwrap();
-    let own: f64 = events
-        .iter()
-        .filter(|e| e["type"] == "usage")
-        .filter_map(|e| e["turn_cost_usd"].as_f64())
-        .sum();
-    let done = events.iter().rev().find(|e| e["type"] == "done").unwrap();
-    let total = done["cost_usd"].as_f64().unwrap();
-    assert!((total - (own + child_cost)).abs() < 1e-9, "{total}");
+    assert_cost_is_own_plus(&events, child_cost);
     // The child task is stored beside the parent's, with its origin.
     let serve = Serve::start(&api, dir.path());
-    let tasks = serve.curl("GET", "/v1/tasks", None).1;
-    let origins: Vec<(&str, &str)> = tasks["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| (t["origin"].as_str().unwrap(), t["state"].as_str().unwrap()))
-        .collect();
-    assert!(origins.contains(&("delegate", "done")), "{origins:?}");
-    assert!(origins.contains(&("cli", "done")), "{origins:?}");
+    let tasks = stored_tasks(&serve);
+    assert!(
+        tasks.contains(&("delegate".into(), "done".into())),
+        "{tasks:?}"
+    );
+    assert!(tasks.contains(&("cli".into(), "done".into())), "{tasks:?}");
 }
 
 /// A child whose model fails ends `error`, and a remote that dies while the child runs is
@@ -624,23 +613,17 @@ fn a_local_child_runs_on_a_new_agent_desktop() {
 #[test]
 fn a_failed_child_and_a_remote_that_dies_are_error_results() {
     // The child's model refuses it.
-    let child_dir = tempfile::tempdir().unwrap();
-    let child_api = StandIn::spawn([Turn::status(400, "invalid_request_error", None)]);
-    let serve = Serve::start(&child_api, child_dir.path());
+    let (serve, _child_api, _child_dir) =
+        remote([Turn::status(400, "invalid_request_error", None)]);
     let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn([
         Turn::tool_use("delegate", json!({"prompt": "fail", "to": "far"})),
         Turn::text("The child failed."),
     ]);
-    let output = parent(
-        &api,
-        dir.path(),
-        &format!("http://{}", serve.address),
-        TOKEN,
-    )
-    .arg("hand this on")
-    .output()
-    .unwrap();
+    let output = parent(&api, dir.path(), &serve.url(), TOKEN)
+        .arg("hand this on")
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0));
     let result = delegate_result(&json_lines(&output.stdout)).clone();
     assert_eq!(result["is_error"], true, "{result}");
@@ -651,37 +634,21 @@ fn a_failed_child_and_a_remote_that_dies_are_error_results() {
     assert_eq!(api.remaining_turns(), 0);
 
     // The remote goes away while its child runs.
-    let child_dir = tempfile::tempdir().unwrap();
-    let child_api = StandIn::spawn([Turn::hang(Reply::new().text("Working on it"), 2)]);
-    let mut serve = Serve::start(&child_api, child_dir.path());
+    let (mut serve, _child_api, _child_dir) =
+        remote([Turn::hang(Reply::new().text("Working on it"), 2)]);
     let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn([
         Turn::tool_use("delegate", json!({"prompt": "take your time", "to": "far"})),
         Turn::text("The remote went away."),
     ]);
-    let mut run = parent(
-        &api,
-        dir.path(),
-        &format!("http://{}", serve.address),
-        TOKEN,
-    )
-    .arg("hand this on")
-    .stdout(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let mut lines = BufReader::new(run.stdout.take().unwrap()).lines();
-    for line in lines.by_ref() {
-        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        if event["type"] == "child_event" {
-            break;
-        }
-    }
+    let (mut run, mut events) =
+        spawned(parent(&api, dir.path(), &serve.url(), TOKEN).arg("hand this on"));
+    events
+        .find(|e| e["type"] == "child_event")
+        .expect("the child's events reach the parent");
     let killed = Instant::now();
     serve.kill();
-    let rest: Vec<Value> = lines
-        .map_while(Result::ok)
-        .filter_map(|line| serde_json::from_str(&line).ok())
-        .collect();
+    let rest: Vec<Value> = events.collect();
     assert_eq!(run.wait().unwrap().code(), Some(0));
     assert!(killed.elapsed() < Duration::from_secs(15), "too slow");
     let result = delegate_result(&rest);
@@ -779,21 +746,16 @@ fn stopping_the_parent_cancels_the_local_child() {
         Turn::tool_use("delegate", json!({"prompt": "take your time"})),
         Turn::hang(Reply::new().text("Working on it"), 2),
     ]);
-    let mut run = deskhand_at(&api, dir.path())
-        .env("XDG_RUNTIME_DIR", &runtime)
-        .env("DESKHAND_FIRST_DISPLAY", "261")
-        .args(["ask", "--json", "--approve", "auto", "--tools", "delegate"])
-        .arg("hand this on")
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(run.stdout.take().unwrap()).lines();
-    for line in lines.by_ref() {
-        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
-        if event["type"] == "child_event" && event["event"]["type"] == "started" {
-            break;
-        }
-    }
+    let (mut run, mut events) = spawned(
+        deskhand_at(&api, dir.path())
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("DESKHAND_FIRST_DISPLAY", "261")
+            .args(["ask", "--json", "--approve", "auto", "--tools", "delegate"])
+            .arg("hand this on"),
+    );
+    events
+        .find(|e| e["type"] == "child_event" && e["event"]["type"] == "started")
+        .expect("the child starts");
     // The child's model request is under way (the stand-in hangs it).
     let deadline = Instant::now() + Duration::from_secs(20);
     while api.requests().len() < 2 {
@@ -802,33 +764,28 @@ fn stopping_the_parent_cancels_the_local_child() {
     }
     // SAFETY: a signal to the child process this test started.
     unsafe { libc::kill(run.id() as i32, libc::SIGINT) };
-    let rest: Vec<Value> = lines
-        .map_while(Result::ok)
-        .filter_map(|line| serde_json::from_str(&line).ok())
-        .collect();
+    let rest: Vec<Value> = events.collect();
     assert_eq!(run.wait().unwrap().code(), Some(130));
     assert_eq!(delegate_result(&rest)["is_error"], true);
     let serve = Serve::start(&api, dir.path());
-    let tasks = serve.curl("GET", "/v1/tasks", None).1;
-    let states: Vec<(&str, &str)> = tasks["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| (t["origin"].as_str().unwrap(), t["state"].as_str().unwrap()))
-        .collect();
-    assert!(states.contains(&("delegate", "cancelled")), "{states:?}");
-    assert!(states.contains(&("cli", "cancelled")), "{states:?}");
+    let tasks = stored_tasks(&serve);
+    assert!(
+        tasks.contains(&("delegate".into(), "cancelled".into())),
+        "{tasks:?}"
+    );
+    assert!(
+        tasks.contains(&("cli".into(), "cancelled".into())),
+        "{tasks:?}"
+    );
 }
 
 /// Without `--json`, `deskhand ask` shows the child's actions and end as `↳ [task …]` lines.
 #[test]
 fn the_terminal_shows_the_childs_steps() {
-    let child_dir = tempfile::tempdir().unwrap();
-    let child_api = StandIn::spawn([
+    let (serve, _child_api, _child_dir) = remote([
         Turn::tool_use("bash", json!({"command": "echo shown"})),
         Turn::text("Shown."),
     ]);
-    let serve = Serve::start(&child_api, child_dir.path());
     let dir = tempfile::tempdir().unwrap();
     let api = StandIn::spawn([
         Turn::tool_use("delegate", json!({"prompt": "show it", "to": "far"})),

@@ -363,7 +363,7 @@ fn a_third_party_sse_client_follows_approves_and_resumes() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/api/sse_client.py");
     let output: Output = Command::new(python)
         .arg(script)
-        .args([format!("http://{}", serve.address), TOKEN.to_string()])
+        .args([serve.url(), TOKEN.to_string()])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);

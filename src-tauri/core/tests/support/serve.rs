@@ -56,6 +56,11 @@ impl Serve {
         }
     }
 
+    /// The TCP listener's URL.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
     /// curl over the Unix socket: the status and the body as JSON (or as a string).
     pub fn curl(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
         let mut args = vec![

@@ -39,11 +39,14 @@ fn spawned(command: &mut Command) -> (std::process::Child, impl Iterator<Item = 
     (run, events)
 }
 
-fn json_lines(stdout: &[u8]) -> Vec<Value> {
-    String::from_utf8_lossy(stdout)
+/// Runs `command` to its end: its exit status, its JSON events and its stderr.
+fn finished(command: &mut Command) -> (Option<i32>, Vec<Value>, String) {
+    let (output, stdout, stderr) = support::cli::run(command);
+    let events = stdout
         .lines()
         .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
+        .collect();
+    (output.status.code(), events, stderr)
 }
 
 /// A remote child: a `deskhand serve` against its own stand-in scripted with `turns`, with
@@ -114,17 +117,9 @@ fn a_remote_child_runs_and_its_events_answer_and_cost_reach_the_parent() {
         ),
         Turn::text("The child is done."),
     ]);
-    let output = parent(&api, dir.path(), &serve.url(), TOKEN)
-        .arg("hand this on")
-        .output()
-        .unwrap();
-    let events = json_lines(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (code, events, stderr) =
+        finished(parent(&api, dir.path(), &serve.url(), TOKEN).arg("hand this on"));
+    assert_eq!(code, Some(0), "{}", stderr);
     let child = child_events(&events);
     let child_kinds: Vec<&str> = child
         .iter()
@@ -234,16 +229,13 @@ fn a_wrong_token_a_stranger_and_an_unreachable_url_are_error_results_at_once() {
             Turn::text("It could not be delegated."),
         ]);
         let started = Instant::now();
-        let output = parent(&api, dir.path(), &url, token)
-            .arg("hand this on")
-            .output()
-            .unwrap();
+        let (code, events, stderr) =
+            finished(parent(&api, dir.path(), &url, token).arg("hand this on"));
         assert!(
             started.elapsed() < Duration::from_secs(15),
             "{url}: too slow"
         );
-        assert_eq!(output.status.code(), Some(0), "{url}");
-        let events = json_lines(&output.stdout);
+        assert_eq!(code, Some(0), "{url}: {stderr}");
         let result = delegate_result(&events);
         assert_eq!(result["is_error"], true, "{url}: {result}");
         let text = result["text"].as_str().unwrap();
@@ -265,11 +257,9 @@ fn an_unknown_target_is_refused_with_the_list() {
         Turn::tool_use("delegate", json!({"prompt": "anything", "to": "elsewhere"})),
         Turn::text("No such target."),
     ]);
-    let output = parent(&api, dir.path(), "http://127.0.0.1:9", TOKEN)
-        .arg("hand this on")
-        .output()
-        .unwrap();
-    let events = json_lines(&output.stdout);
+    let (code, events, stderr) =
+        finished(parent(&api, dir.path(), "http://127.0.0.1:9", TOKEN).arg("hand this on"));
+    assert_eq!(code, Some(0), "{stderr}");
     let result = delegate_result(&events);
     assert_eq!(result["is_error"], true);
     assert!(
@@ -307,13 +297,11 @@ fn a_remote_of_another_api_version_is_an_error_result_at_once() {
         Turn::text("Another version."),
     ]);
     let started = Instant::now();
-    let output = parent(&api, dir.path(), &url, TOKEN)
-        .arg("hand this on")
-        .output()
-        .unwrap();
+    let (code, events, stderr) =
+        finished(parent(&api, dir.path(), &url, TOKEN).arg("hand this on"));
     assert!(started.elapsed() < Duration::from_secs(15), "too slow");
-    assert_eq!(output.status.code(), Some(0));
-    let result = delegate_result(&json_lines(&output.stdout)).clone();
+    assert_eq!(code, Some(0), "{stderr}");
+    let result = delegate_result(&events).clone();
     assert_eq!(result["is_error"], true, "{result}");
     let text = result["text"].as_str().unwrap();
     assert!(
@@ -347,22 +335,14 @@ fn a_child_that_takes_too_long_is_cancelled_after_the_timeout() {
         Turn::text("The child took too long."),
     ]);
     let started = Instant::now();
-    let output = parent(&api, dir.path(), &serve.url(), TOKEN)
-        .arg("hand this on")
-        .output()
-        .unwrap();
+    let (code, events, stderr) =
+        finished(parent(&api, dir.path(), &serve.url(), TOKEN).arg("hand this on"));
     let elapsed = started.elapsed();
     assert!(
         elapsed >= Duration::from_secs(2) && elapsed < Duration::from_secs(15),
         "{elapsed:?}"
     );
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let events = json_lines(&output.stdout);
+    assert_eq!(code, Some(0), "{}", stderr);
     // The child's progress was shown while the parent waited.
     let task = events
         .iter()
@@ -398,18 +378,17 @@ fn the_childs_cost_counts_against_the_parents_budget() {
         Turn::tool_use("delegate", json!({"prompt": "spend", "to": "far"})),
         Turn::text("Never asked for."),
     ]);
-    let output = parent(&api, dir.path(), &serve.url(), TOKEN)
-        .args(["--max-cost", "1"])
-        .arg("hand this on")
-        .output()
-        .unwrap();
-    let events = json_lines(&output.stdout);
+    let (code, events, stderr) = finished(
+        parent(&api, dir.path(), &serve.url(), TOKEN)
+            .args(["--max-cost", "1"])
+            .arg("hand this on"),
+    );
     let result = delegate_result(&events);
     assert_eq!(result["is_error"], false, "{result}");
     let done = events.iter().rev().find(|e| e["type"] == "done").unwrap();
     assert_eq!(done["status"], "budget", "{done}");
     assert!(done["cost_usd"].as_f64().unwrap() > 3.0, "{done}");
-    assert_eq!(output.status.code(), Some(4));
+    assert_eq!(code, Some(4), "{stderr}");
     assert_eq!(
         api.remaining_turns(),
         1,
@@ -548,20 +527,14 @@ fn a_local_child_runs_on_a_new_agent_desktop() {
         Turn::text("The local child saw its display."),
         Turn::text("The child is done."),
     ]);
-    let output = deskhand_at(&api, dir.path())
-        .env("XDG_RUNTIME_DIR", &runtime)
-        .env("DESKHAND_FIRST_DISPLAY", "241")
-        .args(["ask", "--json", "--approve", "auto", "--tools", "delegate"])
-        .arg("hand this on")
-        .output()
-        .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let (code, events, stderr) = finished(
+        deskhand_at(&api, dir.path())
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .env("DESKHAND_FIRST_DISPLAY", "241")
+            .args(["ask", "--json", "--approve", "auto", "--tools", "delegate"])
+            .arg("hand this on"),
     );
-    let events = json_lines(&output.stdout);
+    assert_eq!(code, Some(0), "{}", stderr);
     let child = child_events(&events);
     let bash = child
         .iter()
@@ -620,12 +593,10 @@ fn a_failed_child_and_a_remote_that_dies_are_error_results() {
         Turn::tool_use("delegate", json!({"prompt": "fail", "to": "far"})),
         Turn::text("The child failed."),
     ]);
-    let output = parent(&api, dir.path(), &serve.url(), TOKEN)
-        .arg("hand this on")
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0));
-    let result = delegate_result(&json_lines(&output.stdout)).clone();
+    let (code, events, stderr) =
+        finished(parent(&api, dir.path(), &serve.url(), TOKEN).arg("hand this on"));
+    assert_eq!(code, Some(0), "{stderr}");
+    let result = delegate_result(&events).clone();
     assert_eq!(result["is_error"], true, "{result}");
     assert!(
         result["text"].as_str().unwrap().contains("ended `error`"),
@@ -795,16 +766,12 @@ fn the_terminal_shows_the_childs_steps() {
     command
         .args(["ask", "--approve", "auto", "--tools", "delegate"])
         .arg("--delegate-to")
-        .arg(format!("far=http://{}", serve.address))
+        .arg(format!("far={}", serve.url()))
         .env("DESKHAND_DELEGATE_TOKEN_FAR", TOKEN)
         .arg("hand this on");
-    let output = command.output().unwrap();
+    let (output, stdout, stderr) = support::cli::run(&mut command);
     assert_eq!(output.status.code(), Some(0));
-    let shown = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let shown = format!("{stdout}{stderr}");
     let lines: Vec<&str> = shown.lines().filter(|l| l.contains("↳ [task ")).collect();
     assert!(
         lines

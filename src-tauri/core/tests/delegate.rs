@@ -96,6 +96,22 @@ fn stored_tasks(serve: &Serve) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The question task `id` waits on once its child asks to run bash: the child's, asked as
+/// the parent's.
+fn child_bash_question(serve: &Serve, id: &str) -> Value {
+    let waiting = serve.wait_for(id, "waiting_for_approval");
+    let request = waiting["waiting_for"].clone();
+    assert_eq!(request["tool"], "bash", "{waiting}");
+    assert!(
+        request["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("[delegated task]"),
+        "{request}"
+    );
+    request
+}
+
 fn delegate_result(events: &[Value]) -> &Value {
     events
         .iter()
@@ -438,16 +454,7 @@ fn the_childs_approvals_are_asked_of_the_parents_person() {
     assert_eq!(waiting["waiting_for"]["kind"], "delegate.far");
     answer("approve", json!({}));
     // Then the child's first command, asked as the parent's, under an id of its own.
-    let waiting = serve.wait_for(id, "waiting_for_approval");
-    let request = &waiting["waiting_for"];
-    assert_eq!(request["tool"], "bash", "{waiting}");
-    assert!(
-        request["summary"]
-            .as_str()
-            .unwrap()
-            .starts_with("[delegated task]"),
-        "{request}"
-    );
+    let request = &child_bash_question(&serve, id);
     let first = request["tool_use_id"].as_str().unwrap().to_string();
     assert!(first.contains('.'), "{first}");
     answer("approve", json!({"tool_use_id": first}));
@@ -671,16 +678,7 @@ fn a_local_childs_approval_is_asked_of_the_parents_person() {
         assert_eq!(status, 200, "{answer}");
     };
     approve(json!({}));
-    let waiting = serve.wait_for(id, "waiting_for_approval");
-    let request = &waiting["waiting_for"];
-    assert_eq!(request["tool"], "bash", "{waiting}");
-    assert!(
-        request["summary"]
-            .as_str()
-            .unwrap()
-            .starts_with("[delegated task]"),
-        "{request}"
-    );
+    let request = &child_bash_question(&serve, id);
     // The child task waits for the same answer.
     let tasks = serve.curl("GET", "/v1/tasks", None).1;
     let child = tasks["tasks"]

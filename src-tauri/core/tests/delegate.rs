@@ -287,6 +287,46 @@ fn an_unknown_target_is_refused_with_the_list() {
     );
 }
 
+/// A remote child's screenshot is read from its service into the parent's history, so the
+/// parent's side panel finds it by hash as it finds a local child's; the service answers an
+/// image by its hash, and 404 for a hash it does not hold.
+#[test]
+fn a_remote_childs_screenshots_are_kept_in_the_parents_history() {
+    let Some(_display) = support::x11::display() else {
+        return;
+    };
+    let (serve, _child_api, child_dir) = remote([
+        Turn::tool_use("computer", json!({"action": "screenshot"})),
+        Turn::text("I looked."),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use("delegate", json!({"prompt": "look", "to": "far"})),
+        Turn::text("Seen."),
+    ]);
+    let (code, events, stderr) =
+        finished(parent(&api, dir.path(), &serve.url(), TOKEN).arg("hand this on"));
+    assert_eq!(code, Some(0), "{stderr}");
+    let shot = child_events(&events)
+        .iter()
+        .find(|e| e["event"]["type"] == "tool_result")
+        .and_then(|e| e["event"]["images"][0]["sha256"].as_str())
+        .expect("the child's screenshot reached the parent")
+        .to_string();
+    let store = |dir: &std::path::Path| deskhand::store::Store::open(dir).unwrap();
+    let (_, ours) = store(dir.path())
+        .image(&shot)
+        .expect("the parent's history holds the child's screenshot");
+    let (media_type, theirs) = store(child_dir.path()).image(&shot).unwrap();
+    assert_eq!(ours, theirs);
+    assert!(media_type.starts_with("image/"), "{media_type}");
+    let (found, _) = serve.curl("GET", &format!("/v1/images/{shot}"), None);
+    assert_eq!(found, 200);
+    let (missing, error) = serve.curl("GET", &format!("/v1/images/{}", "0".repeat(64)), None);
+    assert_eq!(missing, 404, "{error}");
+    assert_eq!(error["error"]["kind"], "not_found", "{error}");
+}
+
 /// A service that answers everything with another API version: refused before anything is
 /// submitted, naming the versions.
 #[test]

@@ -1,6 +1,6 @@
-//! The routes: tasks (submit, list, show, events as SSE, approve, deny, cancel) and sessions
-//! (list, read). Every error is `{"error": {"kind", "message"}}` with a status that says
-//! what kind.
+//! The routes: tasks (submit, list, show, events as SSE, approve, deny, cancel), sessions
+//! (list, read) and images (by hash). Every error is `{"error": {"kind", "message"}}` with a
+//! status that says what kind.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -41,6 +41,7 @@ pub const ROUTES: &[(&str, &str)] = &[
     ("POST", "/v1/tasks/{id}/cancel"),
     ("GET", "/v1/sessions"),
     ("GET", "/v1/sessions/{id}"),
+    ("GET", "/v1/images/{sha256}"),
 ];
 
 /// Request bodies are small JSON documents.
@@ -145,6 +146,7 @@ pub fn router(engine: Engine, token: Option<ApiKey>) -> Router {
         .route("/v1/tasks/{id}/cancel", post(cancel))
         .route("/v1/sessions", get(list_sessions))
         .route("/v1/sessions/{id}", get(show_session))
+        .route("/v1/images/{sha256}", get(image))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(Api { engine });
     let routes = match token {
@@ -589,4 +591,15 @@ async fn show_session(
     Ok(Json(
         serde_json::to_value(store.load_session(&id)?).unwrap_or_default(),
     ))
+}
+
+/// An image of the history by its content hash (a ref's `sha256`), as its bytes: how a
+/// delegating Deskhand shows a remote child's screenshots.
+async fn image(
+    State(api): State<Api>,
+    sha256: Result<Path<String>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let sha256 = path_id(sha256)?;
+    let (media_type, bytes) = api.engine.store().image(&sha256)?;
+    Ok(([(header::CONTENT_TYPE, media_type)], bytes).into_response())
 }

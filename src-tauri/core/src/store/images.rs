@@ -207,6 +207,18 @@ pub(crate) fn remove_files(data_dir: &Path, gone: &[(String, String)]) {
 }
 
 impl Store {
+    /// Keeps an image that arrived from elsewhere (a remote delegated task's screenshot) with
+    /// `session_id`, so it is found by hash like the session's own, and goes with the session.
+    pub fn keep_image(
+        &self,
+        session_id: &str,
+        media_type: &str,
+        bytes: &[u8],
+    ) -> Result<ImageRef, StoreError> {
+        let dir = self.dir().to_path_buf();
+        self.with(|conn| save(conn, &dir, session_id, media_type, bytes, super::now_ms()))
+    }
+
     /// An image's media type and bytes by content hash (the window's `get_image`).
     pub fn image(&self, sha256: &str) -> Result<(String, Vec<u8>), StoreError> {
         let not_found = || StoreError::NotFound(format!("image {sha256}"));

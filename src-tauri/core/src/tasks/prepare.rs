@@ -332,6 +332,7 @@ fn delegation(
     requested: Option<&[String]>,
     store: &Store,
     engine: &super::Engine,
+    session_id: &str,
     approvals: &Arc<PendingApprovals>,
 ) -> Result<Option<Delegation>, PrepareError> {
     if !settings.may_delegate {
@@ -364,6 +365,7 @@ fn delegation(
     };
     Ok(wanted.then(|| Delegation {
         engine: engine.clone(),
+        session_id: session_id.to_string(),
         settings: settings.clone(),
         remotes,
         approvals: approvals.clone(),
@@ -436,6 +438,7 @@ pub async fn prepare(
         selection.builtin.as_deref(),
         store,
         engine,
+        session_id,
         &approvals,
     )?;
     let tool_settings = ToolSettings {

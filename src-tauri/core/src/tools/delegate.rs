@@ -104,6 +104,8 @@ impl RemoteTarget {
 pub struct Delegation {
     /// The engine a local child runs on, and the parent's settings it starts from.
     pub engine: Engine,
+    /// The parent's session: a remote child's screenshots are kept in its history.
+    pub session_id: String,
     pub settings: RunSettings,
     pub remotes: Vec<RemoteTarget>,
     /// The parent's open questions: a child's approvals are asked here, so whoever answers
@@ -248,7 +250,7 @@ impl Tool for DelegateTool {
         };
         let mut follow = Follow {
             child: started,
-            approvals: self.delegation.approvals.clone(),
+            delegation: &self.delegation,
             ctx,
             answer: String::new(),
             done: None,
@@ -320,7 +322,7 @@ enum Stop {
 /// A child task being followed: its events, its answer so far, and how it ended.
 struct Follow<'a> {
     child: Child,
-    approvals: Arc<PendingApprovals>,
+    delegation: &'a Delegation,
     ctx: &'a ToolContext,
     /// The text of the child's last assistant message: its answer.
     answer: String,
@@ -353,6 +355,7 @@ impl Follow<'_> {
                 }
             }
             "done" => self.done = Some(event.clone()),
+            "tool_result" => self.keep_images(&event).await,
             _ => {}
         }
         let ask = (event["type"] == "approval_needed")
@@ -366,6 +369,28 @@ impl Follow<'_> {
             self.ask_person(request).await?;
         }
         Ok(())
+    }
+
+    /// A remote child's screenshots, fetched into the parent's history before its event is
+    /// shown, so the side panel finds them by hash as it finds a local child's (which share
+    /// the store). One that cannot be fetched is left out, and the panel says it is not
+    /// available; the task goes on.
+    async fn keep_images(&self, event: &Value) {
+        let Child::Remote(remote) = &self.child else {
+            return;
+        };
+        let store = self.delegation.engine.store();
+        for image in event["images"].as_array().into_iter().flatten() {
+            let Some(sha256) = image["sha256"].as_str() else {
+                continue;
+            };
+            if store.image(sha256).is_ok() {
+                continue;
+            }
+            if let Ok((media_type, bytes)) = remote.image(sha256).await {
+                let _ = store.keep_image(&self.delegation.session_id, &media_type, &bytes);
+            }
+        }
     }
 
     fn emit(&self, event: AgentEvent) {
@@ -383,7 +408,7 @@ impl Follow<'_> {
             request: asked.clone(),
         });
         let approver = TaskApprover {
-            approvals: self.approvals.clone(),
+            approvals: self.delegation.approvals.clone(),
         };
         let answer = approver.decide(&asked).await;
         self.emit(AgentEvent::ApprovalDecided {
@@ -625,6 +650,44 @@ impl Remote {
         Ok(())
     }
 
+    /// An image of the child's history by its hash: read up to the API's image limit, and
+    /// kept only if its bytes have that hash.
+    async fn image(&self, sha256: &str) -> Result<(String, Vec<u8>), String> {
+        use futures_util::StreamExt as _;
+        let response = self
+            .client
+            .get(format!("{}/v1/images/{sha256}", self.base))
+            .bearer_auth(self.token.expose())
+            .timeout(REQUEST_TIMEOUT)
+            .send()
+            .await
+            .map_err(|e| unreachable(&self.base, &e))?;
+        if !response.status().is_success() {
+            return Err(format!("{} answered {}", self.base, response.status()));
+        }
+        let media_type = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("application/octet-stream")
+            .to_string();
+        let mut body = response.bytes_stream();
+        let mut bytes = Vec::new();
+        while let Some(chunk) = body.next().await {
+            bytes.extend_from_slice(&chunk.map_err(|e| e.to_string())?);
+            if bytes.len() > crate::images::MAX_IMAGE_BYTES {
+                return Err(format!("{} sent an image over the size limit", self.base));
+            }
+        }
+        if crate::images::content_hash(&bytes) != sha256 {
+            return Err(format!(
+                "{} sent an image that does not match its hash",
+                self.base
+            ));
+        }
+        Ok((media_type, bytes))
+    }
+
     /// A request other than the event stream: its JSON answer, or the API's error message.
     async fn request(
         &self,
@@ -787,6 +850,7 @@ mod tests {
     fn tool(store: &Store, remotes: &[&str]) -> DelegateTool {
         DelegateTool::new(Delegation {
             engine: Engine::new(store.clone()),
+            session_id: "s".into(),
             settings: RunSettings::default(),
             remotes: remotes
                 .iter()
@@ -854,5 +918,39 @@ mod tests {
         assert_eq!(plan.kind, "delegate.far");
         assert_eq!(plan.summary, "delegate to far (http://127.0.0.1:9): first");
         assert!(!plan.read_only);
+    }
+
+    /// A remote's image is kept only when its bytes have the hash asked for: a service that
+    /// sends other bytes under a hash cannot put them in the parent's history.
+    #[tokio::test]
+    async fn a_remote_image_is_kept_only_if_its_bytes_have_its_hash() {
+        use std::io::{Read as _, Write as _};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().take(2).flatten() {
+                let _ = stream.read(&mut [0u8; 4096]);
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 5\r\n\
+                      Connection: close\r\n\r\nhello",
+                );
+            }
+        });
+        let remote = Remote {
+            client: reqwest::Client::new(),
+            base,
+            token: ApiKey::new("token").unwrap(),
+            task: String::new(),
+            last_event: 0,
+            stream: None,
+            reconnects: 0,
+        };
+        let hash = crate::images::content_hash(b"hello");
+        assert_eq!(
+            remote.image(&hash).await.unwrap(),
+            ("image/png".to_string(), b"hello".to_vec())
+        );
+        let wrong = remote.image(&"0".repeat(64)).await.unwrap_err();
+        assert!(wrong.contains("does not match its hash"), "{wrong}");
     }
 }

@@ -121,6 +121,7 @@ mod tests {
                 "delegate",
                 Arc::new(DelegateTool::new(Delegation {
                     engine: Engine::new(store.clone()),
+                    session_id: "s".into(),
                     settings: RunSettings::default(),
                     remotes: Vec::new(),
                     approvals: Arc::default(),

@@ -605,14 +605,7 @@ impl Remote {
 
     /// Whether the remote is a Deskhand that speaks this API and takes the token.
     async fn check(&self, name: &str) -> Result<(), String> {
-        let response = self
-            .client
-            .get(format!("{}/v1/tasks?limit=1", self.base))
-            .bearer_auth(self.token.expose())
-            .timeout(REQUEST_TIMEOUT)
-            .send()
-            .await
-            .map_err(|e| unreachable(&self.base, &e))?;
+        let response = self.get("/v1/tasks?limit=1").await?;
         let version = response
             .headers()
             .get(API_VERSION_HEADER)
@@ -650,18 +643,22 @@ impl Remote {
         Ok(())
     }
 
-    /// An image of the child's history by its hash: read up to the API's image limit, and
-    /// kept only if its bytes have that hash.
-    async fn image(&self, sha256: &str) -> Result<(String, Vec<u8>), String> {
-        use futures_util::StreamExt as _;
-        let response = self
-            .client
-            .get(format!("{}/v1/images/{sha256}", self.base))
+    /// A GET of `path` with the token, within the request timeout.
+    async fn get(&self, path: &str) -> Result<reqwest::Response, String> {
+        self.client
+            .get(format!("{}{path}", self.base))
             .bearer_auth(self.token.expose())
             .timeout(REQUEST_TIMEOUT)
             .send()
             .await
-            .map_err(|e| unreachable(&self.base, &e))?;
+            .map_err(|e| unreachable(&self.base, &e))
+    }
+
+    /// An image of the child's history by its hash: read up to the API's image limit, and
+    /// kept only if its bytes have that hash.
+    async fn image(&self, sha256: &str) -> Result<(String, Vec<u8>), String> {
+        use futures_util::StreamExt as _;
+        let response = self.get(&format!("/v1/images/{sha256}")).await?;
         if !response.status().is_success() {
             return Err(format!("{} answered {}", self.base, response.status()));
         }

@@ -5,7 +5,7 @@
 //! fails is kept in proptest's regressions file for this test (commit it) and tried first
 //! from then on.
 
-use deskhand::tools::computer::action::{self, Action, ZOOM};
+use deskhand::tools::computer::action::{self, Action, ActionName};
 use deskhand::tools::computer::keys;
 use deskhand::tools::computer::scaling::Size;
 use deskhand::tools::computer::version::ToolVersion;
@@ -130,8 +130,7 @@ fn value_of(field: &'static str, width: u32, height: u32) -> BoxedStrategy<Value
 /// An input object for a screen of `width` x `height`: an action (a known one, mostly) and
 /// fields (mostly its own, mostly of the right shape), or anything at all.
 fn any_input(width: u32, height: u32) -> impl Strategy<Value = Value> {
-    let mut names: Vec<&'static str> = action::ACTIONS.to_vec();
-    names.push(ZOOM);
+    let names: Vec<&'static str> = ActionName::ALL.map(ActionName::name).to_vec();
     let known = prop::sample::select(names).prop_flat_map(move |name| {
         let field = prop_oneof![
             4 => prop::sample::select(fields_of(name)),

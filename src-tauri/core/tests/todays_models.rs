@@ -57,7 +57,8 @@ impl Tool for FakeComputer {
             kind: format!("computer.{}", input["action"].as_str().unwrap_or("?")),
             read_only: false,
             summary: input.to_string(),
-            detail: Value::Null,
+            detail: Default::default(),
+            safety_checks: Vec::new(),
             target: None,
         })
     }

@@ -361,7 +361,7 @@ async fn view_is_read_only_and_writes_are_planned_as_a_diff() {
     assert_eq!(replace.kind, "editor.str_replace");
     assert_eq!(replace.summary, format!("str_replace {file} (+1 -1 lines)"));
     assert_eq!(
-        replace.detail["diff"],
+        replace.detail.diff().unwrap(),
         format!(
             "--- {file}\n+++ {file}\n@@ -1,2 +1,2 @@\n def f():\n-    return 1\n+    return 2\n"
         )
@@ -372,7 +372,7 @@ async fn view_is_read_only_and_writes_are_planned_as_a_diff() {
         )
         .unwrap();
     assert_eq!(
-        create.detail["diff"],
+        create.detail.diff().unwrap(),
         format!(
             "--- /dev/null\n+++ {}\n@@ -0,0 +1 @@\n+hello\n",
             path_in(&dir, "new.txt")
@@ -842,7 +842,7 @@ fn planning_a_rewrite_of_a_big_file_takes_bounded_time() {
         plan.summary,
         format!("create {file} (+{lines} -{lines} lines)")
     );
-    let diff = plan.detail["diff"].as_str().unwrap();
+    let diff = plan.detail.diff().unwrap();
     assert!(
         diff.starts_with(&format!(
             "--- {file}\n+++ {file}\n@@ -1,{lines} +1,{lines} @@\n-alpha line 0\n-alpha line 1\n"
@@ -865,7 +865,7 @@ fn a_planned_diff_shows_context_and_line_numbers() {
         .plan(&json!({"command": "str_replace", "path": file, "old_str": "10\n11\n12\n", "new_str": "ten\n11\ntwelve\nmore\n"}))
         .unwrap();
     assert_eq!(
-        plan.detail["diff"],
+        plan.detail.diff().unwrap(),
         format!(
             "--- {file}\n+++ {file}\n@@ -7,9 +7,10 @@\n 7\n 8\n 9\n-10\n+ten\n 11\n-12\n+twelve\n+more\n 13\n 14\n 15\n"
         )
@@ -878,7 +878,7 @@ fn a_planned_diff_shows_context_and_line_numbers() {
         .plan(&json!({"command": "str_replace", "path": bare, "old_str": "b", "new_str": "c"}))
         .unwrap();
     assert_eq!(
-        plan.detail["diff"],
+        plan.detail.diff().unwrap(),
         format!(
             "--- {bare}\n+++ {bare}\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+c\n\\ No newline at end of file\n"
         )

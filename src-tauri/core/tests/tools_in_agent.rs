@@ -64,7 +64,7 @@ async fn denied_actions_run_nothing_write_nothing_and_the_model_is_told() {
         format!("bash: touch {}", marker.display())
     );
     assert_eq!(
-        asked[1].plan.detail["diff"],
+        asked[1].plan.detail.diff().unwrap(),
         format!(
             "--- /dev/null\n+++ {}\n@@ -0,0 +1 @@\n+secret plan\n",
             notes.display()

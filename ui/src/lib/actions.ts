@@ -1,6 +1,9 @@
 // What a tool call does, in a shape the timeline and the approval card can draw. The plan's
-// `detail` is tool-specific and may change as tools grow, so every field is read defensively
-// and anything unrecognised is shown as JSON.
+// `detail` is the core's `ActionDetail` (one shape per kind of action); a call the mode
+// allowed without asking has no plan, and is drawn from its input. A detail of a shape this
+// window does not know (from a newer core) is shown as JSON.
+
+import type { ActionDetail, PointerDetail } from './types';
 
 /** A point in the model's screenshot space (the screenshots the UI shows are in it too). */
 export interface Point {
@@ -43,29 +46,40 @@ function asString(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-/** The model-space point of a detail node: `{model: [x, y]}`, or a bare `[x, y]`. */
-function modelPoint(value: unknown): Point | null {
-  return asPoint(asObject(value)?.model) ?? asPoint(value);
+function isPointer(detail: ActionDetail | undefined): detail is PointerDetail {
+  return Array.isArray(asObject(detail)?.model_points);
 }
 
-function markersOf(input: Json | null, detail: Json | null): Marker[] {
-  const end = modelPoint(detail) ?? asPoint(input?.coordinate);
-  const start =
-    modelPoint(detail?.start) ?? asPoint(detail?.start_model) ?? asPoint(input?.start_coordinate);
-  const markers: Marker[] = [];
-  if (start) markers.push({ ...start, role: 'drag_start' });
-  if (end) markers.push({ ...end, role: start ? 'drag_end' : 'click' });
-  return markers;
+/** The points an action lands on, in order (a drag's start, then its end). */
+function pointsOf(input: Json | null, detail: ActionDetail | undefined): Point[] {
+  if (isPointer(detail)) return detail.model_points.map(asPoint).filter((p) => p !== null);
+  return [asPoint(input?.start_coordinate), asPoint(input?.coordinate)].filter((p) => p !== null);
+}
+
+function markersOf(points: Point[]): Marker[] {
+  if (points.length === 2) {
+    const [start, end] = points as [Point, Point];
+    return [
+      { ...start, role: 'drag_start' },
+      { ...end, role: 'drag_end' },
+    ];
+  }
+  return points.map((point) => ({ ...point, role: 'click' }));
 }
 
 const CLICK_ACTIONS = /click|drag|mouse_move|scroll/;
 
-export function describeAction(name: string, input: unknown, detail: unknown): ActionView {
+export function describeAction(
+  name: string,
+  input: unknown,
+  detail: ActionDetail | undefined,
+): ActionView {
   const args = asObject(input);
   const info = asObject(detail);
-  const action = asString(args?.action) ?? '';
+  const action = (isPointer(detail) ? detail.action : asString(args?.action)) ?? '';
+  const pointed = isPointer(detail) || name === 'computer';
   const view: ActionView = {
-    markers: name === 'computer' && CLICK_ACTIONS.test(action) ? markersOf(args, info) : [],
+    markers: pointed && CLICK_ACTIONS.test(action) ? markersOf(pointsOf(args, detail)) : [],
     typed: null,
     keys: null,
     command: asString(info?.command) ?? (name === 'bash' ? asString(args?.command) : null),

@@ -115,10 +115,55 @@ export interface ActionPlan {
   kind: string;
   read_only: boolean;
   summary: string;
-  /** Tool-specific: `{screen, model}` coordinates, `{command}`, `{diff}`, or anything else. */
-  detail: unknown;
+  /** What the window draws for this kind of action (the core's `ActionDetail`). */
+  detail: ActionDetail;
+  /** Checks the model service raised, which approving acknowledges; absent when none. */
+  safety_checks?: SafetyCheck[];
   /** For a click, drag or type at a point: the element there (docs/elements.md). */
   target?: ApprovalTarget;
+}
+
+/** A point on the desktop, in screen pixels. */
+export interface ScreenPoint {
+  x: number;
+  y: number;
+}
+
+/**
+ * The core's `ActionDetail`: one shape per kind of action, without a tag (the fields tell
+ * them apart), `null` when there is nothing to draw. docs/ipc.md lists them.
+ */
+export type ActionDetail =
+  | PointerDetail
+  | { command: string; timeout_s: number }
+  | { restart: boolean }
+  | { path: string; diff: string }
+  | { path: string }
+  | { id: number; before: string; note: string }
+  | { id: number; note: string }
+  | { note: string }
+  | { session_id: string }
+  | { server: string; tool: string; arguments: unknown }
+  | { action: string }
+  | null;
+
+/** A computer action, or a `ui` action on an element, at points on the screen. */
+export interface PointerDetail {
+  action: string;
+  /** The `ui` tool's element ref. */
+  ref?: string;
+  monitor?: number;
+  /** In the screenshot's space, in order: a drag's start, then its end. */
+  model_points: [number, number][];
+  screen_points: ScreenPoint[];
+  model_size: { width: number; height: number };
+}
+
+/** A safety check a model service raised (OpenAI's `pending_safety_checks`). */
+export interface SafetyCheck {
+  id: string;
+  code: string;
+  message: string;
 }
 
 /** What an input action will touch; `known: false` says nothing is known there. */

@@ -42,7 +42,12 @@ export function approvalRequest(id: string, overrides: Partial<ApprovalRequest> 
     kind: 'computer.left_click',
     read_only: false,
     summary: 'left_click at (100, 50) → screen (150, 75)',
-    detail: { model: [100, 50], screen: [150, 75] },
+    detail: {
+      action: 'left_click',
+      model_points: [[100, 50]],
+      screen_points: [{ x: 150, y: 75 }],
+      model_size: { width: 1366, height: 768 },
+    },
     ...overrides,
   };
 }

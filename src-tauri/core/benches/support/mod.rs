@@ -32,7 +32,8 @@ impl Tool for NoopTool {
             kind: "noop".into(),
             read_only: false,
             summary: "noop".into(),
-            detail: Value::Null,
+            detail: Default::default(),
+            safety_checks: Vec::new(),
             target: None,
         })
     }

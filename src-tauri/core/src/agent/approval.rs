@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::secret_places::SecretPlaces;
 use super::stall::{StallAnswer, StallQuestion};
-use crate::tools::ActionPlan;
+use crate::tools::{ActionPlan, SafetyCheck};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -175,9 +175,9 @@ impl ApprovalGate {
     /// The secret place a read-only action reads, if it reads one: such a read is never
     /// decided by the mode or by "always allow".
     fn secret_read(&self, plan: &ActionPlan) -> Option<String> {
-        let path = plan.detail.get("path")?.as_str()?;
+        let path = plan.detail.path()?;
         plan.read_only
-            .then(|| self.secret_places.place_of(std::path::Path::new(path)))
+            .then(|| self.secret_places.place_of(path))
             .flatten()
     }
 
@@ -204,7 +204,7 @@ impl ApprovalGate {
         // A safety check the service raised is acknowledged by a person or not at all: no
         // mode and no "always" decides it. The read-only mode still refuses what it refuses.
         let refused_by_mode = policy == ApprovalPolicy::ReadOnly && !plan.read_only;
-        if !safety_checks(plan).is_empty() && !refused_by_mode {
+        if !plan.safety_checks.is_empty() && !refused_by_mode {
             return Precheck::AskUser;
         }
         if plan.read_only {
@@ -268,7 +268,7 @@ impl ApprovalGate {
                 refused = Some(error);
                 continue;
             }
-            if answer.decision == Decision::ApproveKind && safety_checks(&request.plan).is_empty() {
+            if answer.decision == Decision::ApproveKind && request.plan.safety_checks.is_empty() {
                 self.allowed_kinds
                     .lock()
                     .unwrap_or_else(|e| e.into_inner())
@@ -282,28 +282,27 @@ impl ApprovalGate {
     }
 }
 
-/// The safety checks a model service raised about an action (OpenAI's
-/// `pending_safety_checks`: `{id, code, message}`), which only a person may acknowledge.
-pub fn safety_checks(plan: &ActionPlan) -> &[Value] {
-    plan.detail
-        .get("safety_checks")
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
-}
-
-/// `plan` with the service's safety checks: in its detail for the window, and in its summary
-/// for the terminal and the action log, so that no one approves it without reading them.
+/// `plan` with the service's safety checks (OpenAI's `pending_safety_checks`: `{id, code,
+/// message}`): in its own field for the window, and in its summary for the terminal and the
+/// action log, so that no one approves it without reading them.
 pub fn with_safety_checks(mut plan: ActionPlan, checks: &[Value]) -> ActionPlan {
     if checks.is_empty() {
         return plan;
     }
-    let said: Vec<String> = checks
+    plan.safety_checks = checks
+        .iter()
+        .map(|check| SafetyCheck::deserialize(check).unwrap_or_default())
+        .collect();
+    let said: Vec<String> = plan
+        .safety_checks
         .iter()
         .map(|check| {
-            let code = check["code"].as_str().unwrap_or("safety check");
-            match check["message"].as_str().filter(|m| !m.is_empty()) {
-                Some(message) => format!("{code}: {message}"),
-                None => code.to_string(),
+            let code = Some(check.code.as_str())
+                .filter(|c| !c.is_empty())
+                .unwrap_or("safety check");
+            match check.message.as_str() {
+                "" => code.to_string(),
+                message => format!("{code}: {message}"),
             }
         })
         .collect();
@@ -312,10 +311,6 @@ pub fn with_safety_checks(mut plan: ActionPlan, checks: &[Value]) -> ActionPlan 
         plan.summary,
         said.join("; ")
     );
-    if !plan.detail.is_object() {
-        plan.detail = Value::Object(Default::default());
-    }
-    plan.detail["safety_checks"] = Value::Array(checks.to_vec());
     plan
 }
 
@@ -330,7 +325,8 @@ mod tests {
             kind: kind.into(),
             read_only,
             summary: String::new(),
-            detail: Value::Null,
+            detail: Default::default(),
+            safety_checks: Vec::new(),
             target: None,
         }
     }

@@ -173,7 +173,8 @@ mod tests {
                 kind: "bash".into(),
                 read_only: false,
                 summary: "run ls".into(),
-                detail: Value::Null,
+                detail: Default::default(),
+                safety_checks: Vec::new(),
                 target: None,
             },
         }

@@ -21,7 +21,7 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
 use super::launch::Launch;
-use super::{ActionPlan, Tool, ToolContext, ToolOutput, capped::CappedOutput, input};
+use super::{ActionDetail, ActionPlan, Tool, ToolContext, ToolOutput, capped::CappedOutput, input};
 use crate::llm::{AnthropicNativeTool, ToolDefinition};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -128,14 +128,19 @@ impl Tool for BashTool {
                 kind: "bash".into(),
                 read_only: false,
                 summary: "restart the bash shell".into(),
-                detail: json!({"restart": true}),
+                detail: ActionDetail::Restart { restart: true },
+                safety_checks: Vec::new(),
                 target: None,
             }),
             BashCall::Run(command) => Ok(ActionPlan {
                 kind: "bash".into(),
                 read_only: false,
                 summary: format!("bash: {command}"),
-                detail: json!({"command": command, "timeout_s": self.timeout.as_secs_f64()}),
+                detail: ActionDetail::Command {
+                    command,
+                    timeout_s: self.timeout.as_secs_f64(),
+                },
+                safety_checks: Vec::new(),
                 target: None,
             }),
         }

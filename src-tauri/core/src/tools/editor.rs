@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use similar::{Algorithm, ChangeTag};
 
-use super::{ActionPlan, Tool, ToolContext, ToolOutput, input};
+use super::{ActionDetail, ActionPlan, Tool, ToolContext, ToolOutput, input};
 use crate::files::{self, ReadError};
 use crate::llm::{AnthropicNativeTool, ToolDefinition};
 
@@ -88,7 +88,8 @@ impl Tool for EditorTool {
                 kind: "editor.view".into(),
                 read_only: true,
                 summary: format!("view {}", path.display()),
-                detail: json!({"path": path}),
+                detail: ActionDetail::FileView { path },
+                safety_checks: Vec::new(),
                 target: None,
             });
         }
@@ -109,7 +110,11 @@ impl Tool for EditorTool {
             kind: format!("editor.{}", command.name()),
             read_only: false,
             summary: format!("{} {shown} (+{added} -{removed} lines)", command.name()),
-            detail: json!({"path": path, "diff": unified}),
+            detail: ActionDetail::FileEdit {
+                path,
+                diff: unified,
+            },
+            safety_checks: Vec::new(),
             target: None,
         })
     }

@@ -5,9 +5,9 @@
 use async_trait::async_trait;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{ActionPlan, Tool, ToolContext, ToolOutput};
+use super::{ActionDetail, ActionPlan, Tool, ToolContext, ToolOutput};
 use crate::llm::ToolDefinition;
 use crate::memory::{self, Note};
 use crate::store::{Store, StoreError};
@@ -187,7 +187,7 @@ impl Tool for MemoryTool {
                 "remember",
                 false,
                 format!("remember: \"{text}\""),
-                json!({"note": text}),
+                ActionDetail::NoteRemember { note: text },
             ),
             MemoryCall::Update { id, text } => {
                 let note = self.existing(id)?;
@@ -195,7 +195,11 @@ impl Tool for MemoryTool {
                     "update",
                     false,
                     format!("update note {}: \"{}\" → \"{text}\"", note.id, note.text),
-                    json!({"id": note.id, "before": note.text, "note": text}),
+                    ActionDetail::NoteUpdate {
+                        id: note.id,
+                        before: note.text,
+                        note: text,
+                    },
                 )
             }
             MemoryCall::Forget { id } => {
@@ -204,14 +208,17 @@ impl Tool for MemoryTool {
                     "forget",
                     false,
                     format!("forget note {}: \"{}\"", note.id, note.text),
-                    json!({"id": note.id, "note": note.text}),
+                    ActionDetail::NoteForget {
+                        id: note.id,
+                        note: note.text,
+                    },
                 )
             }
             MemoryCall::Search { query } => (
                 "search",
                 true,
                 format!("search memory for \"{query}\""),
-                Value::Null,
+                ActionDetail::None,
             ),
             MemoryCall::Recall { session_id } => {
                 let id = self.store.resolve_id(&session_id).map_err(|e| match e {
@@ -224,7 +231,7 @@ impl Tool for MemoryTool {
                     "recall",
                     true,
                     format!("recall session {id}"),
-                    json!({"session_id": id}),
+                    ActionDetail::Recall { session_id: id },
                 )
             }
         };
@@ -234,6 +241,7 @@ impl Tool for MemoryTool {
             read_only,
             summary,
             detail,
+            safety_checks: Vec::new(),
             target: None,
         })
     }

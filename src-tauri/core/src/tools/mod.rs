@@ -6,6 +6,7 @@ pub(crate) mod capped;
 pub mod catalog;
 pub mod computer;
 pub mod delegate;
+pub mod detail;
 pub mod editor;
 pub mod input;
 pub mod launch;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+pub use self::detail::{ActionDetail, PointerDetail, SafetyCheck};
 use crate::llm::{ToolDefinition, ToolResultContent};
 
 #[async_trait]
@@ -52,13 +54,17 @@ pub struct ActionPlan {
     /// What "always allow this kind" allows, e.g. `computer.left_click` or `bash`.
     pub kind: String,
     /// Read-only actions (a screenshot, viewing a file) pass the gate without asking, except
-    /// reads of secret places (`agent::SecretPlaces`, found by `detail.path`).
+    /// reads of secret places (`agent::SecretPlaces`, found by the detail's `path`).
     pub read_only: bool,
     /// One line for a prompt, e.g. "left_click at (640, 400) → screen (960, 600)".
     pub summary: String,
-    /// Tool-specific detail a window can draw: screen coordinates, the command, a diff.
+    /// What a window draws for this kind of action: screen points, the command, a diff.
     #[serde(default)]
-    pub detail: Value,
+    pub detail: ActionDetail,
+    /// The safety checks the model service raised about this call, which only a person may
+    /// acknowledge (see `agent::approval::with_safety_checks`). Absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub safety_checks: Vec<SafetyCheck>,
     /// For a click, drag or type at a point: the element there, found before asking.
     /// Absent for actions without a point.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{ActionPlan, Tool, ToolContext, ToolOutput, input};
+use super::{ActionDetail, ActionPlan, Tool, ToolContext, ToolOutput, input};
 use crate::agent::AgentEvent;
 use crate::llm::ToolDefinition;
 
@@ -297,7 +297,8 @@ impl Tool for PlanTool {
                 input["action"].as_str().unwrap_or(""),
                 next.len()
             ),
-            detail: Value::Null,
+            detail: ActionDetail::None,
+            safety_checks: Vec::new(),
             target: None,
         })
     }

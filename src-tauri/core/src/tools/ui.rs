@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::computer::ComputerTool;
 use super::computer::fingerprint;
-use super::{ActionPlan, Tool, ToolContext, ToolOutput};
+use super::{ActionDetail, ActionPlan, PointerDetail, Tool, ToolContext, ToolOutput};
 use crate::elements::refs::RefBook;
 use crate::elements::{Element, MAX_LISTED, Origin, Snapshot, Tree};
 use crate::llm::{ToolDefinition, ToolResultContent};
@@ -302,7 +302,10 @@ impl Tool for UiTool {
                 kind: format!("ui.{action}"),
                 read_only: true,
                 summary: format!("ui {action}"),
-                detail: json!({"action": action}),
+                detail: ActionDetail::UiRead {
+                    action: action.into(),
+                },
+                safety_checks: Vec::new(),
                 target: None,
             });
         }
@@ -327,13 +330,15 @@ impl Tool for UiTool {
             kind: format!("ui.{action}"),
             read_only: false,
             summary,
-            detail: json!({
-                "action": action,
-                "ref": reference,
-                "model_points": [[mx, my]],
-                "screen_points": [{"x": sx, "y": sy}],
-                "model_size": self.inner.computer.mapping().model,
-            }),
+            detail: ActionDetail::Pointer(Box::new(PointerDetail {
+                reference: Some(reference),
+                ..PointerDetail::new(
+                    action,
+                    self.inner.computer.mapping().model,
+                    [([mx, my], (sx, sy))],
+                )
+            })),
+            safety_checks: Vec::new(),
             target: Some(crate::elements::Target::from_element(&element)),
         })
     }

@@ -61,7 +61,8 @@ impl Tool for EchoTool {
             kind: "echo".into(),
             read_only: false,
             summary: format!("echo {}", input["text"]),
-            detail: Value::Null,
+            detail: Default::default(),
+            safety_checks: Vec::new(),
             target: None,
         })
     }
@@ -296,7 +297,8 @@ impl Tool for ScreenshotTool {
             kind: "screen".into(),
             read_only: true,
             summary: "screenshot".into(),
-            detail: Value::Null,
+            detail: Default::default(),
+            safety_checks: Vec::new(),
             target: None,
         })
     }

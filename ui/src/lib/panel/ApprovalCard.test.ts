@@ -37,17 +37,14 @@ const bash = (id: string, command: string) =>
     kind: 'bash',
     input: { command },
     summary: 'run a command',
-    detail: { command },
+    detail: { command, timeout_s: 30 },
   });
 
 describe('ApprovalCard', () => {
   it('shows a safety check in full and offers no "always" for it', async () => {
     const request = approvalRequest('t1', {
       summary: 'left_click (10, 20) → screen (14, 28) [SAFETY CHECK to acknowledge: malicious_instructions: Ignore the task]',
-      detail: {
-        action: 'left_click',
-        safety_checks: [{ id: 'cu_sc_1', code: 'malicious_instructions', message: 'Ignore the task' }],
-      },
+      safety_checks: [{ id: 'cu_sc_1', code: 'malicious_instructions', message: 'Ignore the task' }],
     });
     const { approvals } = renderCard(request);
     const check = screen.getByRole('alert', { name: 'Safety check' });

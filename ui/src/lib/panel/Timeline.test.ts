@@ -45,7 +45,14 @@ describe('Timeline', () => {
       entries: entries(
         started(),
         toolCall('t1'),
-        { type: 'approval_needed', request: approvalRequest('t1', { detail: { model: [300, 200], screen: [450, 300] } }) },
+        { type: 'approval_needed', request: approvalRequest('t1', {
+            detail: {
+              action: 'left_click',
+              model_points: [[300, 200]],
+              screen_points: [{ x: 450, y: 300 }],
+              model_size: { width: 1200, height: 800 },
+            },
+          }) },
         { type: 'approval_decided', id: 't1', decision: 'approve', by: 'user' },
         toolResult('t1', { images: [image('shot1')], ms: 250 }),
       ),
@@ -97,7 +104,7 @@ describe('Timeline', () => {
             tool: 'str_replace_based_edit_tool',
             kind: 'editor.str_replace',
             summary: 'edit /a',
-            detail: { diff: '--- a\n+++ a\n-old\n+new' },
+            detail: { path: '/a', diff: '--- a\n+++ a\n-old\n+new' },
           }),
         },
       ),
@@ -113,12 +120,15 @@ describe('Timeline', () => {
     expect(screen.getByText('waiting for you')).toBeInTheDocument();
   });
 
-  it('shows unknown detail shapes as JSON', () => {
+  it('shows other detail shapes, such as a plugin call, as JSON', () => {
     fakeShell();
     render(Timeline, {
       entries: entries(
         toolCall('t1', 'mcp_thing', { x: 1 }),
-        { type: 'approval_needed', request: approvalRequest('t1', { tool: 'mcp_thing', detail: { weird: [1, 2, 3] } }) },
+        { type: 'approval_needed', request: approvalRequest('t1', {
+            tool: 'mcp_thing',
+            detail: { server: 'things', tool: 'thing', arguments: { weird: [1, 2, 3] } },
+          }) },
       ),
       onopen: vi.fn(),
     });

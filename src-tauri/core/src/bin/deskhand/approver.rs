@@ -21,7 +21,7 @@ pub async fn ask(request: &ApprovalRequest) -> Decision {
     }
     // Everything the model chose is shown escaped, and the prompt says when it had to be:
     // a command must not be able to erase itself and draw a harmless one in its place.
-    let diff = request.plan.detail["diff"].as_str().unwrap_or_default();
+    let diff = request.plan.detail.diff().unwrap_or_default();
     let hidden = visible::hidden_count(&request.plan.summary)
         + visible::hidden_count(&request.plan.kind)
         + visible::hidden_count(diff);

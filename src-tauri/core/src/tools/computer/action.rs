@@ -1,8 +1,11 @@
-//! A computer tool call's input, checked and typed. Anything wrong is refused here, with a
-//! message naming the problem, before anything is performed.
+//! A computer tool call's input: `ComputerInput`, the type a call is read into and its
+//! schema is derived from, and `Action`, the checked action it converts to. Anything wrong is
+//! refused here, with a message naming the problem, before anything is performed.
 
 use std::time::Duration;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::keys::{self, Combo};
@@ -25,12 +28,55 @@ pub enum Click {
     Triple,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+// No doc comments on the input's types and fields: the schema the model receives carries no
+// descriptions (the tool's description explains every action), and schemars would add them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum ScrollDirection {
     Up,
     Down,
     Left,
     Right,
+}
+
+// The actions in the schema's order; `zoom` only for the versions that have it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionName {
+    Screenshot,
+    LeftClick,
+    RightClick,
+    MiddleClick,
+    DoubleClick,
+    TripleClick,
+    MouseMove,
+    LeftClickDrag,
+    LeftMouseDown,
+    LeftMouseUp,
+    Scroll,
+    Type,
+    Key,
+    HoldKey,
+    Wait,
+    CursorPosition,
+    Zoom,
+}
+
+// A call's input as the model sends it: every parameter of every action, each optional
+// (`null` counts as absent). `ComputerInput::check` makes it an `Action`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ComputerInput {
+    pub action: ActionName,
+    coordinate: Option<[u64; 2]>,
+    start_coordinate: Option<[u64; 2]>,
+    pub text: Option<String>,
+    key: Option<String>,
+    scroll_direction: Option<ScrollDirection>,
+    #[schemars(range(min = 1, max = MAX_SCROLL))]
+    scroll_amount: Option<u64>,
+    #[schemars(range(min = 0, max = MAX_DURATION_S))]
+    duration: Option<f64>,
+    region: Option<[u64; 4]>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -81,27 +127,6 @@ pub enum Action {
     },
 }
 
-/// The actions of each version, as the schema lists them.
-pub const ACTIONS: &[&str] = &[
-    "screenshot",
-    "left_click",
-    "right_click",
-    "middle_click",
-    "double_click",
-    "triple_click",
-    "mouse_move",
-    "left_click_drag",
-    "left_mouse_down",
-    "left_mouse_up",
-    "scroll",
-    "type",
-    "key",
-    "hold_key",
-    "wait",
-    "cursor_position",
-];
-pub const ZOOM: &str = "zoom";
-
 /// The longest `wait` or `hold_key`, as the reference allows.
 pub const MAX_DURATION_S: f64 = 100.0;
 /// The most wheel clicks in one `scroll`.
@@ -131,292 +156,356 @@ impl Action {
     }
 }
 
-/// The parameters each action takes besides `action`. Any other one is refused rather
-/// than ignored: `type` with a `coordinate` would type wherever the focus is while the
-/// model believes the text landed where it pointed.
-fn parameters(action: &str) -> &'static [&'static str] {
-    match action {
-        "left_click" | "right_click" | "middle_click" | "double_click" | "triple_click" => {
-            &["coordinate", "text", "key"]
-        }
-        "mouse_move" => &["coordinate"],
-        "left_click_drag" => &["start_coordinate", "coordinate", "text", "key"],
-        "left_mouse_down" | "left_mouse_up" => &["coordinate"],
-        "scroll" => &[
-            "coordinate",
-            "scroll_direction",
-            "scroll_amount",
-            "text",
-            "key",
-        ],
-        "type" | "key" => &["text"],
-        "hold_key" => &["text", "duration"],
-        "wait" => &["duration"],
-        ZOOM => &["region"],
-        _ => &[],
+impl ActionName {
+    /// Every action, in the schema's order.
+    pub const ALL: [Self; 17] = [
+        Self::Screenshot,
+        Self::LeftClick,
+        Self::RightClick,
+        Self::MiddleClick,
+        Self::DoubleClick,
+        Self::TripleClick,
+        Self::MouseMove,
+        Self::LeftClickDrag,
+        Self::LeftMouseDown,
+        Self::LeftMouseUp,
+        Self::Scroll,
+        Self::Type,
+        Self::Key,
+        Self::HoldKey,
+        Self::Wait,
+        Self::CursorPosition,
+        Self::Zoom,
+    ];
+
+    /// The actions `version` offers.
+    pub fn of(version: ToolVersion) -> impl Iterator<Item = Self> {
+        Self::ALL
+            .into_iter()
+            .filter(move |a| *a != Self::Zoom || version.has_zoom())
     }
+
+    /// The name on the wire (a unit test holds it to serde's).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Screenshot => "screenshot",
+            Self::LeftClick => "left_click",
+            Self::RightClick => "right_click",
+            Self::MiddleClick => "middle_click",
+            Self::DoubleClick => "double_click",
+            Self::TripleClick => "triple_click",
+            Self::MouseMove => "mouse_move",
+            Self::LeftClickDrag => "left_click_drag",
+            Self::LeftMouseDown => "left_mouse_down",
+            Self::LeftMouseUp => "left_mouse_up",
+            Self::Scroll => "scroll",
+            Self::Type => "type",
+            Self::Key => "key",
+            Self::HoldKey => "hold_key",
+            Self::Wait => "wait",
+            Self::CursorPosition => "cursor_position",
+            Self::Zoom => "zoom",
+        }
+    }
+
+    /// The parameters the action takes besides `action`. Any other one is refused rather
+    /// than ignored: `type` with a `coordinate` would type wherever the focus is while the
+    /// model believes the text landed where it pointed.
+    fn parameters(self) -> &'static [&'static str] {
+        match self {
+            Self::LeftClick
+            | Self::RightClick
+            | Self::MiddleClick
+            | Self::DoubleClick
+            | Self::TripleClick => &["coordinate", "text", "key"],
+            Self::MouseMove | Self::LeftMouseDown | Self::LeftMouseUp => &["coordinate"],
+            Self::LeftClickDrag => &["start_coordinate", "coordinate", "text", "key"],
+            Self::Scroll => &[
+                "coordinate",
+                "scroll_direction",
+                "scroll_amount",
+                "text",
+                "key",
+            ],
+            Self::Type | Self::Key => &["text"],
+            Self::HoldKey => &["text", "duration"],
+            Self::Wait => &["duration"],
+            Self::Zoom => &["region"],
+            Self::Screenshot | Self::CursorPosition => &[],
+        }
+    }
+}
+
+/// The JSON Schema of the computer tool's input for `version`: without `zoom` and its
+/// `region` for the version that lacks it.
+pub fn schema(version: ToolVersion) -> Value {
+    let mut schema = super::super::input::schema::<ComputerInput>();
+    if !version.has_zoom() {
+        if let Some(allowed) = schema
+            .pointer_mut("/properties/action/enum")
+            .and_then(Value::as_array_mut)
+        {
+            allowed.retain(|name| name != ActionName::Zoom.name());
+        }
+        if let Some(properties) = schema["properties"].as_object_mut() {
+            properties.remove("region");
+        }
+    }
+    schema
 }
 
 /// Reads and checks one input against the screenshot size the model was told.
 pub fn parse(input: &Value, model: Size, version: ToolVersion) -> Result<Action, String> {
-    let name = input
-        .get("action")
-        .ok_or("missing `action`")?
-        .as_str()
-        .ok_or("`action` must be a string")?;
-    let fields = Fields { input, model };
-    if ACTIONS.contains(&name) || (name == ZOOM && version.has_zoom()) {
-        fields.only(name, parameters(name))?;
-    }
-    let click = |click| -> Result<Action, String> {
-        Ok(Action::Click {
-            click,
-            at: fields.point_opt("coordinate")?,
-            modifiers: fields.modifiers()?,
-        })
-    };
-    let action = match name {
-        "screenshot" => Action::Screenshot,
-        "left_click" => click(Click::Left)?,
-        "right_click" => click(Click::Right)?,
-        "middle_click" => click(Click::Middle)?,
-        "double_click" => click(Click::Double)?,
-        "triple_click" => click(Click::Triple)?,
-        "mouse_move" => Action::MouseMove {
-            to: fields.point("coordinate")?,
-        },
-        "left_click_drag" => Action::Drag {
-            from: fields.point_opt("start_coordinate")?,
-            to: fields.point("coordinate")?,
-            modifiers: fields.modifiers()?,
-        },
-        "left_mouse_down" => Action::MouseDown {
-            at: fields.point_opt("coordinate")?,
-        },
-        "left_mouse_up" => Action::MouseUp {
-            at: fields.point_opt("coordinate")?,
-        },
-        "scroll" => Action::Scroll {
-            at: fields.point_opt("coordinate")?,
-            direction: match fields.string("scroll_direction")?.as_str() {
-                "up" => ScrollDirection::Up,
-                "down" => ScrollDirection::Down,
-                "left" => ScrollDirection::Left,
-                "right" => ScrollDirection::Right,
-                other => {
-                    return Err(format!(
-                        "`scroll_direction` must be up, down, left or right, not `{other}`"
-                    ));
+    ComputerInput::read(input, version)?.check(input, model, version)
+}
+
+impl ComputerInput {
+    /// Reads a call's input; a field of the wrong shape is named, with what it must be.
+    pub fn read(input: &Value, version: ToolVersion) -> Result<Self, String> {
+        serde_path_to_error::deserialize(input).map_err(|e| {
+            let field = match e.path().iter().next() {
+                Some(serde_path_to_error::Segment::Map { key }) => key.as_str(),
+                _ => "",
+            };
+            match (field, input.get(field)) {
+                ("action", Some(Value::String(name))) => unknown_action(name, version),
+                ("action", _) => "`action` must be a string".into(),
+                (_, Some(value)) => {
+                    format!("`{field}` must be {}, not {}", form(field), shown(value))
                 }
-            },
-            amount: fields.scroll_amount()?,
-            modifiers: fields.modifiers()?,
-        },
-        "type" => Action::Type {
-            text: fields.string("text")?,
-        },
-        "key" => Action::Key {
-            combos: keys::parse(&fields.string("text")?)?,
-        },
-        "hold_key" => {
-            let text = fields.string("text")?;
-            let mut combos = keys::parse(&text)?;
-            if combos.len() != 1 {
-                return Err(format!("`hold_key` holds one key combo, not `{text}`"));
+                _ if input.is_object() => "missing `action`".into(),
+                _ => format!("the input must be a JSON object with an `action`, not {input}"),
             }
-            Action::HoldKey {
-                keys: combos.remove(0),
-                duration: fields.duration()?,
-            }
-        }
-        "wait" => Action::Wait {
-            duration: fields.duration()?,
-        },
-        "cursor_position" => Action::CursorPosition,
-        ZOOM if version.has_zoom() => {
-            let [x1, y1, x2, y2] = fields.region()?;
-            Action::Zoom {
-                from: Point { x: x1, y: y1 },
-                to: Point { x: x2, y: y2 },
-            }
-        }
-        other => {
-            let mut known = ACTIONS.to_vec();
-            if version.has_zoom() {
-                known.push(ZOOM);
-            }
-            return Err(format!(
-                "unknown action `{other}`; the actions are: {}",
-                known.join(", ")
-            ));
-        }
-    };
-    Ok(action)
-}
-
-struct Fields<'a> {
-    input: &'a Value,
-    model: Size,
-}
-
-impl Fields<'_> {
-    fn present(&self, field: &str) -> Option<&Value> {
-        self.input.get(field).filter(|v| !v.is_null())
+        })
     }
 
-    /// Refuses a parameter `action` does not take (`null` counts as absent).
-    fn only(&self, action: &str, takes: &[&str]) -> Result<(), String> {
-        let Some(fields) = self.input.as_object() else {
-            return Ok(());
-        };
-        let Some(extra) = fields
-            .iter()
-            .find(|(name, value)| {
-                *name != "action" && !value.is_null() && !takes.contains(&name.as_str())
+    /// The checked action: what a schema cannot say (the action's version, the parameters
+    /// it takes, bounds of the screen, key names). `raw` is the input this was read from,
+    /// where a parameter no field holds is found.
+    pub fn check(&self, raw: &Value, model: Size, version: ToolVersion) -> Result<Action, String> {
+        let name = self.action;
+        if name == ActionName::Zoom && !version.has_zoom() {
+            return Err(unknown_action(name.name(), version));
+        }
+        only(raw, name)?;
+        let at = |field, value| point_opt(field, value, model);
+        let click = |click| -> Result<Action, String> {
+            Ok(Action::Click {
+                click,
+                at: at("coordinate", self.coordinate)?,
+                modifiers: self.modifiers()?,
             })
-            .map(|(name, _)| name)
-        else {
-            return Ok(());
         };
-        let takes = match takes {
-            [] => "no other parameter".to_string(),
-            some => format!(
-                "only {}",
-                some.iter()
-                    .map(|t| format!("`{t}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
-        let hint = match (action, extra.as_str()) {
-            ("type" | "key", "coordinate") => {
-                " (it acts at the keyboard focus: click the place first with `left_click`, then send it)"
+        Ok(match name {
+            ActionName::Screenshot => Action::Screenshot,
+            ActionName::LeftClick => click(Click::Left)?,
+            ActionName::RightClick => click(Click::Right)?,
+            ActionName::MiddleClick => click(Click::Middle)?,
+            ActionName::DoubleClick => click(Click::Double)?,
+            ActionName::TripleClick => click(Click::Triple)?,
+            ActionName::MouseMove => Action::MouseMove {
+                to: point("coordinate", self.coordinate, model)?,
+            },
+            ActionName::LeftClickDrag => Action::Drag {
+                from: at("start_coordinate", self.start_coordinate)?,
+                to: point("coordinate", self.coordinate, model)?,
+                modifiers: self.modifiers()?,
+            },
+            ActionName::LeftMouseDown => Action::MouseDown {
+                at: at("coordinate", self.coordinate)?,
+            },
+            ActionName::LeftMouseUp => Action::MouseUp {
+                at: at("coordinate", self.coordinate)?,
+            },
+            ActionName::Scroll => Action::Scroll {
+                at: at("coordinate", self.coordinate)?,
+                direction: self
+                    .scroll_direction
+                    .ok_or("missing `scroll_direction` (up, down, left or right)")?,
+                amount: self.scroll_amount()?,
+                modifiers: self.modifiers()?,
+            },
+            ActionName::Type => Action::Type {
+                text: filled("text", self.text.as_deref())?.to_string(),
+            },
+            ActionName::Key => Action::Key {
+                combos: keys::parse(filled("text", self.text.as_deref())?)?,
+            },
+            ActionName::HoldKey => {
+                let text = filled("text", self.text.as_deref())?;
+                let mut combos = keys::parse(text)?;
+                if combos.len() != 1 {
+                    return Err(format!("`hold_key` holds one key combo, not `{text}`"));
+                }
+                Action::HoldKey {
+                    keys: combos.remove(0),
+                    duration: self.duration()?,
+                }
             }
-            _ => "",
-        };
-        Err(format!(
-            "`{action}` does not take `{extra}`; it takes {takes}{hint}. Nothing was done."
-        ))
-    }
-
-    fn string(&self, field: &str) -> Result<String, String> {
-        let value = self
-            .present(field)
-            .ok_or_else(|| format!("missing `{field}`"))?;
-        let text = value
-            .as_str()
-            .ok_or_else(|| format!("`{field}` must be a string"))?;
-        if text.is_empty() {
-            return Err(format!("`{field}` is empty"));
-        }
-        Ok(text.to_string())
-    }
-
-    fn point(&self, field: &str) -> Result<Point, String> {
-        self.point_opt(field)?
-            .ok_or_else(|| format!("missing `{field}` ([x, y] in screenshot pixels)"))
-    }
-
-    fn point_opt(&self, field: &str) -> Result<Option<Point>, String> {
-        let Some(value) = self.present(field) else {
-            return Ok(None);
-        };
-        let numbers: Option<Vec<u64>> = value
-            .as_array()
-            .filter(|a| a.len() == 2)
-            .and_then(|a| a.iter().map(Value::as_u64).collect());
-        let Some([x, y]) = numbers.as_deref().map(|n| [n[0], n[1]]) else {
-            return Err(format!(
-                "`{field}` must be [x, y], two non-negative integers, not {value}"
-            ));
-        };
-        // The far edge counts, as in the reference implementation: x = width is the last
-        // pixel's right edge and maps onto the last pixel.
-        let Size { width, height } = self.model;
-        if x > u64::from(width) || y > u64::from(height) {
-            return Err(format!(
-                "`{field}` [{x}, {y}] is outside the screen ({width}x{height}): x must be 0 to {width}, y 0 to {height}"
-            ));
-        }
-        Ok(Some(Point {
-            x: x as u32,
-            y: y as u32,
-        }))
+            ActionName::Wait => Action::Wait {
+                duration: self.duration()?,
+            },
+            ActionName::CursorPosition => Action::CursorPosition,
+            ActionName::Zoom => {
+                let [x1, y1, x2, y2] = self.region(model)?;
+                Action::Zoom {
+                    from: Point { x: x1, y: y1 },
+                    to: Point { x: x2, y: y2 },
+                }
+            }
+        })
     }
 
     /// The reference reads a click's modifier from `key`; the documentation puts it in `text`.
     fn modifiers(&self) -> Result<Combo, String> {
-        match (self.present("text"), self.present("key")) {
+        let (field, value) = match (&self.text, &self.key) {
             (Some(text), Some(key)) if text != key => {
-                Err("give the modifier in `text` or in `key`, not both".into())
+                return Err("give the modifier in `text` or in `key`, not both".into());
             }
-            (Some(_), _) => self.modifiers_from("text"),
-            (None, Some(_)) => self.modifiers_from("key"),
-            (None, None) => Ok(Vec::new()),
-        }
-    }
-
-    fn modifiers_from(&self, field: &str) -> Result<Combo, String> {
-        if self.present(field).is_none() {
-            return Ok(Vec::new());
-        }
-        keys::modifiers(&self.string(field)?).map_err(|e| format!("`{field}`: {e}"))
+            (Some(text), _) => ("text", text),
+            (None, Some(key)) => ("key", key),
+            (None, None) => return Ok(Vec::new()),
+        };
+        keys::modifiers(filled(field, Some(value.as_str()))?).map_err(|e| format!("`{field}`: {e}"))
     }
 
     fn scroll_amount(&self) -> Result<u32, String> {
-        let value = self
-            .present("scroll_amount")
-            .ok_or("missing `scroll_amount` (wheel clicks, at least 1)")?;
-        match value.as_u64() {
-            Some(n @ 1..=MAX_SCROLL) => Ok(n as u32),
-            _ => Err(format!(
-                "`scroll_amount` must be an integer from 1 to {MAX_SCROLL}, not {value}"
+        match self
+            .scroll_amount
+            .ok_or("missing `scroll_amount` (wheel clicks, at least 1)")?
+        {
+            n @ 1..=MAX_SCROLL => Ok(n as u32),
+            n => Err(format!(
+                "`scroll_amount` must be {}, not {n}",
+                form("scroll_amount")
             )),
         }
     }
 
     fn duration(&self) -> Result<Duration, String> {
-        let value = self
-            .present("duration")
-            .ok_or("missing `duration` (seconds)")?;
-        match value.as_f64() {
-            Some(s) if (0.0..=MAX_DURATION_S).contains(&s) => Ok(Duration::from_secs_f64(s)),
-            _ => Err(format!(
-                "`duration` must be a number of seconds from 0 to {MAX_DURATION_S}, not {value}"
-            )),
+        match self.duration.ok_or("missing `duration` (seconds)")? {
+            s if (0.0..=MAX_DURATION_S).contains(&s) => Ok(Duration::from_secs_f64(s)),
+            s => Err(format!("`duration` must be {}, not {s}", form("duration"))),
         }
     }
 
-    fn region(&self) -> Result<[u32; 4], String> {
-        let value = self
-            .present("region")
-            .ok_or("missing `region` ([x1, y1, x2, y2])")?;
-        let numbers: Option<Vec<u64>> = value
-            .as_array()
-            .filter(|a| a.len() == 4)
-            .and_then(|a| a.iter().map(Value::as_u64).collect());
-        let Some(n) = numbers else {
-            return Err(format!(
-                "`region` must be [x1, y1, x2, y2], four non-negative integers, not {value}"
-            ));
-        };
-        let Size { width, height } = self.model;
+    fn region(&self, model: Size) -> Result<[u32; 4], String> {
+        let n = self.region.ok_or("missing `region` ([x1, y1, x2, y2])")?;
+        let shown = format!("[{}, {}, {}, {}]", n[0], n[1], n[2], n[3]);
+        let Size { width, height } = model;
         if n[0] > u64::from(width)
             || n[2] > u64::from(width)
             || n[1] > u64::from(height)
             || n[3] > u64::from(height)
         {
             return Err(format!(
-                "`region` {value} is outside the screen ({width}x{height})"
+                "`region` {shown} is outside the screen ({width}x{height})"
             ));
         }
         if n[0] >= n[2] || n[1] >= n[3] {
             return Err(format!(
-                "`region` {value} is empty: x1 < x2 and y1 < y2 are needed"
+                "`region` {shown} is empty: x1 < x2 and y1 < y2 are needed"
             ));
         }
         Ok([n[0] as u32, n[1] as u32, n[2] as u32, n[3] as u32])
     }
+}
+
+/// What each parameter must be, for the message about one that is not.
+fn form(field: &str) -> String {
+    match field {
+        "coordinate" | "start_coordinate" => "[x, y], two non-negative integers".into(),
+        "region" => "[x1, y1, x2, y2], four non-negative integers".into(),
+        "scroll_direction" => "up, down, left or right".into(),
+        "scroll_amount" => format!("an integer from 1 to {MAX_SCROLL}"),
+        "duration" => format!("a number of seconds from 0 to {MAX_DURATION_S}"),
+        _ => "a string".into(),
+    }
+}
+
+/// A value as a message shows it: text in backticks, anything else as JSON.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::String(text) => format!("`{text}`"),
+        other => other.to_string(),
+    }
+}
+
+fn unknown_action(name: &str, version: ToolVersion) -> String {
+    let known: Vec<&str> = ActionName::of(version).map(ActionName::name).collect();
+    format!(
+        "unknown action `{name}`; the actions are: {}",
+        known.join(", ")
+    )
+}
+
+/// Refuses a parameter `action` does not take (`null` counts as absent).
+fn only(raw: &Value, action: ActionName) -> Result<(), String> {
+    let takes = action.parameters();
+    let Some(fields) = raw.as_object() else {
+        return Ok(());
+    };
+    let Some(extra) = fields
+        .iter()
+        .find(|(name, value)| {
+            *name != "action" && !value.is_null() && !takes.contains(&name.as_str())
+        })
+        .map(|(name, _)| name)
+    else {
+        return Ok(());
+    };
+    let takes = match takes {
+        [] => "no other parameter".to_string(),
+        some => format!(
+            "only {}",
+            some.iter()
+                .map(|t| format!("`{t}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let hint = match (action, extra.as_str()) {
+        (ActionName::Type | ActionName::Key, "coordinate") => {
+            " (it acts at the keyboard focus: click the place first with `left_click`, then send it)"
+        }
+        _ => "",
+    };
+    Err(format!(
+        "`{}` does not take `{extra}`; it takes {takes}{hint}. Nothing was done.",
+        action.name()
+    ))
+}
+
+/// A text parameter the action needs, not empty.
+fn filled<'a>(field: &str, value: Option<&'a str>) -> Result<&'a str, String> {
+    match value {
+        None => Err(format!("missing `{field}`")),
+        Some("") => Err(format!("`{field}` is empty")),
+        Some(text) => Ok(text),
+    }
+}
+
+fn point(field: &str, value: Option<[u64; 2]>, model: Size) -> Result<Point, String> {
+    point_opt(field, value, model)?
+        .ok_or_else(|| format!("missing `{field}` ([x, y] in screenshot pixels)"))
+}
+
+fn point_opt(field: &str, value: Option<[u64; 2]>, model: Size) -> Result<Option<Point>, String> {
+    let Some([x, y]) = value else {
+        return Ok(None);
+    };
+    // The far edge counts, as in the reference implementation: x = width is the last
+    // pixel's right edge and maps onto the last pixel.
+    let Size { width, height } = model;
+    if x > u64::from(width) || y > u64::from(height) {
+        return Err(format!(
+            "`{field}` [{x}, {y}] is outside the screen ({width}x{height}): x must be 0 to {width}, y 0 to {height}"
+        ));
+    }
+    Ok(Some(Point {
+        x: x as u32,
+        y: y as u32,
+    }))
 }
 
 #[cfg(test)]
@@ -761,6 +850,17 @@ mod tests {
         .unwrap_err();
         assert!(e.starts_with("unknown action `zoom`"), "{e}");
         assert!(!e.contains("zoom,") && !e.ends_with("zoom"), "{e}");
+    }
+
+    /// `ActionName::name` is the name serde reads, and every action has one.
+    #[test]
+    fn each_action_is_read_by_its_name() {
+        for action in ActionName::ALL {
+            assert_eq!(
+                serde_json::from_value::<ActionName>(json!(action.name())).unwrap(),
+                action
+            );
+        }
     }
 
     #[test]

@@ -26,7 +26,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use self::action::{Action, Click, Point, ScrollDirection};
+use self::action::{Action, Click, ComputerInput, Point, ScrollDirection};
 use self::fingerprint::ScreenState;
 use self::input::{Axis, Button, Direction, Input, Key};
 use self::pipeline::{Format, Screenshot};
@@ -35,7 +35,7 @@ use self::screen::{Frame, Monitor, RealScreen, Screen};
 use self::settle::SettlePolicy;
 use self::version::ToolVersion;
 use super::catalog::ToolSettings;
-use super::{ActionPlan, Tool, ToolContext, ToolOutput};
+use super::{ActionDetail, ActionPlan, PointerDetail, Tool, ToolContext, ToolOutput};
 use crate::elements::refs::RefBook;
 use crate::elements::{Target, Tree};
 use crate::llm::{AnthropicNativeTool, ImageSource, ToolDefinition, ToolResultContent};
@@ -174,6 +174,13 @@ impl ComputerTool {
         .map_err(|e| e.to_string())
     }
 
+    /// A call's input, read and checked against the screen the model was told of.
+    fn read(&self, input: &Value) -> Result<(ComputerInput, Action), String> {
+        let call = ComputerInput::read(input, self.version)?;
+        let action = call.check(input, self.driver.mapping.model, self.version)?;
+        Ok((call, action))
+    }
+
     /// Where this tool's approvals look up elements, for the `ui` tool to share.
     pub fn tree(&self) -> Option<Arc<dyn Tree>> {
         self.tree.clone()
@@ -186,37 +193,6 @@ impl ComputerTool {
     pub fn monitor(&self) -> &Monitor {
         &self.driver.monitor
     }
-}
-
-fn action_name(input: &Value) -> &str {
-    input["action"].as_str().unwrap_or("?")
-}
-
-fn point_json(p: Point) -> Value {
-    json!([p.x, p.y])
-}
-
-/// JSON Schema for providers without Anthropic's native tool, and for checking every call.
-fn input_schema(version: ToolVersion) -> Value {
-    let mut actions = action::ACTIONS.to_vec();
-    if version.has_zoom() {
-        actions.push(action::ZOOM);
-    }
-    let point = json!({"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 2, "maxItems": 2});
-    let mut properties = json!({
-        "action": {"type": "string", "enum": actions},
-        "coordinate": point.clone(),
-        "start_coordinate": point,
-        "text": {"type": "string"},
-        "key": {"type": "string"},
-        "scroll_direction": {"type": "string", "enum": ["up", "down", "left", "right"]},
-        "scroll_amount": {"type": "integer", "minimum": 1, "maximum": action::MAX_SCROLL},
-        "duration": {"type": "number", "minimum": 0, "maximum": action::MAX_DURATION_S},
-    });
-    if version.has_zoom() {
-        properties["region"] = json!({"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 4, "maxItems": 4});
-    }
-    json!({"type": "object", "properties": properties, "required": ["action"]})
 }
 
 /// The native definition of `version` for a screen of `model` pixels, with the older
@@ -276,22 +252,22 @@ impl Tool for ComputerTool {
         ToolDefinition {
             name: "computer".into(),
             description: description(&self.driver.mapping, self.version),
-            input_schema: input_schema(self.version),
+            input_schema: action::schema(self.version),
             anthropic: Some(native_definition(self.driver.mapping.model, self.version)),
         }
     }
 
     fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
         let mapping = &self.driver.mapping;
-        let action = action::parse(input, mapping.model, self.version)?;
-        let name = action_name(input);
+        let (call, action) = self.read(input)?;
+        let name = call.action.name();
         let points = action.points();
         let screen: Vec<(i32, i32)> = points.iter().map(|p| mapping.to_screen(p.x, p.y)).collect();
         let mut summary = name.to_string();
         for (p, s) in points.iter().zip(&screen) {
             summary.push_str(&format!(" ({}, {}) → screen ({}, {})", p.x, p.y, s.0, s.1));
         }
-        if let Some(text) = input["text"].as_str() {
+        if let Some(text) = &call.text {
             let short: String = text.chars().take(60).collect();
             let more = if short.len() < text.len() { "…" } else { "" };
             summary.push_str(&format!(" {short:?}{more}"));
@@ -304,30 +280,30 @@ impl Tool for ComputerTool {
             kind: format!("computer.{name}"),
             read_only: action.is_read_only(),
             summary,
-            detail: json!({
-                "action": name,
-                "monitor": self.driver.monitor.index,
-                "model_points": points.iter().map(|p| point_json(*p)).collect::<Vec<_>>(),
-                "screen_points": screen.iter().map(|(x, y)| json!({"x": x, "y": y})).collect::<Vec<_>>(),
-                "model_size": mapping.model,
-            }),
+            detail: ActionDetail::Pointer(Box::new(PointerDetail {
+                monitor: Some(self.driver.monitor.index),
+                ..PointerDetail::new(
+                    name,
+                    mapping.model,
+                    points.iter().map(|p| [p.x, p.y]).zip(screen),
+                )
+            })),
+            safety_checks: Vec::new(),
             target,
         })
     }
 
     async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        let action = match action::parse(input, self.driver.mapping.model, self.version) {
-            Ok(action) => action,
+        let (label, action) = match self.read(input) {
+            Ok((call, action)) => (call.action.name(), action),
             Err(e) => return ToolOutput::error(e),
         };
         let driver = self.driver.clone();
         let cancel = ctx.cancel.clone();
-        let label = action_name(input).to_string();
-        let name = label.clone();
         let marks = self.tree.clone().filter(|_| self.marks);
         let refs = self.refs.clone();
         let perform = move || {
-            let output = driver.perform(&action, &name, &cancel)?;
+            let output = driver.perform(&action, label, &cancel)?;
             Ok::<_, String>(match marks {
                 Some(tree) => driver.marked(output, tree.as_ref(), &refs),
                 None => output,

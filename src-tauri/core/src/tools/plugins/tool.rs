@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::server::{PluginServer, PluginToolInfo};
 use crate::llm::ToolDefinition;
-use crate::tools::{ActionPlan, Tool, ToolContext, ToolOutput};
+use crate::tools::{ActionDetail, ActionPlan, Tool, ToolContext, ToolOutput};
 
 pub struct PluginTool {
     server: Arc<PluginServer>,
@@ -45,11 +45,12 @@ impl Tool for PluginTool {
             kind: self.info.name.clone(),
             read_only: self.info.read_only,
             summary: format!("{}: {} {input}", self.server.name(), self.info.tool),
-            detail: json!({
-                "server": self.server.name(),
-                "tool": self.info.tool,
-                "arguments": input,
-            }),
+            detail: ActionDetail::PluginCall {
+                server: self.server.name().into(),
+                tool: self.info.tool.clone(),
+                arguments: Box::new(input.clone()),
+            },
+            safety_checks: Vec::new(),
             target: None,
         })
     }

@@ -519,6 +519,12 @@ mod tests {
         }
         .centre();
         let (mx, my) = tool.inner.computer.mapping().to_model(x, y).unwrap();
-        assert_eq!(plan.detail["model_points"][0], json!([mx, my]));
+        let ActionDetail::Pointer(pointer) = &plan.detail else {
+            panic!(
+                "a double-click is planned as a pointer action: {:?}",
+                plan.detail
+            );
+        };
+        assert_eq!(pointer.model_points[0], [mx, my]);
     }
 }

@@ -144,6 +144,7 @@ export type ActionDetail =
   | { note: string }
   | { session_id: string }
   | { server: string; tool: string; arguments: unknown }
+  | { to: string; target: string; prompt: string; max_turns: number; max_cost_usd: number | null; timeout_secs: number }
   | { action: string }
   | null;
 

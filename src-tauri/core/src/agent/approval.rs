@@ -489,14 +489,14 @@ mod tests {
     fn auto_mode_asks_before_a_click_on_a_sensitive_target_unless_allowed() {
         let gate = ApprovalGate::new(ApprovalPolicy::Auto, Box::new(Scripted::default()));
         let click = |name: &str| ActionPlan {
-            target: Some(crate::elements::Target {
+            target: Some(Box::new(crate::elements::Target {
                 known: true,
                 name: name.into(),
                 role: "push button".into(),
                 app: "Mousepad".into(),
                 sensitive: crate::elements::sensitive::is_sensitive(name),
                 why: None,
-            }),
+            })),
             ..plan("computer.left_click", false)
         };
         assert!(

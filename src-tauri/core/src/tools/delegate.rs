@@ -14,7 +14,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use super::{ActionPlan, Progress, Tool, ToolContext, ToolOutput};
+use super::detail::DelegateDetail;
+use super::{ActionDetail, ActionPlan, Progress, Tool, ToolContext, ToolOutput};
 use crate::agent::{AgentEvent, ApprovalRequest, Approver, DecidedBy, Decision};
 use crate::llm::{ContentBlock, ToolDefinition};
 use crate::secrets::ApiKey;
@@ -227,14 +228,15 @@ impl Tool for DelegateTool {
             kind: format!("{NAME}.{}", call.to),
             read_only: false,
             summary: format!("delegate to {whom}: {first_line}"),
-            detail: json!({
-                "to": call.to,
-                "target": whom,
-                "prompt": call.prompt,
-                "max_turns": call.max_turns,
-                "max_cost_usd": call.max_cost_usd,
-                "timeout_secs": call.timeout.as_secs(),
-            }),
+            detail: ActionDetail::Delegate(Box::new(DelegateDetail {
+                to: call.to,
+                target: whom,
+                prompt: call.prompt,
+                max_turns: call.max_turns,
+                max_cost_usd: call.max_cost_usd,
+                timeout_secs: call.timeout.as_secs(),
+            })),
+            safety_checks: Vec::new(),
             target: None,
         })
     }

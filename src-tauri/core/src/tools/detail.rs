@@ -44,11 +44,25 @@ pub enum ActionDetail {
         tool: String,
         arguments: Box<Value>,
     },
+    /// A sub-task handed to another Deskhand agent: to whom, and what.
+    Delegate(Box<DelegateDetail>),
     /// A `ui` action that only reads the element tree.
     UiRead { action: String },
     /// Nothing to show beyond the summary (a search, the plan tool).
     #[default]
     None,
+}
+
+/// A sub-task handed to another Deskhand agent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DelegateDetail {
+    pub to: String,
+    /// The remote's name and URL, or a new agent desktop on this machine.
+    pub target: String,
+    pub prompt: String,
+    pub max_turns: u32,
+    pub max_cost_usd: Option<f64>,
+    pub timeout_secs: u64,
 }
 
 /// Where a pointer action lands.

@@ -68,7 +68,7 @@ pub struct ActionPlan {
     /// For a click, drag or type at a point: the element there, found before asking.
     /// Absent for actions without a point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<crate::elements::Target>,
+    pub target: Option<Box<crate::elements::Target>>,
 }
 
 pub struct ToolContext {

@@ -339,7 +339,7 @@ impl Tool for UiTool {
                 )
             })),
             safety_checks: Vec::new(),
-            target: Some(crate::elements::Target::from_element(&element)),
+            target: Some(Box::new(crate::elements::Target::from_element(&element))),
         })
     }
 

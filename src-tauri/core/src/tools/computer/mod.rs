@@ -289,7 +289,7 @@ impl Tool for ComputerTool {
                 )
             })),
             safety_checks: Vec::new(),
-            target,
+            target: target.map(Box::new),
         })
     }
 

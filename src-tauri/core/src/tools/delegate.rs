@@ -917,20 +917,31 @@ mod tests {
         assert!(!plan.read_only);
     }
 
-    /// A remote's image is kept only when its bytes have the hash asked for: a service that
-    /// sends other bytes under a hash cannot put them in the parent's history.
+    /// A remote's image is kept only when its bytes have the hash asked for, and read only up
+    /// to the API's image limit: a service that sends other bytes under a hash, or an
+    /// endless image, cannot put them in the parent's history.
     #[tokio::test]
-    async fn a_remote_image_is_kept_only_if_its_bytes_have_its_hash() {
+    async fn a_remote_image_is_kept_only_if_its_bytes_have_its_hash_and_fit_the_limit() {
         use std::io::{Read as _, Write as _};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         std::thread::spawn(move || {
-            for mut stream in listener.incoming().take(2).flatten() {
+            for (i, stream) in listener.incoming().take(3).enumerate() {
+                let Ok(mut stream) = stream else { continue };
                 let _ = stream.read(&mut [0u8; 4096]);
+                if i < 2 {
+                    let _ = stream.write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 5\r\n\
+                          Connection: close\r\n\r\nhello",
+                    );
+                    continue;
+                }
+                // An image that never ends: the reader must stop at the limit.
                 let _ = stream.write_all(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 5\r\n\
-                      Connection: close\r\n\r\nhello",
+                    b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nConnection: close\r\n\r\n",
                 );
+                let chunk = vec![0u8; 64 * 1024];
+                while stream.write_all(&chunk).is_ok() {}
             }
         });
         let remote = Remote {
@@ -949,5 +960,7 @@ mod tests {
         );
         let wrong = remote.image(&"0".repeat(64)).await.unwrap_err();
         assert!(wrong.contains("does not match its hash"), "{wrong}");
+        let endless = remote.image(&hash).await.unwrap_err();
+        assert!(endless.contains("over the size limit"), "{endless}");
     }
 }

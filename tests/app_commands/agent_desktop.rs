@@ -18,6 +18,26 @@ fn send_on_agent_desktop(app: &Window, text: &str, keep: bool) -> Value {
     .unwrap()
 }
 
+/// The display of the agent desktop the run announced.
+fn desktop_display(app: &Window) -> String {
+    let notice = app.wait_for("notice");
+    let message = notice["message"].as_str().unwrap();
+    message.split("display ").nth(1).unwrap().to_string()
+}
+
+fn set_desktop(app: &Window, session: &str, keep: bool) {
+    app.call(
+        "set_session_desktop",
+        json!({"id": session, "choice": {"agent": true, "sandbox": false, "keep": keep}}),
+    )
+    .unwrap();
+}
+
+fn has_lock_file(display: &str) -> bool {
+    let number = display.trim_start_matches(':');
+    std::path::Path::new(&format!("/tmp/.X{number}-lock")).exists()
+}
+
 fn wait_until(what: &str, done: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !done() {
@@ -41,14 +61,7 @@ fn a_kept_desktop_is_shown_live_takes_input_and_ends_when_no_longer_kept() {
     }
     let session = send_on_agent_desktop(&app, "start", true);
     let session = session.as_str().unwrap().to_string();
-    let notice = app.wait_for("notice");
-    let display = notice["message"]
-        .as_str()
-        .unwrap()
-        .split("display ")
-        .nth(1)
-        .unwrap()
-        .to_string();
+    let display = desktop_display(&app);
     assert_eq!(app.wait_for("done")["status"], "done");
     assert_eq!(
         app.call("get_session_desktop", json!({"id": session}))
@@ -136,14 +149,10 @@ fn a_kept_desktop_is_shown_live_takes_input_and_ends_when_no_longer_kept() {
     );
     app.wait_for("done");
 
-    // No longer kept: it ends, and the commands say there is none.
-    app.call(
-        "set_session_desktop",
-        json!({"id": session, "choice": {"agent": true, "sandbox": true, "keep": false}}),
-    )
-    .unwrap();
-    let number = display.trim_start_matches(':');
-    assert!(!std::path::Path::new(&format!("/tmp/.X{number}-lock")).exists());
+    // No longer kept: it ends (at once, or with the run if "done" came before the run let
+    // go of it), and the commands say there is none.
+    set_desktop(&app, &session, false);
+    wait_until("the desktop's end", || !has_lock_file(&display));
     for (command, args) in [
         (
             "watch_agent_desktop",
@@ -156,6 +165,65 @@ fn a_kept_desktop_is_shown_live_takes_input_and_ends_when_no_longer_kept() {
     ] {
         assert_eq!(kind(&app.call(command, args).unwrap_err()), "not_found");
     }
+}
+
+#[test]
+fn a_change_of_mind_during_a_run_decides_whether_its_desktop_stays() {
+    if !display_available() {
+        return;
+    }
+    let server = StandIn::spawn([
+        Turn::tool_use("bash", json!({"command": "true"})),
+        Turn::text("Let go."),
+        Turn::tool_use("bash", json!({"command": "true"})),
+        Turn::text("Kept."),
+    ]);
+    let app = window(Some(&server));
+    let runtime = tempfile::tempdir().unwrap();
+    // SAFETY: `window` holds ENVIRONMENT for this test.
+    unsafe {
+        std::env::set_var("XDG_RUNTIME_DIR", runtime.path());
+        std::env::set_var("DESKHAND_FIRST_DISPLAY", "251");
+    }
+    let approve_when_asked = |then: &dyn Fn()| {
+        let asked = app.wait_for("approval_needed");
+        then();
+        app.call(
+            "approve",
+            json!({"toolUseId": asked["request"]["tool_use_id"],
+                   "decision": {"decision": "approve"}}),
+        )
+        .unwrap();
+        assert_eq!(app.wait_for("done")["status"], "done");
+    };
+
+    // Kept when the run started, let go while it waits: the run keeps it to its end only.
+    let session = send_on_agent_desktop(&app, "start", true);
+    let session = session.as_str().unwrap().to_string();
+    let display = desktop_display(&app);
+    approve_when_asked(&|| {
+        set_desktop(&app, &session, false);
+        assert!(has_lock_file(&display), "ended under its run");
+    });
+    wait_until("the desktop's end", || !has_lock_file(&display));
+
+    // Not kept when the run started, kept while it waits: it stays for the next run.
+    app.events.lock().unwrap().clear();
+    app.send(Some(&session), "again").unwrap();
+    let display = desktop_display(&app);
+    approve_when_asked(&|| set_desktop(&app, &session, true));
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(has_lock_file(&display), "a kept desktop ended");
+    let watching = app
+        .call(
+            "watch_agent_desktop",
+            json!({"sessionId": session, "maxWidth": 320, "onFrame": "__CHANNEL__:9"}),
+        )
+        .unwrap();
+    assert_eq!(watching["display"], display.as_str());
+    app.call("unwatch_agent_desktop", json!({})).unwrap();
+    set_desktop(&app, &session, false);
+    wait_until("the desktop's end", || !has_lock_file(&display));
 }
 
 #[test]

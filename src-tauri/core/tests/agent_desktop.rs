@@ -85,6 +85,31 @@ fn ask_on_agent_desktop(
     command
 }
 
+/// The person's screen, watched while the agent works elsewhere: an xev window sees any input,
+/// and their pointer is where it was put.
+struct PersonWatch {
+    xev: Xev,
+    pointer: (i32, i32),
+}
+
+impl PersonWatch {
+    fn start(name: &str) -> Self {
+        x11::run("xdotool", &["mousemove", "40", "40"]);
+        let xev = Xev::open(name, 300, 200, 900, 600);
+        Self {
+            xev,
+            pointer: x11::pointer(),
+        }
+    }
+
+    /// The person's display saw nothing, and their pointer stayed put.
+    fn assert_untouched(&self) {
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(self.xev.events(), Vec::new());
+        assert_eq!(x11::pointer(), self.pointer);
+    }
+}
+
 fn no_desktop_records(dir: &Path) -> bool {
     std::fs::read_dir(dir.join("run/deskhand/desktops"))
         .unwrap()
@@ -97,9 +122,7 @@ fn an_agent_desktop_run_types_into_its_own_xterm_and_the_person_sees_no_input() 
     let Some(_display) = x11::display() else {
         return;
     };
-    x11::run("xdotool", &["mousemove", "40", "40"]);
-    let xev = Xev::open("person-watch", 300, 200, 900, 600);
-    let person_pointer = x11::pointer();
+    let person = PersonWatch::start("person-watch");
     let dir = tempfile::tempdir().unwrap();
     let share = dir.path().join("share");
     std::fs::create_dir_all(&share).unwrap();
@@ -156,10 +179,7 @@ fn an_agent_desktop_run_types_into_its_own_xterm_and_the_person_sees_no_input() 
     assert!(agent_display >= 215, "{last}");
     // The click moved the agent's pointer, on the agent's screen.
     assert!(last.contains("x:") && !last.contains("x:0 y:0"), "{last}");
-    // The person's display saw nothing, and their pointer stayed put.
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(xev.events(), Vec::new());
-    assert_eq!(x11::pointer(), person_pointer);
+    person.assert_untouched();
     // The desktop ended with the run.
     assert!(!Path::new(&format!("/tmp/.X{agent_display}-lock")).exists());
     assert!(processes_with(&["Xvfb", &format!(":{agent_display}")]).is_empty());
@@ -619,9 +639,7 @@ fn take_over_input_reaches_the_agent_desktop_and_not_the_persons_screen() {
     let Some(_display) = x11::display() else {
         return;
     };
-    x11::run("xdotool", &["mousemove", "40", "40"]);
-    let xev = Xev::open("person-watch-takeover", 300, 200, 900, 600);
-    let person_pointer = x11::pointer();
+    let person = PersonWatch::start("person-watch-takeover");
     let dir = tempfile::tempdir().unwrap();
     // SAFETY: the display lock is held; the other tests give their children these variables.
     unsafe {
@@ -677,8 +695,5 @@ fn take_over_input_reaches_the_agent_desktop_and_not_the_persons_screen() {
         keys: "NoSuchKey".into(),
     });
     assert!(bad.unwrap_err().to_string().contains("unknown key"));
-    // The person's display saw nothing, and their pointer stayed put.
-    std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(xev.events(), Vec::new());
-    assert_eq!(x11::pointer(), person_pointer);
+    person.assert_untouched();
 }

@@ -26,7 +26,7 @@ pub async fn get_session_desktop(
 }
 
 /// Saves where the session's later runs work. A desktop the session kept ends once the
-/// choice no longer keeps one (unless a run is on it: it then ends with that run).
+/// choice no longer keeps one (or, if a run is on it, with that run).
 #[tauri::command]
 pub async fn set_session_desktop(
     state: State<'_, AppState>,
@@ -36,9 +36,9 @@ pub async fn set_session_desktop(
     let store = state.store()?;
     let id = store.resolve_id(&id)?;
     store.set_session_desktop(&id, &choice)?;
-    if !(choice.agent && choice.keep) && state.running_session().as_deref() != Some(&id) {
-        state.engine()?.end_desktop(&id);
-    }
+    state
+        .engine()?
+        .keep_desktop(&id, choice.agent && choice.keep);
     Ok(())
 }
 

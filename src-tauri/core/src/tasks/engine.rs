@@ -90,9 +90,18 @@ struct Inner {
     /// Tasks of this process whose end the store could not record (a full disk): their
     /// watchers must still see them end.
     unrecorded_ends: Mutex<HashMap<String, TaskInfo>>,
-    /// The agent desktops of sessions, by session id: the running task's, and those kept
-    /// for the session's next run. Dropping one ends it; the process's end ends them all.
-    desktops: Mutex<HashMap<String, Arc<AgentDesktop>>>,
+    /// The agent desktops of sessions: the running task's, and those kept for the session's
+    /// next run. Dropping one ends it; the process's end ends them all.
+    desktops: Mutex<Desktops>,
+}
+
+#[derive(Default)]
+struct Desktops {
+    by_session: HashMap<String, Arc<AgentDesktop>>,
+    /// Sessions whose running task is on its desktop, and whether the desktop stays once the
+    /// task ends. A change of mind mid-run changes this flag, read under the same lock as the
+    /// task's end, so a choice made as the task ends is never lost.
+    in_use: HashMap<String, bool>,
 }
 
 /// Cheap to clone; clones share the tasks.
@@ -355,14 +364,20 @@ impl Engine {
     /// a run that kept it.
     pub fn desktop_display(&self, session_id: &str) -> Option<String> {
         lock(&self.inner.desktops)
+            .by_session
             .get(session_id)
             .map(|desktop| desktop.display_name())
     }
 
-    /// Ends the desktop a session kept, if any (the person no longer wants it).
-    pub fn end_desktop(&self, session_id: &str) -> bool {
-        let ended = lock(&self.inner.desktops).remove(session_id);
-        ended.is_some()
+    /// Whether the session's agent desktop stays for its next run. One no longer kept ends
+    /// now, or with the task that is on it.
+    pub fn keep_desktop(&self, session_id: &str, keep: bool) {
+        let mut desktops = lock(&self.inner.desktops);
+        if let Some(kept) = desktops.in_use.get_mut(session_id) {
+            *kept = keep;
+        } else if !keep {
+            desktops.by_session.remove(session_id);
+        }
     }
 
     /// The tasks this engine is running now.
@@ -548,8 +563,7 @@ impl Run {
             })
             .collect::<Vec<_>>()
             .join("\n");
-        let keep_desktop = resolved.keeps_desktop();
-        let kept = lock(&self.engine.inner.desktops).remove(&self.session_id);
+        let kept = self.take_desktop(resolved.keeps_desktop());
         let prepared = prepare::prepare(
             resolved,
             &self.engine,
@@ -563,14 +577,19 @@ impl Run {
         .await;
         let prepared = match prepared {
             Ok(prepared) => prepared,
-            Err(e) => return self.finish(TaskState::Error, Some(e.to_string())),
+            Err(e) => {
+                self.leave_desktop();
+                return self.finish(TaskState::Error, Some(e.to_string()));
+            }
         };
         if let Some(desktop) = &prepared.desktop {
             self.publish(TaskUpdate::Notice(format!(
                 "the agent works on its own desktop, display {}",
                 desktop.display_name()
             )));
-            lock(&self.engine.inner.desktops).insert(self.session_id.clone(), desktop.clone());
+            lock(&self.engine.inner.desktops)
+                .by_session
+                .insert(self.session_id.clone(), desktop.clone());
         }
         for problem in &prepared.problems {
             self.publish(TaskUpdate::Notice(format!(
@@ -588,7 +607,7 @@ impl Run {
             Ok(opened) => opened,
             Err(e) => {
                 prepared.plugins.shutdown().await;
-                self.leave_desktop(keep_desktop);
+                self.leave_desktop();
                 return self.finish(TaskState::Error, Some(e.to_string()));
             }
         };
@@ -613,7 +632,7 @@ impl Run {
             )
             .await;
         prepared.plugins.shutdown().await;
-        self.leave_desktop(keep_desktop);
+        self.leave_desktop();
         match not_saved {
             Some(e) => self.finish(
                 TaskState::Error,
@@ -623,11 +642,20 @@ impl Run {
         }
     }
 
+    /// Before the run: the desktop the session kept, if any, now in use by this task, which
+    /// keeps it at its end if `keep` (unless told otherwise meanwhile).
+    fn take_desktop(&self, keep: bool) -> Option<Arc<AgentDesktop>> {
+        let mut desktops = lock(&self.engine.inner.desktops);
+        desktops.in_use.insert(self.session_id.clone(), keep);
+        desktops.by_session.remove(&self.session_id)
+    }
+
     /// After the run: its agent desktop stays for the session's next run, or ends (once the
     /// run lets go of it too).
-    fn leave_desktop(&self, keep: bool) {
-        if !keep {
-            lock(&self.engine.inner.desktops).remove(&self.session_id);
+    fn leave_desktop(&self) {
+        let mut desktops = lock(&self.engine.inner.desktops);
+        if desktops.in_use.remove(&self.session_id) != Some(true) {
+            desktops.by_session.remove(&self.session_id);
         }
     }
 

@@ -51,6 +51,8 @@ const LOCAL_CANCEL_WAIT: Duration = Duration::from_secs(15);
 const RECONNECTS: u32 = 3;
 /// The longest prompt the API takes (its `MAX_PROMPT`).
 const MAX_PROMPT: usize = 100_000;
+/// The most a remote's JSON answer (a task, a check) may be: they are a few hundred bytes.
+const MAX_ANSWER_BYTES: usize = 1024 * 1024;
 
 /// A remote Deskhand by the name the model uses for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -659,7 +661,6 @@ impl Remote {
     /// An image of the child's history by its hash: read up to the API's image limit, and
     /// kept only if its bytes have that hash.
     async fn image(&self, sha256: &str) -> Result<(String, Vec<u8>), String> {
-        use futures_util::StreamExt as _;
         let response = self.get(&format!("/v1/images/{sha256}")).await?;
         if !response.status().is_success() {
             return Err(format!("{} answered {}", self.base, response.status()));
@@ -670,14 +671,9 @@ impl Remote {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("application/octet-stream")
             .to_string();
-        let mut body = response.bytes_stream();
-        let mut bytes = Vec::new();
-        while let Some(chunk) = body.next().await {
-            bytes.extend_from_slice(&chunk.map_err(|e| e.to_string())?);
-            if bytes.len() > crate::images::MAX_IMAGE_BYTES {
-                return Err(format!("{} sent an image over the size limit", self.base));
-            }
-        }
+        let bytes = self
+            .read_capped(response, crate::images::MAX_IMAGE_BYTES, "an image")
+            .await?;
         if crate::images::content_hash(&bytes) != sha256 {
             return Err(format!(
                 "{} sent an image that does not match its hash",
@@ -685,6 +681,26 @@ impl Remote {
             ));
         }
         Ok((media_type, bytes))
+    }
+
+    /// A response's body, refused once it grows past `limit` bytes: a remote is not trusted
+    /// to end what it sends.
+    async fn read_capped(
+        &self,
+        response: reqwest::Response,
+        limit: usize,
+        what: &str,
+    ) -> Result<Vec<u8>, String> {
+        use futures_util::StreamExt as _;
+        let mut body = response.bytes_stream();
+        let mut bytes = Vec::new();
+        while let Some(chunk) = body.next().await {
+            bytes.extend_from_slice(&chunk.map_err(|e| e.to_string())?);
+            if bytes.len() > limit {
+                return Err(format!("{} sent {what} over the size limit", self.base));
+            }
+        }
+        Ok(bytes)
     }
 
     /// A request other than the event stream: its JSON answer, or the API's error message.
@@ -707,7 +723,10 @@ impl Remote {
             .await
             .map_err(|e| unreachable(&self.base, &e))?;
         let status = response.status();
-        let answer: Value = response.json().await.unwrap_or(Value::Null);
+        let body = self
+            .read_capped(response, MAX_ANSWER_BYTES, "an answer")
+            .await?;
+        let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         if status.is_success() {
             return Ok(answer);
         }
@@ -919,20 +938,32 @@ mod tests {
         assert!(!plan.read_only);
     }
 
-    /// A remote's image is kept only when its bytes have the hash asked for: a service that
-    /// sends other bytes under a hash cannot put them in the parent's history.
+    /// A remote's image is kept only when its bytes have the hash asked for, and read only up
+    /// to the API's image limit: a service that sends other bytes under a hash, or an
+    /// endless image, cannot put them in the parent's history. An endless answer to a
+    /// request is cut off the same way.
     #[tokio::test]
-    async fn a_remote_image_is_kept_only_if_its_bytes_have_its_hash() {
+    async fn a_remote_image_is_kept_only_if_its_bytes_have_its_hash_and_fit_the_limit() {
         use std::io::{Read as _, Write as _};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         std::thread::spawn(move || {
-            for mut stream in listener.incoming().take(2).flatten() {
+            for (i, stream) in listener.incoming().take(4).enumerate() {
+                let Ok(mut stream) = stream else { continue };
                 let _ = stream.read(&mut [0u8; 4096]);
+                if i < 2 {
+                    let _ = stream.write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 5\r\n\
+                          Connection: close\r\n\r\nhello",
+                    );
+                    continue;
+                }
+                // An image, then an answer, that never ends: the reader must stop at the limit.
                 let _ = stream.write_all(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 5\r\n\
-                      Connection: close\r\n\r\nhello",
+                    b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nConnection: close\r\n\r\n",
                 );
+                let chunk = vec![0u8; 64 * 1024];
+                while stream.write_all(&chunk).is_ok() {}
             }
         });
         let remote = Remote {
@@ -951,5 +982,18 @@ mod tests {
         );
         let wrong = remote.image(&"0".repeat(64)).await.unwrap_err();
         assert!(wrong.contains("does not match its hash"), "{wrong}");
+        let endless = remote.image(&hash).await.unwrap_err();
+        assert!(
+            endless.contains("an image over the size limit"),
+            "{endless}"
+        );
+        let endless = remote
+            .request(reqwest::Method::GET, "/v1/tasks/t1", None)
+            .await
+            .unwrap_err();
+        assert!(
+            endless.contains("an answer over the size limit"),
+            "{endless}"
+        );
     }
 }

@@ -14,7 +14,7 @@ pub const MAX_IMAGE_BYTES: usize = 10 * 1024 * 1024;
 pub const MAX_IMAGE_SIDE: usize = 8000;
 
 /// An image by content hash, for events and the store: never the pixels themselves.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct ImageRef {
     pub sha256: String,
     pub media_type: String,

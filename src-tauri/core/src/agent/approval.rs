@@ -11,7 +11,7 @@ use super::secret_places::SecretPlaces;
 use super::stall::{StallAnswer, StallQuestion};
 use crate::tools::{ActionPlan, SafetyCheck};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalPolicy {
     /// Ask the person before every action that changes anything.
@@ -40,16 +40,17 @@ impl std::str::FromStr for ApprovalPolicy {
 }
 
 /// What the person is asked to approve.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct ApprovalRequest {
     pub tool_use_id: String,
     pub tool: String,
+    #[ts(type = "unknown")]
     pub input: Value,
     #[serde(flatten)]
     pub plan: ActionPlan,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "decision", rename_all = "snake_case")]
 pub enum Decision {
     Approve,
@@ -94,7 +95,7 @@ pub struct OtherCall {
 const MAX_REFUSED_ANSWERS: usize = 3;
 
 /// Who made a decision, for the action log.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum DecidedBy {
     Policy,

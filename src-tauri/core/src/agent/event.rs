@@ -12,7 +12,7 @@ use crate::llm::{ErrorKind, Message, Usage};
 use crate::memory::NoteRef;
 use crate::tools::plan::{PlanChange, PlanStep};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Done,
@@ -41,7 +41,7 @@ impl RunStatus {
 
 /// How a tool call ended, so that front ends tell a stop or a denial from a failure without
 /// reading the result's text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolStatus {
     Ok,
@@ -52,7 +52,7 @@ pub enum ToolStatus {
     Denied,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AgentEvent {
     Started {
@@ -65,6 +65,7 @@ pub enum AgentEvent {
         /// Tool types the provider no longer offers this model because its endpoint refused
         /// them (the computer toolset stepped down to `computer_20251124`, say).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[ts(as = "Option<_>", optional)]
         tool_fallbacks: Vec<String>,
     },
     /// A piece of the assistant's text as it streams in.
@@ -84,6 +85,7 @@ pub enum AgentEvent {
     ToolCall {
         id: String,
         name: String,
+        #[ts(type = "unknown")]
         input: Value,
     },
     ApprovalNeeded {
@@ -102,6 +104,7 @@ pub enum AgentEvent {
         /// How the call ended. Absent in events stored before it existed, where `is_error`
         /// is all there is.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         status: Option<ToolStatus>,
         /// The result's text parts joined.
         text: String,
@@ -110,6 +113,7 @@ pub enum AgentEvent {
         /// For a computer action: whether the screen changed (false: the action did
         /// nothing visible). Absent for other tools.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         changed: Option<bool>,
     },
     /// A request failed and will be sent again after `delay_ms`.
@@ -118,6 +122,7 @@ pub enum AgentEvent {
         delay_ms: u64,
         /// What failed. Absent in events stored before kinds existed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         kind: Option<ErrorKind>,
         error: String,
     },
@@ -169,6 +174,7 @@ pub enum AgentEvent {
     /// task's id, `event` its event as the child stored it (images as refs).
     ChildEvent {
         task: String,
+        #[ts(type = "AgentEvent")]
         event: Value,
     },
     /// Whether the run's result was checked: the last event of every run that ends.
@@ -176,6 +182,7 @@ pub enum AgentEvent {
     Error {
         /// What failed. Absent in events stored before kinds existed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         kind: Option<ErrorKind>,
         message: String,
     },

@@ -51,7 +51,7 @@ impl StallPolicy {
     pub const CYCLES_SETTING: &'static str = "stall.cycles";
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum StallPattern {
     /// The same action on a near-identical screen.
@@ -63,7 +63,7 @@ pub enum StallPattern {
 }
 
 /// Which rung of the ladder a detection reached.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum StallStep {
     /// A note went to the model with the tool result.
@@ -85,7 +85,7 @@ pub struct StallQuestion {
 }
 
 /// The person's answer to a [`StallQuestion`].
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "answer", rename_all = "snake_case")]
 pub enum StallAnswer {
     /// Go on as before.

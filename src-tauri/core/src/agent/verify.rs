@@ -38,7 +38,7 @@ pub enum CheckError {
 }
 
 /// A check as saved with a session (the window's settings for that session).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct SavedCheck {
     pub command: String,
     pub timeout_secs: f64,
@@ -93,7 +93,7 @@ fn program_exists(program: &str) -> bool {
     })
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum VerifyOutcome {
     /// A check passed.
@@ -105,7 +105,7 @@ pub enum VerifyOutcome {
 }
 
 /// The result of checking one run, stored with it as its `verification` event.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Verification {
     pub outcome: VerifyOutcome,
     /// The check command, if there was one.

@@ -165,7 +165,7 @@ impl Element {
 /// What an input action will touch, found by a hit test before the person is asked: the
 /// approval says it in words. `known: false` says nothing is known there (no tree, or no
 /// element under the point); approvals then say so and never guess.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize, ts_rs::TS)]
 pub struct Target {
     pub known: bool,
     #[serde(default)]
@@ -180,6 +180,7 @@ pub struct Target {
     /// With `known: false`, why the tree could not be asked (no accessibility bus, a tree
     /// that did not answer); absent when it was asked and no element is there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub why: Option<String>,
 }
 

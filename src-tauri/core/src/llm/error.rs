@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 /// What kind of failure it was. It travels in `error` and `retrying` events, so that front
 /// ends decide what to advise by the kind and never by the wording.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// 401: the key is missing, wrong or revoked.

@@ -4,14 +4,14 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     User,
     Assistant,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Message {
     pub role: Role,
     pub content: Vec<ContentBlock>,
@@ -75,7 +75,7 @@ pub struct ToolUse<'a> {
     pub toolset_name: Option<&'a str>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
     Text {
@@ -87,18 +87,22 @@ pub enum ContentBlock {
     ToolUse {
         id: String,
         name: String,
+        #[ts(type = "unknown")]
         input: Value,
         /// Set on a toolset member's call (`name` is then the member, e.g. `left_click`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         toolset_name: Option<String>,
     },
     ToolResult {
         tool_use_id: String,
         content: Vec<ToolResultContent>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        #[ts(as = "Option<_>", optional)]
         is_error: bool,
         /// Echoes the call's `toolset_name`: the API rejects a member's result without it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
         toolset_name: Option<String>,
     },
     Thinking {
@@ -113,6 +117,7 @@ pub enum ContentBlock {
     /// `openai_item` on the wire (the window's type), not serde's `open_ai_item`.
     #[serde(rename = "openai_item")]
     OpenAiItem {
+        #[ts(type = "unknown")]
         item: Value,
     },
 }
@@ -146,21 +151,21 @@ impl ContentBlock {
 }
 
 /// What a `tool_result` may carry: text and images only.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToolResultContent {
     Text { text: String },
     Image { source: ImageSource },
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ImageSource {
     Base64 { media_type: String, data: String },
 }
 
 /// Token counts as the API reports them; cache fields are zero where caching is off.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Usage {
     #[serde(default)]
     pub input_tokens: u64,

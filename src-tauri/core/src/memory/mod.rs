@@ -18,7 +18,7 @@ pub use secret::looks_like_secret;
 pub const NOTE_LIMIT: usize = 4096;
 
 /// A note as stored.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Note {
     pub id: i64,
     pub text: String,
@@ -31,7 +31,7 @@ pub struct Note {
 }
 
 /// A note as the `started` event names it: what went into the system prompt.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct NoteRef {
     pub id: i64,
     pub text: String,

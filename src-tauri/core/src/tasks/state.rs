@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::agent::{ApprovalRequest, RunStatus};
 
 /// Where a task stands. The first three are live; the others are final.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskState {
     /// Waiting for its session's earlier task to end.
@@ -80,7 +80,7 @@ impl From<RunStatus> for TaskState {
 }
 
 /// Which front end submitted a task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     Cli,
@@ -108,7 +108,7 @@ impl Origin {
 }
 
 /// A task as listed and shown.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct TaskInfo {
     pub id: String,
     pub session_id: String,

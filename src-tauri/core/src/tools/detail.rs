@@ -12,7 +12,7 @@ use super::computer::scaling::Size;
 /// the free JSON before it was, and `null` for an action with nothing to draw. Reading it
 /// back tries the variants in order, so each one comes before any with a subset of its
 /// fields.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(untagged)]
 pub enum ActionDetail {
     /// A computer action, or a `ui` action on an element, at points on the screen: where a
@@ -42,6 +42,7 @@ pub enum ActionDetail {
     PluginCall {
         server: String,
         tool: String,
+        #[ts(type = "unknown")]
         arguments: Box<Value>,
     },
     /// A sub-task handed to another Deskhand agent: to whom, and what.
@@ -54,7 +55,7 @@ pub enum ActionDetail {
 }
 
 /// A sub-task handed to another Deskhand agent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct DelegateDetail {
     pub to: String,
     /// The remote's name and URL, or a new agent desktop on this machine.
@@ -66,15 +67,17 @@ pub struct DelegateDetail {
 }
 
 /// Where a pointer action lands.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct PointerDetail {
     /// The computer or `ui` action, e.g. `left_click`.
     pub action: String,
     /// The `ui` tool's element ref.
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub reference: Option<String>,
     /// The monitor the computer tool acts on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub monitor: Option<usize>,
     /// The points in the screenshot's space, in order (a drag's start, then its end).
     pub model_points: Vec<[u32; 2]>,
@@ -85,7 +88,7 @@ pub struct PointerDetail {
 }
 
 /// A point on the desktop, in screen pixels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct ScreenPoint {
     pub x: i32,
     pub y: i32,
@@ -94,7 +97,7 @@ pub struct ScreenPoint {
 /// A safety check a model service raised about an action (OpenAI's `pending_safety_checks`),
 /// which only a person may acknowledge. Every field is kept as the service sent it, empty
 /// when it sent none.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(default)]
 pub struct SafetyCheck {
     pub id: String,

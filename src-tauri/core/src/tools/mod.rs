@@ -49,7 +49,7 @@ pub trait Tool: Send + Sync {
 }
 
 /// What a tool call will do, as the approval gate and the person see it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct ActionPlan {
     /// What "always allow this kind" allows, e.g. `computer.left_click` or `bash`.
     pub kind: String,
@@ -64,10 +64,12 @@ pub struct ActionPlan {
     /// The safety checks the model service raised about this call, which only a person may
     /// acknowledge (see `agent::approval::with_safety_checks`). Absent when there are none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<_>", optional)]
     pub safety_checks: Vec<SafetyCheck>,
     /// For a click, drag or type at a point: the element there, found before asking.
     /// Absent for actions without a point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
     pub target: Option<Box<crate::elements::Target>>,
 }
 

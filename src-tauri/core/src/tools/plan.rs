@@ -20,7 +20,7 @@ const MAX_STEPS: usize = 50;
 const MAX_TITLE: usize = 200;
 const MAX_NOTE: usize = 1000;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
     Pending,
@@ -29,7 +29,7 @@ pub enum StepStatus {
     Skipped,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct PlanStep {
     pub id: String,
     pub title: String,
@@ -39,7 +39,7 @@ pub struct PlanStep {
 }
 
 /// One difference between the plan before and after a change, for the window and the CLI.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum PlanChange {
     Added {

@@ -11,7 +11,7 @@ pub const MAX_LONG_EDGE: u32 = 1568;
 pub const MAX_PIXELS: u32 = 1_150_000;
 
 /// Width × height in pixels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Size {
     pub width: u32,
     pub height: u32,

@@ -16,7 +16,7 @@ use crate::error::{IpcError, IpcResult};
 pub const MAX_TURNS_LIMIT: u32 = 1000;
 const MIN_SIDE: u32 = 200;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct Settings {
     /// A `ProviderKind` id: anthropic, openai, azure, openrouter, ollama, lmstudio, vllm or
     /// compatible.
@@ -58,7 +58,7 @@ impl Default for Settings {
 /// What the settings dialog edits: the window's settings, and the run budget and
 /// set-of-marks that live in the store beside the history, shared with `deskhand settings`
 /// and `deskhand serve`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct WindowSettings {
     #[serde(flatten)]
     pub settings: Settings,
@@ -93,7 +93,7 @@ impl WindowSettings {
 }
 
 /// A provider the settings offer, as the core knows it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct ProviderInfo {
     pub id: &'static str,
     pub name: &'static str,

@@ -5,7 +5,8 @@ use deskhand::store::StoreError;
 use deskhand::tasks::{LockError, PrepareError, TaskError};
 use serde::Serialize;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
+#[ts(rename = "IpcErrorKind")]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     NoKey,
@@ -19,7 +20,7 @@ pub enum ErrorKind {
     Internal,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, thiserror::Error, ts_rs::TS)]
 #[error("{message}")]
 pub struct IpcError {
     pub kind: ErrorKind,

@@ -107,7 +107,7 @@ impl ImageCache {
 }
 
 /// An image held for the next message, as the window sees it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct AttachedImage {
     pub id: String,
     pub sha256: String,
@@ -116,7 +116,7 @@ pub struct AttachedImage {
     pub height: usize,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, ts_rs::TS)]
 pub struct AttachmentRef {
     pub id: String,
 }

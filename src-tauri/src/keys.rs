@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::error::{ErrorKind, IpcError, IpcResult};
 
 /// A provider's key status, and whether it needs a key at all (local servers do not).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]
 pub struct KeyInfo {
     #[serde(flatten)]
     pub status: KeyStatus,

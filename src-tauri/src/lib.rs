@@ -12,6 +12,8 @@ mod keys;
 pub mod navigation;
 mod state;
 pub mod tray;
+#[cfg(test)]
+mod typescript;
 #[cfg(target_os = "linux")]
 pub mod webkit_env;
 mod window_tool;

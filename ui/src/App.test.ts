@@ -3,7 +3,7 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it } from 'vitest';
 import App from './App.svelte';
-import type { KeyStatus } from './lib/ipc';
+import type { KeyInfo } from './lib/ipc';
 import { run } from './lib/run/runStore.svelte';
 import { initialRunState } from './lib/run/state';
 import type { AgentEvent } from './lib/types';
@@ -21,7 +21,7 @@ import {
 } from './test/events';
 import { fakeShell } from './test/shell';
 
-const keyMissing: KeyStatus = {
+const keyMissing: KeyInfo = {
   provider: 'anthropic',
   set: false,
   last4: null,
@@ -31,7 +31,7 @@ const keyMissing: KeyStatus = {
   required: true,
 };
 
-function app(key: KeyStatus = { ...keyMissing, set: true, last4: 'abcd', source: 'keyring', keyring_available: true }) {
+function app(key: KeyInfo = { ...keyMissing, set: true, last4: 'abcd', source: 'keyring', keyring_available: true }) {
   let channel: Channel<AgentEvent> | null = null;
   const calls = fakeShell((cmd, args) => {
     const a = args as Record<string, unknown>;

@@ -26,7 +26,7 @@ pub const SIZE: (u32, u32) = (1280, 800);
 
 /// Where a session's runs work, as the window saves it with the session: the person's screen,
 /// or an agent desktop (sandboxed unless turned off, and kept between runs if asked).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct DesktopChoice {
     pub agent: bool,

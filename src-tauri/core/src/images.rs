@@ -21,14 +21,22 @@ pub struct ImageRef {
     pub bytes: usize,
 }
 
+/// Stands in for an image whose bytes are gone (a removed file, an export without it), so
+/// the history can still be sent.
+pub const MISSING_IMAGE: &str = "[image no longer available: its file was removed]";
+
 impl ImageRef {
     pub fn of(source: &ImageSource) -> Self {
-        let ImageSource::Base64 { media_type, data } = source;
-        let bytes = BASE64.decode(data).unwrap_or_default();
-        Self {
-            sha256: content_hash(&bytes),
-            media_type: media_type.clone(),
-            bytes: bytes.len(),
+        match source {
+            ImageSource::Base64 { media_type, data } => {
+                let bytes = BASE64.decode(data).unwrap_or_default();
+                Self {
+                    sha256: content_hash(&bytes),
+                    media_type: media_type.clone(),
+                    bytes: bytes.len(),
+                }
+            }
+            ImageSource::Ref(image) => image.clone(),
         }
     }
 }

@@ -249,7 +249,7 @@ impl SecretStore for MemoryStore {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum KeySource {
     Keyring,
@@ -284,7 +284,7 @@ fn from_env(provider: &KeyedProvider) -> Option<ApiKey> {
 
 /// What the CLI's `key status` and the window's first-run prompt show: whether there is a
 /// key and where from, never more of it than its last four characters.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 pub struct KeyStatus {
     pub provider: String,
     pub set: bool,

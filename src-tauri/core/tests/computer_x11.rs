@@ -371,7 +371,9 @@ fn clicks_map_onto_each_of_two_monitors() {
         let deskhand::llm::ToolResultContent::Image { source } = &shot.content[0] else {
             panic!("no image")
         };
-        let deskhand::llm::ImageSource::Base64 { data, .. } = source;
+        let deskhand::llm::ImageSource::Base64 { data, .. } = source else {
+            panic!("a screenshot's bytes are in its result")
+        };
         use base64::Engine as _;
         let png = base64::engine::general_purpose::STANDARD
             .decode(data)

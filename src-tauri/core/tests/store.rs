@@ -115,7 +115,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
             is_error: false,
             status: Some(ToolStatus::Ok),
             text: "q3-summary.pdf".into(),
-            images: vec![ImageRef::of(&screenshot)],
+            images: vec![screenshot.clone()],
             duration_ms: 12,
             changed: None,
         },
@@ -184,7 +184,9 @@ fn a_recorded_run_reads_back_whole_with_images_stored_once() {
 
     // Messages keep refs, never pixels; the history comes back byte for byte.
     let messages = store.messages("s1").unwrap();
-    let ImageSource::Base64 { data, .. } = image(1);
+    let ImageSource::Base64 { data, .. } = image(1) else {
+        unreachable!("a test image has its bytes")
+    };
     assert!(!Value::Array(messages.clone()).to_string().contains(&data));
     assert_eq!(
         messages[2]["content"][0]["content"][1]["source"]["type"],
@@ -240,6 +242,38 @@ fn a_recorded_run_reads_back_whole_with_images_stored_once() {
         Recorder::create(&reopened, "s1"),
         Err(StoreError::AlreadyExists(_))
     ));
+}
+
+/// A tool result's screenshot is in the store once its event is recorded, before the message
+/// that carries it: a front end shown the event reads it back by its hash at once.
+#[test]
+fn a_tool_results_images_are_kept_as_it_arrives() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let mut recorder = Recorder::create(&store, "s1").unwrap();
+    let events = tool_run("s1", "Look", image(7));
+    let at = events
+        .iter()
+        .position(|e| matches!(e, AgentEvent::ToolResult { .. }))
+        .unwrap();
+    let wire = record_all(&mut recorder, &events[..=at]);
+    let shown = &wire[at]["images"][0];
+    let sha = ImageRef::of(&image(7)).sha256;
+    assert_eq!(shown["sha256"], sha.as_str(), "{shown}");
+    assert_eq!(
+        shown.as_object().unwrap().len(),
+        3,
+        "the wire has the ref alone: {shown}"
+    );
+    let (media_type, bytes) = store.image(&sha).unwrap();
+    let ImageSource::Base64 { data, .. } = image(7) else {
+        unreachable!("a test image has its bytes")
+    };
+    assert_eq!(media_type, "image/png");
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD.encode(bytes),
+        data
+    );
 }
 
 #[test]

@@ -44,7 +44,7 @@ pub async fn set_session_desktop(
 
 /// What the live view shows: the display, and the desktop's size that take-over
 /// coordinates are in.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ts_rs::TS)]
 pub struct Watching {
     pub display: String,
     pub screen: Size,

@@ -74,7 +74,7 @@ pub async fn list_providers() -> IpcResult<Vec<ProviderInfo>> {
     Ok(providers())
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, ts_rs::TS)]
 pub struct MonitorInfo {
     /// What the `monitor` setting holds; `deskhand monitors` and `--monitor` use the same.
     pub index: usize,

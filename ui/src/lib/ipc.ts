@@ -3,130 +3,47 @@
 import { Channel, invoke } from '@tauri-apps/api/core';
 import type {
   AgentEvent,
-  ApprovalMode,
+  ApprovalPolicy,
+  AttachedImage,
+  AttachmentRef,
   Decision,
-  Message,
+  DesktopChoice,
+  IpcError,
+  IpcErrorKind,
+  KeyInfo,
+  LoadedSession,
+  MonitorInfo,
   Note,
+  ProviderInfo,
   SavedCheck,
+  SessionHit,
+  SessionSummary,
+  Size,
   StallAnswer,
+  TakeOverInput,
   TaskInfo,
-  Usage,
+  Watching,
+  WindowSettings,
 } from './types';
-export type { TaskInfo } from './types';
 
-/** An image the shell holds for the next message: a file, a paste, a drop or a capture. */
-export interface AttachedImage {
-  id: string;
-  sha256: string;
-  media_type: string;
-  width: number;
-  height: number;
-}
-
-export interface AttachmentRef {
-  id: string;
-}
-
-export interface SessionSummary {
-  id: string;
-  title: string;
-  /** RFC 3339. */
-  created_at: string;
-  updated_at: string;
-  message_count: number;
-  provider: string;
-  model: string;
-  /** Tokens over all of the session's runs. */
-  usage: Usage;
-  /** US dollars over all runs, where the model's price was known. */
-  cost_usd: number | null;
-}
-
-export interface SessionHit extends SessionSummary {
-  /** Plain text around the match. */
-  snippet: string;
-}
-
-export interface LoadedSession {
-  session: SessionSummary;
-  messages: Message[];
-  events: AgentEvent[];
-}
-
-/** A monitor as the core lists it (`deskhand monitors` numbers them the same way). */
-export interface Monitor {
-  index: number;
-  name: string;
-  width: number;
-  height: number;
-  primary: boolean;
-  /** What the model sees of it with the current screenshot setting. */
-  model_width: number;
-  model_height: number;
-}
-
-export interface ProviderInfo {
-  id: string;
-  name: string;
-  /** Local servers need no key. */
-  needs_key: boolean;
-  default_model: string | null;
-  default_base_url: string | null;
-}
-
-export interface Size {
-  width: number;
-  height: number;
-}
-
-export interface Settings {
-  provider: string;
-  /** Empty: the provider's default. */
-  model: string;
-  /** Null: the provider's own. */
-  base_url: string | null;
-  approval_mode: ApprovalMode;
-  max_turns: number;
-  /** A `Monitor.index`; null means the primary monitor. */
-  monitor: number | null;
-  /** The largest screenshot the model sees (aspect ratio kept); null picks the reference sizes. */
-  screenshot_size: Size | null;
-  /** Run budget, kept in the store beside the history (shared with `deskhand settings`). */
-  max_cost_usd: number | null;
-  max_tokens: number | null;
-  /** Numbered marks on the computer tool's screenshots, kept in the store (shared with `deskhand settings` and `deskhand serve`). */
-  set_of_marks: boolean;
-}
-
-export interface KeyStatus {
-  provider: string;
-  set: boolean;
-  /** The key's last four characters when set; the key itself never reaches the webview. */
-  last4: string | null;
-  /** Where the key comes from: the OS keyring, or an environment variable that overrides it. */
-  source: 'keyring' | 'environment' | null;
-  keyring_available: boolean;
-  /** Why the keyring cannot be used and how to fix it, when it cannot. */
-  keyring_error: string | null;
-  /** False for local servers, which need no key. */
-  required: boolean;
-}
-
-export type IpcErrorKind =
-  | 'no_key'
-  | 'keyring_unavailable'
-  | 'busy'
-  | 'not_found'
-  | 'invalid'
-  | 'capture_failed'
-  /** The person said no in the shell's own (native) confirmation. */
-  | 'declined'
-  | 'internal';
-
-export interface IpcError {
-  kind: IpcErrorKind;
-  message: string;
-}
+export type {
+  AttachedImage,
+  AttachmentRef,
+  DesktopChoice,
+  IpcError,
+  IpcErrorKind,
+  KeyInfo,
+  LoadedSession,
+  MonitorInfo,
+  ProviderInfo,
+  SessionHit,
+  SessionSummary,
+  Size,
+  TakeOverInput,
+  TaskInfo,
+  Watching,
+  WindowSettings,
+};
 
 /** Commands reject with an `IpcError`; anything else (a bare string) is normalized to one. */
 export function toIpcError(error: unknown): IpcError {
@@ -152,15 +69,6 @@ export function sendMessage(
   return invoke<string>('send_message', { sessionId, text, attachments, check, desktop, onEvent: channel });
 }
 
-/** Where a session's runs work: the person's screen, or an agent desktop of its own. */
-export interface DesktopChoice {
-  agent: boolean;
-  /** The agent's programs in the bubblewrap sandbox (on by default). */
-  sandbox: boolean;
-  /** The desktop stays after a run, for the session's next one. */
-  keep: boolean;
-}
-
 export const DEFAULT_DESKTOP: DesktopChoice = { agent: false, sandbox: true, keep: false };
 
 export function getSessionDesktop(id: string): Promise<DesktopChoice> {
@@ -169,12 +77,6 @@ export function getSessionDesktop(id: string): Promise<DesktopChoice> {
 
 export function setSessionDesktop(id: string, choice: DesktopChoice): Promise<void> {
   return invoke('set_session_desktop', { id, choice });
-}
-
-/** The live view being shown: the desktop's size, which take-over coordinates are in. */
-export interface Watching {
-  display: string;
-  screen: { width: number; height: number };
 }
 
 /**
@@ -193,13 +95,6 @@ export function watchAgentDesktop(
 export function unwatchAgentDesktop(): Promise<void> {
   return invoke('unwatch_agent_desktop');
 }
-
-/** The person's input for the agent desktop, in its pixels. */
-export type TakeOverInput =
-  | { kind: 'click'; x: number; y: number; button: 'left' | 'middle' | 'right' }
-  | { kind: 'scroll'; x: number; y: number; amount: number }
-  | { kind: 'key'; keys: string }
-  | { kind: 'text'; text: string };
 
 export function takeOverInput(sessionId: string, input: TakeOverInput): Promise<void> {
   return invoke('take_over_input', { sessionId, input });
@@ -236,7 +131,7 @@ export function stop(): Promise<void> {
   return invoke('stop');
 }
 
-export function setApprovalMode(mode: ApprovalMode): Promise<void> {
+export function setApprovalMode(mode: ApprovalPolicy): Promise<void> {
   return invoke('set_approval_mode', { mode });
 }
 
@@ -288,29 +183,29 @@ export function listTasks(): Promise<TaskInfo[]> {
   return invoke<TaskInfo[]>('list_tasks');
 }
 
-export function getSettings(): Promise<Settings> {
-  return invoke<Settings>('get_settings');
+export function getSettings(): Promise<WindowSettings> {
+  return invoke<WindowSettings>('get_settings');
 }
 
-export function setSettings(settings: Settings): Promise<Settings> {
-  return invoke<Settings>('set_settings', { settings });
+export function setSettings(settings: WindowSettings): Promise<WindowSettings> {
+  return invoke<WindowSettings>('set_settings', { settings });
 }
 
-export function listMonitors(): Promise<Monitor[]> {
-  return invoke<Monitor[]>('list_monitors');
+export function listMonitors(): Promise<MonitorInfo[]> {
+  return invoke<MonitorInfo[]>('list_monitors');
 }
 
 export function listProviders(): Promise<ProviderInfo[]> {
   return invoke<ProviderInfo[]>('list_providers');
 }
 
-export function setApiKey(provider: string, key: string): Promise<KeyStatus> {
-  return invoke<KeyStatus>('set_api_key', { provider, key });
+export function setApiKey(provider: string, key: string): Promise<KeyInfo> {
+  return invoke<KeyInfo>('set_api_key', { provider, key });
 }
 
 /** The key status of `provider`, else of the configured provider. */
-export function keyStatus(provider?: string): Promise<KeyStatus> {
-  return invoke<KeyStatus>('key_status', provider ? { provider } : {});
+export function keyStatus(provider?: string): Promise<KeyInfo> {
+  return invoke<KeyInfo>('key_status', provider ? { provider } : {});
 }
 
 /** The agent's notes, the most recently changed first. */

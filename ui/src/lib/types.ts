@@ -1,308 +1,529 @@
-// Mirrors of the Rust core's wire types (serde JSON), kept field-for-field:
-//   src-tauri/core/src/agent/event.rs     AgentEvent, RunStatus
-//   src-tauri/core/src/agent/approval.rs  ApprovalRequest, Decision, DecidedBy, ApprovalPolicy
-//   src-tauri/core/src/tools/mod.rs       ActionPlan (flattened into ApprovalRequest)
-//   src-tauri/core/src/images.rs          ImageRef
-//   src-tauri/core/src/tools/plan.rs      PlanStep, StepStatus, PlanChange
-//   src-tauri/core/src/memory/mod.rs      Note, NoteRef
-//   src-tauri/core/src/llm/message.rs     Message, ContentBlock, Usage
-// The one deliberate difference is `ImageSource`'s `ref` variant: the shell replaces the
-// base64 pixels of images in `Message` events with a reference (see docs/ipc.md).
-
-export type Role = 'user' | 'assistant';
-
-export interface ImageRef {
-  sha256: string;
-  media_type: string;
-  bytes: number;
-}
-
-export type ImageSource =
-  | { type: 'base64'; media_type: string; data: string }
-  | ({ type: 'ref' } & ImageRef);
-
-export type ToolResultContent =
-  | { type: 'text'; text: string }
-  | { type: 'image'; source: ImageSource };
-
-export type ContentBlock =
-  | { type: 'text'; text: string }
-  | { type: 'image'; source: ImageSource }
-  | { type: 'tool_use'; id: string; name: string; input: unknown }
-  | {
-      type: 'tool_result';
-      tool_use_id: string;
-      content: ToolResultContent[];
-      /** Omitted by serde when false. */
-      is_error?: boolean;
-    }
-  | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'redacted_thinking'; data: string }
-  /** An item of OpenAI's Responses API kept for that API; nothing to show. */
-  | { type: 'openai_item'; item: unknown };
-
-export interface Message {
-  role: Role;
-  content: ContentBlock[];
-}
-
-export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-  cache_creation_input_tokens: number;
-  cache_read_input_tokens: number;
-}
-
-/** What failed (src-tauri/core/src/llm/error.rs ErrorKind). */
-export type ErrorKind =
-  | 'auth'
-  | 'billing'
-  | 'permission'
-  | 'not_found'
-  | 'invalid_request'
-  | 'context_too_long'
-  | 'rate_limited'
-  | 'overloaded'
-  | 'server'
-  | 'network'
-  | 'stream_cut'
-  | 'protocol'
-  | 'redirected';
-
-/** How a tool call ended (agent/event.rs ToolStatus). */
-export type ToolStatus = 'ok' | 'error' | 'cancelled' | 'denied';
-
-export type RunStatus = 'done' | 'max_turns' | 'cancelled' | 'budget' | 'stalled' | 'error';
-
-// src-tauri/core/src/agent/stall.rs and verify.rs
-export type StallPattern = 'same_action' | 'cycle' | 'no_change';
-export type StallStep = 'note' | 'ask' | 'stalled';
-export type StallAnswer =
-  | { answer: 'continue' }
-  | { answer: 'hint'; text: string }
-  | { answer: 'stop' }
-  | { answer: 'no_one' };
-export type VerifyOutcome = 'verified' | 'unverified' | 'failed';
-
-export interface Verification {
-  outcome: VerifyOutcome;
-  check: string | null;
-  exit_code: number | null;
-  output: string;
-  /** Why the check could not run. */
-  error: string | null;
-  retried: boolean;
-}
-
-/** A check as saved with a session (verify.rs SavedCheck): `sh -c command`, exit 0 passes. */
-export interface SavedCheck {
-  command: string;
-  timeout_secs: number;
-}
-
-/** The approval policy; the UI calls `deny` "read-only". */
-export type ApprovalMode = 'ask' | 'auto' | 'deny';
-
-export type DecidedBy = 'policy' | 'session_rule' | 'user';
-
-export type Decision =
-  | { decision: 'approve' }
-  | { decision: 'approve_kind' }
-  | { decision: 'deny'; reason: string | null };
-
-export interface ActionPlan {
-  /** What "always allow this kind" allows, e.g. `computer.left_click` or `bash`. */
-  kind: string;
-  read_only: boolean;
-  summary: string;
-  /** What the window draws for this kind of action (the core's `ActionDetail`). */
-  detail: ActionDetail;
-  /** Checks the model service raised, which approving acknowledges; absent when none. */
-  safety_checks?: SafetyCheck[];
-  /** For a click, drag or type at a point: the element there (docs/elements.md). */
-  target?: ApprovalTarget;
-}
-
-/** A point on the desktop, in screen pixels. */
-export interface ScreenPoint {
-  x: number;
-  y: number;
-}
+// Generated from the Rust types by src-tauri/src/typescript.rs: do not edit. To change a type,
+// change it in Rust and run `DESKHAND_BLESS_TYPES=1 cargo test -p deskhand-app --lib typescript`.
+// Integers are numbers: the values the window sees stay far below 2^53.
 
 /**
- * The core's `ActionDetail`: one shape per kind of action, without a tag (the fields tell
- * them apart), `null` when there is nothing to draw. docs/ipc.md lists them.
+ * An action plan's `detail`. On the wire it is the variant's fields alone (untagged), as
+ * the free JSON before it was, and `null` for an action with nothing to draw. Reading it
+ * back tries the variants in order, so each one comes before any with a subset of its
+ * fields.
  */
-export type ActionDetail =
-  | PointerDetail
-  | { command: string; timeout_s: number }
-  | { restart: boolean }
-  | { path: string; diff: string }
-  | { path: string }
-  | { id: number; before: string; note: string }
-  | { id: number; note: string }
-  | { note: string }
-  | { session_id: string }
-  | { server: string; tool: string; arguments: unknown }
-  | { to: string; target: string; prompt: string; max_turns: number; max_cost_usd: number | null; timeout_secs: number }
-  | { action: string }
-  | null;
 
-/** A computer action, or a `ui` action on an element, at points on the screen. */
-export interface PointerDetail {
-  action: string;
-  /** The `ui` tool's element ref. */
-  ref?: string;
-  monitor?: number;
-  /** In the screenshot's space, in order: a drag's start, then its end. */
-  model_points: [number, number][];
-  screen_points: ScreenPoint[];
-  model_size: { width: number; height: number };
-}
+export type ActionDetail = PointerDetail | { command: string, timeout_s: number, } | { restart: boolean, } | { path: string, diff: string, } | { path: string, } | { id: number, before: string, note: string, } | { id: number, note: string, } | { note: string, } | { session_id: string, } | { server: string, tool: string, arguments: unknown, } | DelegateDetail | { action: string, } | null;
 
-/** A safety check a model service raised (OpenAI's `pending_safety_checks`). */
-export interface SafetyCheck {
-  id: string;
-  code: string;
-  message: string;
-}
+/**
+ * What a tool call will do, as the approval gate and the person see it.
+ */
 
-/** What an input action will touch; `known: false` says nothing is known there. */
-export interface ApprovalTarget {
-  known: boolean;
-  name: string;
-  role: string;
-  app: string;
-  /** On the sensitive list (Delete, Pay, Send, ...): auto mode asks first. */
-  sensitive: boolean;
-  /** With `known: false`, why the tree could not be asked; absent when nothing is there. */
-  why?: string;
-}
+export type ActionPlan = { 
+/**
+ * What "always allow this kind" allows, e.g. `computer.left_click` or `bash`.
+ */
+kind: string, 
+/**
+ * Read-only actions (a screenshot, viewing a file) pass the gate without asking, except
+ * reads of secret places (`agent::SecretPlaces`, found by the detail's `path`).
+ */
+read_only: boolean, 
+/**
+ * One line for a prompt, e.g. "left_click at (640, 400) → screen (960, 600)".
+ */
+summary: string, 
+/**
+ * What a window draws for this kind of action: screen points, the command, a diff.
+ */
+detail: ActionDetail, 
+/**
+ * The safety checks the model service raised about this call, which only a person may
+ * acknowledge (see `agent::approval::with_safety_checks`). Absent when there are none.
+ */
+safety_checks?: Array<SafetyCheck>, 
+/**
+ * For a click, drag or type at a point: the element there, found before asking.
+ * Absent for actions without a point.
+ */
+target?: Target, };
 
-export interface ApprovalRequest extends ActionPlan {
-  tool_use_id: string;
-  tool: string;
-  input: unknown;
-}
+export type AgentEvent = { "type": "started", session_id: string, provider: string, model: string, 
+/**
+ * The notes put into this run's system prompt (none with `--no-memory`). Absent in
+ * events stored before notes existed.
+ */
+notes?: Array<NoteRef>, 
+/**
+ * Tool types the provider no longer offers this model because its endpoint refused
+ * them (the computer toolset stepped down to `computer_20251124`, say).
+ */
+tool_fallbacks?: Array<string>, } | { "type": "text_delta", text: string, } | { "type": "thinking_delta", text: string, } | { "type": "message", message: Message, } | { "type": "tool_call", id: string, name: string, input: unknown, } | { "type": "approval_needed", request: ApprovalRequest, } | { "type": "approval_decided", id: string, by: DecidedBy, } & ({ "decision": "approve" } | { "decision": "approve_kind" } | { "decision": "deny", reason: string | null, }) | { "type": "tool_result", id: string, name: string, is_error: boolean, 
+/**
+ * How the call ended. Absent in events stored before it existed, where `is_error`
+ * is all there is.
+ */
+status?: ToolStatus, 
+/**
+ * The result's text parts joined.
+ */
+text: string, 
+/**
+ * The result's images: as the tool made them until the recorder has kept their
+ * bytes in the store, then refs. On the wire always refs (`ImageRef`s), so a front
+ * end reads every one back by its hash.
+ */
+images: Array<ImageRef>, duration_ms: number, 
+/**
+ * For a computer action: whether the screen changed (false: the action did
+ * nothing visible). Absent for other tools.
+ */
+changed?: boolean, } | { "type": "retrying", attempt: number, delay_ms: number, 
+/**
+ * What failed. Absent in events stored before kinds existed.
+ */
+kind?: ErrorKind, error: string, } | { "type": "usage", turn: Usage, total: Usage, 
+/**
+ * Absent in events stored before costs existed.
+ */
+turn_cost_usd?: number | null, total_cost_usd?: number | null, } | { "type": "context_summarized", upto: number, tokens_before: number, tokens_after: number, } | { "type": "plan_updated", steps: Array<PlanStep>, changes: Array<PlanChange>, replanned: boolean, } | { "type": "cost_forecast", turns: number, max_turns: number, forecast_cost_usd: number | null, max_cost_usd: number | null, forecast_tokens: number, max_tokens: number | null, } | { "type": "stall_detected", pattern: StallPattern, steps: Array<string>, step: StallStep, message: string, } | { "type": "stall_answered", } & ({ "answer": "continue" } | { "answer": "hint", text: string, } | { "answer": "stop" } | { "answer": "no_one" }) | { "type": "child_event", task: string, event: AgentEvent, } | { "type": "verification" } & Verification | { "type": "error", 
+/**
+ * What failed. Absent in events stored before kinds existed.
+ */
+kind?: ErrorKind, message: string, } | { "type": "done", status: RunStatus, turns: number, session_id: string, usage: Usage, 
+/**
+ * Absent in events stored before costs existed.
+ */
+cost_usd?: number | null, };
 
-export type StepStatus = 'pending' | 'in_progress' | 'done' | 'skipped';
+export type ApprovalPolicy = "ask" | "auto" | "deny";
 
-export interface PlanStep {
-  id: string;
-  title: string;
-  status: StepStatus;
-  note: string;
-}
+/**
+ * What the person is asked to approve.
+ */
 
-/** One difference a `plan_updated` event reports between the plan before and after. */
-export type PlanChange =
-  | { kind: 'added'; id: string; title: string }
-  | { kind: 'removed'; id: string; title: string }
-  | { kind: 'retitled'; id: string; from: string; to: string }
-  | { kind: 'status'; id: string; from: StepStatus; to: StepStatus }
-  | { kind: 'note'; id: string; note: string };
+export type ApprovalRequest = { tool_use_id: string, tool: string, input: unknown, 
+/**
+ * What "always allow this kind" allows, e.g. `computer.left_click` or `bash`.
+ */
+kind: string, 
+/**
+ * Read-only actions (a screenshot, viewing a file) pass the gate without asking, except
+ * reads of secret places (`agent::SecretPlaces`, found by the detail's `path`).
+ */
+read_only: boolean, 
+/**
+ * One line for a prompt, e.g. "left_click at (640, 400) → screen (960, 600)".
+ */
+summary: string, 
+/**
+ * What a window draws for this kind of action: screen points, the command, a diff.
+ */
+detail: ActionDetail, 
+/**
+ * The safety checks the model service raised about this call, which only a person may
+ * acknowledge (see `agent::approval::with_safety_checks`). Absent when there are none.
+ */
+safety_checks?: Array<SafetyCheck>, 
+/**
+ * For a click, drag or type at a point: the element there, found before asking.
+ * Absent for actions without a point.
+ */
+target?: Target, };
 
-/** A note as the `started` event names it: what went into the run's system prompt. */
-export interface NoteRef {
-  id: number;
-  text: string;
-}
+/**
+ * An image held for the next message, as the window sees it.
+ */
 
-/** A note as stored (list_notes and the other notes commands). */
-export interface Note extends NoteRef {
-  /** The session it was written in; null for the person's own notes. */
-  session_id: string | null;
-  /** RFC 3339. */
-  created_at: string;
-  updated_at: string;
-}
+export type AttachedImage = { id: string, sha256: string, media_type: string, width: number, height: number, };
 
-export type AgentEvent =
-  | {
-      type: 'started';
-      session_id: string;
-      provider: string;
-      model: string;
-      /** Absent in events stored before notes existed. */
-      notes?: NoteRef[];
-      /** Tool types the endpoint refused for this model, each with why. */
-      tool_fallbacks?: string[];
-    }
-  | { type: 'text_delta'; text: string }
-  | { type: 'thinking_delta'; text: string }
-  | { type: 'message'; message: Message }
-  | { type: 'tool_call'; id: string; name: string; input: unknown }
-  | { type: 'approval_needed'; request: ApprovalRequest }
-  | ({ type: 'approval_decided'; id: string; by: DecidedBy } & Decision)
-  | {
-      type: 'tool_result';
-      id: string;
-      name: string;
-      is_error: boolean;
-      /** Absent in events stored before statuses existed. */
-      status?: ToolStatus;
-      text: string;
-      images: ImageRef[];
-      duration_ms: number;
-      /** Computer actions only: false when the screen did not change. */
-      changed?: boolean;
-    }
-  | { type: 'retrying'; attempt: number; delay_ms: number; kind?: ErrorKind; error: string }
-  | {
-      type: 'usage';
-      turn: Usage;
-      total: Usage;
-      /** US dollars, where the model's price is known. */
-      turn_cost_usd?: number | null;
-      total_cost_usd?: number | null;
-    }
-  | { type: 'plan_updated'; steps: PlanStep[]; changes: PlanChange[]; replanned: boolean }
-  | {
-      type: 'cost_forecast';
-      turns: number;
-      max_turns: number;
-      forecast_cost_usd: number | null;
-      max_cost_usd: number | null;
-      forecast_tokens: number;
-      max_tokens: number | null;
-    }
-  | { type: 'stall_detected'; pattern: StallPattern; steps: string[]; step: StallStep; message: string }
-  | ({ type: 'stall_answered' } & StallAnswer)
-  | ({ type: 'verification' } & Verification)
-  /** An event of a task this run delegated (the `delegate` tool), as the child stored it. */
-  | { type: 'child_event'; task: string; event: AgentEvent }
-  | { type: 'error'; kind?: ErrorKind; message: string }
-  | {
-      type: 'done';
-      status: RunStatus;
-      turns: number;
-      session_id: string;
-      usage: Usage;
-      cost_usd?: number | null;
-    };
+export type AttachmentRef = { id: string, };
 
-// src-tauri/core/src/tasks/state.rs: TaskState, TaskInfo (docs/ipc.md, "Tasks").
-export type TaskState =
-  | 'queued'
-  | 'running'
-  | 'waiting_for_approval'
-  | 'done'
-  | 'max_turns'
-  | 'budget'
-  | 'cancelled'
-  | 'stalled'
-  | 'error'
-  | 'interrupted';
+export type ContentBlock = { "type": "text", text: string, } | { "type": "image", source: ImageSource, } | { "type": "tool_use", id: string, name: string, input: unknown, 
+/**
+ * Set on a toolset member's call (`name` is then the member, e.g. `left_click`).
+ */
+toolset_name?: string, } | { "type": "tool_result", tool_use_id: string, content: Array<ToolResultContent>, is_error?: boolean, 
+/**
+ * Echoes the call's `toolset_name`: the API rejects a member's result without it.
+ */
+toolset_name?: string, } | { "type": "thinking", thinking: string, signature: string, } | { "type": "redacted_thinking", data: string, } | { "type": "openai_item", item: unknown, };
 
-export interface TaskInfo {
-  id: string;
-  session_id: string;
-  state: TaskState;
-  origin: 'cli' | 'api' | 'window' | 'delegate';
-  prompt: string;
-  pid: number;
-  waiting_for: ApprovalRequest | null;
-  error: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/**
+ * Who made a decision, for the action log.
+ */
+
+export type DecidedBy = "policy" | "session_rule" | "user";
+
+export type Decision = { "decision": "approve" } | { "decision": "approve_kind" } | { "decision": "deny", reason: string | null, };
+
+/**
+ * A sub-task handed to another Deskhand agent.
+ */
+
+export type DelegateDetail = { to: string, 
+/**
+ * The remote's name and URL, or a new agent desktop on this machine.
+ */
+target: string, prompt: string, max_turns: number, max_cost_usd: number | null, timeout_secs: number, };
+
+/**
+ * Where a session's runs work, as the window saves it with the session: the person's screen,
+ * or an agent desktop (sandboxed unless turned off, and kept between runs if asked).
+ */
+
+export type DesktopChoice = { agent: boolean, sandbox: boolean, keep: boolean, };
+
+/**
+ * What kind of failure it was. It travels in `error` and `retrying` events, so that front
+ * ends decide what to advise by the kind and never by the wording.
+ */
+
+export type ErrorKind = "auth" | "billing" | "permission" | "not_found" | "invalid_request" | "context_too_long" | "rate_limited" | "overloaded" | "server" | "network" | "stream_cut" | "protocol" | "redirected";
+
+/**
+ * An image by content hash, for events and the store: never the pixels themselves.
+ */
+
+export type ImageRef = { sha256: string, media_type: string, bytes: number, };
+
+export type ImageSource = { "type": "base64", media_type: string, data: string, } | { "type": "ref" } & ImageRef;
+
+export type IpcError = { kind: IpcErrorKind, message: string, };
+
+export type IpcErrorKind = "no_key" | "keyring_unavailable" | "busy" | "not_found" | "invalid" | "capture_failed" | "declined" | "internal";
+
+/**
+ * A provider's key status, and whether it needs a key at all (local servers do not).
+ */
+
+export type KeyInfo = { required: boolean, provider: string, set: boolean, last4: string | null, source: KeySource | null, keyring_available: boolean, keyring_error: string | null, };
+
+export type KeySource = "keyring" | "environment";
+
+/**
+ * Everything the window needs to show a stored session: messages and events (images as
+ * refs), events in order over all runs so they can be replayed.
+ */
+
+export type LoadedSession = { session: SessionSummary, messages: Array<Message>, events: Array<AgentEvent>, };
+
+export type Message = { role: Role, content: Array<ContentBlock>, };
+
+export type MonitorInfo = { 
+/**
+ * What the `monitor` setting holds; `deskhand monitors` and `--monitor` use the same.
+ */
+index: number, name: string, width: number, height: number, primary: boolean, 
+/**
+ * What the model sees of it with the current screenshot setting.
+ */
+model_width: number, model_height: number, };
+
+/**
+ * A note as stored.
+ */
+
+export type Note = { id: number, text: string, 
+/**
+ * The session the note was written in; `None` for notes the person wrote (`deskhand
+ * notes add`, the window) and once that session is deleted.
+ */
+session_id: string | null, 
+/**
+ * RFC 3339, UTC.
+ */
+created_at: string, updated_at: string, };
+
+/**
+ * A note as the `started` event names it: what went into the system prompt.
+ */
+
+export type NoteRef = { id: number, text: string, };
+
+/**
+ * One difference between the plan before and after a change, for the window and the CLI.
+ */
+
+export type PlanChange = { "kind": "added", id: string, title: string, } | { "kind": "removed", id: string, title: string, } | { "kind": "retitled", id: string, from: string, to: string, } | { "kind": "status", id: string, from: StepStatus, to: StepStatus, } | { "kind": "note", id: string, note: string, };
+
+export type PlanStep = { id: string, title: string, status: StepStatus, note: string, };
+
+export type PointerButton = "left" | "middle" | "right";
+
+/**
+ * Where a pointer action lands.
+ */
+
+export type PointerDetail = { 
+/**
+ * The computer or `ui` action, e.g. `left_click`.
+ */
+action: string, 
+/**
+ * The `ui` tool's element ref.
+ */
+ref?: string, 
+/**
+ * The monitor the computer tool acts on.
+ */
+monitor?: number, 
+/**
+ * The points in the screenshot's space, in order (a drag's start, then its end).
+ */
+model_points: Array<[number, number]>, 
+/**
+ * The same points on the desktop.
+ */
+screen_points: Array<ScreenPoint>, 
+/**
+ * The size of the screenshots the model sees.
+ */
+model_size: Size, };
+
+/**
+ * A provider the settings offer, as the core knows it.
+ */
+
+export type ProviderInfo = { id: string, name: string, 
+/**
+ * Local servers need no key.
+ */
+needs_key: boolean, default_model: string | null, default_base_url: string | null, };
+
+export type Role = "user" | "assistant";
+
+export type RunStatus = "done" | "max_turns" | "cancelled" | "error" | "budget" | "stalled";
+
+/**
+ * A safety check a model service raised about an action (OpenAI's `pending_safety_checks`),
+ * which only a person may acknowledge. Every field is kept as the service sent it, empty
+ * when it sent none.
+ */
+
+export type SafetyCheck = { id: string, code: string, message: string, };
+
+/**
+ * A check as saved with a session (the window's settings for that session).
+ */
+
+export type SavedCheck = { command: string, timeout_secs: number, };
+
+/**
+ * A point on the desktop, in screen pixels.
+ */
+
+export type ScreenPoint = { x: number, y: number, };
+
+/**
+ * A search result: the session and plain text around its best match.
+ */
+
+export type SessionHit = { snippet: string, id: string, title: string, 
+/**
+ * RFC 3339, UTC.
+ */
+created_at: string, updated_at: string, provider: string, model: string, message_count: number, 
+/**
+ * Tokens over all of the session's runs.
+ */
+usage: Usage, 
+/**
+ * US dollars over all runs, where the model's price was known.
+ */
+cost_usd: number | null, };
+
+/**
+ * A session as lists show it (the window's `SessionSummary`).
+ */
+
+export type SessionSummary = { id: string, title: string, 
+/**
+ * RFC 3339, UTC.
+ */
+created_at: string, updated_at: string, provider: string, model: string, message_count: number, 
+/**
+ * Tokens over all of the session's runs.
+ */
+usage: Usage, 
+/**
+ * US dollars over all runs, where the model's price was known.
+ */
+cost_usd: number | null, };
+
+/**
+ * Width × height in pixels.
+ */
+
+export type Size = { width: number, height: number, };
+
+/**
+ * The person's answer to a [`StallQuestion`].
+ */
+
+export type StallAnswer = { "answer": "continue" } | { "answer": "hint", text: string, } | { "answer": "stop" } | { "answer": "no_one" };
+
+export type StallPattern = "same_action" | "cycle" | "no_change";
+
+/**
+ * Which rung of the ladder a detection reached.
+ */
+
+export type StallStep = "note" | "ask" | "stalled";
+
+export type StepStatus = "pending" | "in_progress" | "done" | "skipped";
+
+/**
+ * One input of the person, in the desktop's pixels (the live view maps its scaled
+ * coordinates back before sending).
+ */
+
+export type TakeOverInput = { "kind": "click", x: number, y: number, button: PointerButton, } | { "kind": "scroll", x: number, y: number, amount: number, } | { "kind": "key", keys: string, } | { "kind": "text", text: string, };
+
+/**
+ * What an input action will touch, found by a hit test before the person is asked: the
+ * approval says it in words. `known: false` says nothing is known there (no tree, or no
+ * element under the point); approvals then say so and never guess.
+ */
+
+export type Target = { known: boolean, name: string, role: string, app: string, 
+/**
+ * The name is on the sensitive list: auto mode asks before a click on it.
+ */
+sensitive: boolean, 
+/**
+ * With `known: false`, why the tree could not be asked (no accessibility bus, a tree
+ * that did not answer); absent when it was asked and no element is there.
+ */
+why?: string, };
+
+/**
+ * A task as listed and shown.
+ */
+
+export type TaskInfo = { id: string, session_id: string, state: TaskState, origin: TaskOrigin, 
+/**
+ * The first line of the prompt.
+ */
+prompt: string, 
+/**
+ * The process running it.
+ */
+pid: number, 
+/**
+ * The action waiting for an answer, while `state` is `waiting_for_approval`.
+ */
+waiting_for: ApprovalRequest | null, 
+/**
+ * Why it failed, for `error` (and for `interrupted`).
+ */
+error: string | null, 
+/**
+ * RFC 3339, UTC.
+ */
+created_at: string, updated_at: string, };
+
+/**
+ * Which front end submitted a task.
+ */
+
+export type TaskOrigin = "cli" | "api" | "window" | "delegate";
+
+/**
+ * Where a task stands. The first three are live; the others are final.
+ */
+
+export type TaskState = "queued" | "running" | "waiting_for_approval" | "done" | "max_turns" | "budget" | "cancelled" | "error" | "stalled" | "interrupted";
+
+/**
+ * What a `tool_result` may carry: text and images only.
+ */
+
+export type ToolResultContent = { "type": "text", text: string, } | { "type": "image", source: ImageSource, };
+
+/**
+ * How a tool call ended, so that front ends tell a stop or a denial from a failure without
+ * reading the result's text.
+ */
+
+export type ToolStatus = "ok" | "error" | "cancelled" | "denied";
+
+/**
+ * Token counts as the API reports them; cache fields are zero where caching is off.
+ */
+
+export type Usage = { input_tokens: number, output_tokens: number, cache_creation_input_tokens: number, cache_read_input_tokens: number, };
+
+/**
+ * The result of checking one run, stored with it as its `verification` event.
+ */
+
+export type Verification = { outcome: VerifyOutcome, 
+/**
+ * The check command, if there was one.
+ */
+check: string | null, exit_code: number | null, 
+/**
+ * The check's output (stdout, then stderr), its start and end if long.
+ */
+output: string, 
+/**
+ * Why the check could not run (it timed out, could not start, was stopped).
+ */
+error: string | null, 
+/**
+ * Whether a failure was sent back to the model for a second try.
+ */
+retried: boolean, };
+
+export type VerifyOutcome = "verified" | "unverified" | "failed";
+
+/**
+ * What the live view shows: the display, and the desktop's size that take-over
+ * coordinates are in.
+ */
+
+export type Watching = { display: string, screen: Size, };
+
+/**
+ * What the settings dialog edits: the window's settings, and the run budget and
+ * set-of-marks that live in the store beside the history, shared with `deskhand settings`
+ * and `deskhand serve`.
+ */
+
+export type WindowSettings = { 
+/**
+ * US dollars a run may cost; `None` is no limit.
+ */
+max_cost_usd: number | null, 
+/**
+ * Tokens a run may use; `None` is no limit.
+ */
+max_tokens: number | null, 
+/**
+ * Numbered marks on the computer tool's screenshots (`deskhand::elements::marks`).
+ */
+set_of_marks: boolean, 
+/**
+ * A `ProviderKind` id: anthropic, openai, azure, openrouter, ollama, lmstudio, vllm or
+ * compatible.
+ */
+provider: string, 
+/**
+ * Empty: the provider's default (or `ANTHROPIC_MODEL` / `OPENAI_MODEL`).
+ */
+model: string, 
+/**
+ * `None`: the provider's own (or its environment variable).
+ */
+base_url: string | null, 
+/**
+ * The mode new runs start in; the window can switch it mid-run.
+ */
+approval_mode: ApprovalPolicy, max_turns: number, 
+/**
+ * A monitor's index in `list_monitors`, as `deskhand monitors` numbers them; `None` is
+ * the primary monitor.
+ */
+monitor: number | null, 
+/**
+ * The largest screenshot the model sees (the monitor's aspect ratio is kept); `None`
+ * picks the reference sizes (1024x768, 1280x800, 1366x768) by aspect ratio.
+ */
+screenshot_size: Size | null, };

@@ -6,11 +6,11 @@ import { expect } from 'vitest';
 import App from '../App.svelte';
 import { run } from '../lib/run/runStore.svelte';
 import { initialRunState } from '../lib/run/state';
-import type { AgentEvent, ApprovalMode } from '../lib/types';
+import type { AgentEvent, ApprovalPolicy } from '../lib/types';
 import { fakeShell } from './shell';
 
 /** The app with a fresh session; `emit` works once a message has been sent. */
-export function renderApp(mode: ApprovalMode = 'ask') {
+export function renderApp(mode: ApprovalPolicy = 'ask') {
   run.state = initialRunState();
   run.check = null;
   let channel: ((event: AgentEvent) => void) | null = null;
@@ -33,7 +33,7 @@ export function renderApp(mode: ApprovalMode = 'ask') {
 }
 
 /** The app mid-run: `prompt` sent, its channel open. */
-export async function runningApp(prompt: string, mode: ApprovalMode = 'ask') {
+export async function runningApp(prompt: string, mode: ApprovalPolicy = 'ask') {
   const app = renderApp(mode);
   await userEvent.type(screen.getByLabelText('Message text'), `${prompt}{Enter}`);
   await waitFor(() => expect(app.started()).toBe(true));

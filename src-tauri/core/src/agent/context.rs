@@ -232,15 +232,20 @@ fn estimate_block(block: &ContentBlock) -> u64 {
 
 /// Reads only the image header (the first few hundred bytes) for its size.
 pub fn estimate_image(source: &ImageSource) -> u64 {
-    let ImageSource::Base64 { data, .. } = source;
+    let ImageSource::Base64 { data, .. } = source else {
+        return UNKNOWN_IMAGE_TOKENS;
+    };
     let head = &data[..data.len().min(1024) / 4 * 4];
     BASE64
         .decode(head)
         .ok()
         .and_then(|bytes| imagesize::blob_size(&bytes).ok())
         .map(|size| (size.width * size.height) as u64 / 750)
-        .unwrap_or(1600)
+        .unwrap_or(UNKNOWN_IMAGE_TOKENS)
 }
+
+/// An image whose size cannot be read counts as a large screenshot does.
+const UNKNOWN_IMAGE_TOKENS: u64 = 1600;
 
 #[cfg(test)]
 mod tests {

@@ -8,7 +8,7 @@ use super::approval::{ApprovalRequest, DecidedBy, Decision};
 use super::stall::{StallAnswer, StallPattern, StallStep};
 use super::verify::Verification;
 use crate::images::ImageRef;
-use crate::llm::{ErrorKind, Message, Usage};
+use crate::llm::{ErrorKind, ImageSource, Message, Usage};
 use crate::memory::NoteRef;
 use crate::tools::plan::{PlanChange, PlanStep};
 
@@ -59,8 +59,10 @@ pub enum AgentEvent {
         session_id: String,
         provider: String,
         model: String,
-        /// The notes put into this run's system prompt (none with `--no-memory`).
+        /// The notes put into this run's system prompt (none with `--no-memory`). Absent in
+        /// events stored before notes existed.
         #[serde(default)]
+        #[ts(as = "Option<_>", optional)]
         notes: Vec<NoteRef>,
         /// Tool types the provider no longer offers this model because its endpoint refused
         /// them (the computer toolset stepped down to `computer_20251124`, say).
@@ -108,7 +110,12 @@ pub enum AgentEvent {
         status: Option<ToolStatus>,
         /// The result's text parts joined.
         text: String,
-        images: Vec<ImageRef>,
+        /// The result's images: as the tool made them until the recorder has kept their
+        /// bytes in the store, then refs. On the wire always refs (`ImageRef`s), so a front
+        /// end reads every one back by its hash.
+        #[serde(with = "image_refs")]
+        #[ts(as = "Vec<ImageRef>")]
+        images: Vec<ImageSource>,
         duration_ms: u64,
         /// For a computer action: whether the screen changed (false: the action did
         /// nothing visible). Absent for other tools.
@@ -131,7 +138,10 @@ pub enum AgentEvent {
     Usage {
         turn: Usage,
         total: Usage,
+        /// Absent in events stored before costs existed.
+        #[ts(optional = nullable)]
         turn_cost_usd: Option<f64>,
+        #[ts(optional = nullable)]
         total_cost_usd: Option<f64>,
     },
     /// Older turns were replaced by a model-written summary in what is sent (the stored
@@ -191,8 +201,27 @@ pub enum AgentEvent {
         turns: u32,
         session_id: String,
         usage: Usage,
+        /// Absent in events stored before costs existed.
+        #[ts(optional = nullable)]
         cost_usd: Option<f64>,
     },
+}
+
+/// A tool result's images on the wire: each one's `ImageRef`, whatever it holds in memory.
+mod image_refs {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use crate::images::ImageRef;
+    use crate::llm::ImageSource;
+
+    pub fn serialize<S: Serializer>(images: &[ImageSource], out: S) -> Result<S::Ok, S::Error> {
+        out.collect_seq(images.iter().map(ImageRef::of))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(from: D) -> Result<Vec<ImageSource>, D::Error> {
+        let refs = Vec::<ImageRef>::deserialize(from)?;
+        Ok(refs.into_iter().map(ImageSource::Ref).collect())
+    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,6 @@ use super::history;
 use super::redact::{DeltaRedactor, Redactor};
 use super::stall::{StallBreaker, StallPolicy};
 use super::verify::{Check, Checker, Verification};
-use crate::images::ImageRef;
 use crate::llm::responses;
 use crate::llm::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, StopReason, StreamEvent,
@@ -630,7 +629,7 @@ fn tool_result(
     for part in &output.content {
         match part {
             ToolResultContent::Text { text: t } => text.push(t.as_str()),
-            ToolResultContent::Image { source } => images.push(ImageRef::of(source)),
+            ToolResultContent::Image { source } => images.push(source.clone()),
         }
     }
     sink(AgentEvent::ToolResult {

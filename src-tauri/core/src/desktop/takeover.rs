@@ -9,7 +9,7 @@ use crate::tools::computer::with_keys_held;
 
 /// One input of the person, in the desktop's pixels (the live view maps its scaled
 /// coordinates back before sending).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, PartialEq, ts_rs::TS)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TakeOverInput {
     /// Presses and releases `button` at (x, y).
@@ -27,7 +27,7 @@ pub enum TakeOverInput {
     Text { text: String },
 }
 
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum PointerButton {
     #[default]

@@ -127,6 +127,21 @@ impl ContentBlock {
         Self::Text { text: text.into() }
     }
 
+    /// The block's images: an image block's, or a tool result's.
+    pub fn image_sources_mut(&mut self) -> Vec<&mut ImageSource> {
+        match self {
+            Self::Image { source } => vec![source],
+            Self::ToolResult { content, .. } => content
+                .iter_mut()
+                .filter_map(|part| match part {
+                    ToolResultContent::Image { source } => Some(source),
+                    ToolResultContent::Text { .. } => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// A `tool_result` that tells the model its call failed and why.
     pub fn tool_error(tool_use_id: impl Into<String>, message: impl Into<String>) -> Self {
         Self::ToolResult {
@@ -161,7 +176,24 @@ pub enum ToolResultContent {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ImageSource {
-    Base64 { media_type: String, data: String },
+    Base64 {
+        media_type: String,
+        data: String,
+    },
+    /// An image kept in the history's files, by its hash: how stored messages and the
+    /// window's events hold images. Never sent to a model: the store puts the bytes back
+    /// when a session is loaded, and a provider refuses a history that still holds one.
+    Ref(crate::images::ImageRef),
+}
+
+impl ImageSource {
+    /// The `data:` URL of the image's bytes; `None` for a ref, which is never sent.
+    pub fn data_url(&self) -> Option<String> {
+        match self {
+            Self::Base64 { media_type, data } => Some(format!("data:{media_type};base64,{data}")),
+            Self::Ref(_) => None,
+        }
+    }
 }
 
 /// Token counts as the API reports them; cache fields are zero where caching is off.

@@ -288,8 +288,10 @@ fn text_part(text: &str) -> Value {
 }
 
 fn image_part(source: &ImageSource) -> Value {
-    let ImageSource::Base64 { media_type, data } = source;
-    json!({"type": "image_url", "image_url": {"url": format!("data:{media_type};base64,{data}")}})
+    match source.data_url() {
+        Some(url) => json!({"type": "image_url", "image_url": {"url": url}}),
+        None => text_part(crate::images::MISSING_IMAGE),
+    }
 }
 
 /// One `chat.completion.chunk`, or an error in its place. Servers send `null` for what they

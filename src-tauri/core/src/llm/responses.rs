@@ -322,7 +322,7 @@ fn computer_call_output(id: &str, call: &Value, answer: &Answer<'_>) -> Value {
         "call_id": id,
         "output": {
             "type": "computer_screenshot",
-            "image_url": answer.image().map(data_url).unwrap_or_default(),
+            "image_url": answer.image().and_then(ImageSource::data_url).unwrap_or_default(),
         },
     });
     if let Some(checks) = call["pending_safety_checks"]
@@ -359,13 +359,11 @@ fn function_call_output(id: &str, answer: &Answer<'_>) -> Value {
     json!({"type": "function_call_output", "call_id": id, "output": output})
 }
 
-fn data_url(source: &ImageSource) -> String {
-    let ImageSource::Base64 { media_type, data } = source;
-    format!("data:{media_type};base64,{data}")
-}
-
 fn input_image(source: &ImageSource) -> Value {
-    json!({"type": "input_image", "image_url": data_url(source), "detail": "auto"})
+    match source.data_url() {
+        Some(url) => json!({"type": "input_image", "image_url": url, "detail": "auto"}),
+        None => json!({"type": "input_text", "text": crate::images::MISSING_IMAGE}),
+    }
 }
 
 /// The computer tool's input for one of the API's computer actions. Coordinates are in the

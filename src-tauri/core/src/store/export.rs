@@ -16,7 +16,7 @@ use super::sessions::{self, SessionSummary};
 use super::{INTERRUPTED, Store, StoreError, images, messages, now_ms, parse_rfc3339};
 use crate::agent::history;
 use crate::images::content_hash;
-use crate::llm::{ContentBlock, ImageSource, Message, ToolResultContent};
+use crate::llm::{ContentBlock, ImageSource, Message};
 
 /// The `format` field of a JSON export, checked on import.
 pub const EXPORT_FORMAT: &str = "deskhand-session/1";
@@ -100,21 +100,19 @@ fn imported_message(
         return Err("it needs a role (user or assistant) and a content list".into());
     };
     resolve_refs(content, images);
-    let message: Message = serde_json::from_value(message).map_err(|e| e.to_string())?;
-    for block in &message.content {
-        let sources: Vec<&ImageSource> = match block {
-            ContentBlock::Image { source } => vec![source],
-            ContentBlock::ToolResult { content, .. } => content
-                .iter()
-                .filter_map(|c| match c {
-                    ToolResultContent::Image { source } => Some(source),
-                    ToolResultContent::Text { .. } => None,
-                })
-                .collect(),
-            _ => Vec::new(),
-        };
-        for ImageSource::Base64 { media_type, data } in sources {
-            checked_image(media_type, data)?;
+    let mut message: Message = serde_json::from_value(message).map_err(|e| e.to_string())?;
+    for source in message
+        .content
+        .iter_mut()
+        .flat_map(ContentBlock::image_sources_mut)
+    {
+        match source {
+            ImageSource::Base64 { media_type, data } => {
+                checked_image(media_type, data)?;
+            }
+            ImageSource::Ref(image) => {
+                return Err(format!("image {} is not in the export", image.sha256));
+            }
         }
     }
     Ok(message)
@@ -138,7 +136,7 @@ fn resolve_refs(value: &mut Value, images: &BTreeMap<String, ExportedImage>) {
                         });
                     }
                     None => {
-                        *value = serde_json::json!({"type": "text", "text": images::MISSING_IMAGE});
+                        *value = serde_json::json!({"type": "text", "text": crate::images::MISSING_IMAGE});
                         return;
                     }
                 }
@@ -313,7 +311,7 @@ impl Store {
             }
             for event in &mut events {
                 // Images inline in an event are checked and kept as files, as in messages.
-                images::externalize(event, &mut |media_type, bytes| {
+                images::externalize_event(event, &mut |media_type, bytes| {
                     checked_bytes(media_type, bytes)
                         .map_err(|e| StoreError::BadExport(format!("an event's image: {e}")))?;
                     images::save(&tx, &dir, &id, media_type, bytes, now)

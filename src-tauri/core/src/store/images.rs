@@ -1,23 +1,21 @@
 //! Screenshots and attachments as files, `screenshots/ab/<sha256>.<ext>` in the data
 //! directory, each stored once however many messages use it. Stored messages and events hold
-//! `{"type":"ref","sha256":..,"media_type":..,"bytes":..}` in place of a base64 source (the
-//! shape the window's IPC uses); the bytes come back from the file when a session resumes.
+//! an `ImageSource::Ref` in place of a base64 source (the shape the window's IPC uses too);
+//! the bytes come back from the file when a session resumes.
 
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use rusqlite::{Connection, OptionalExtension, params};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::{Store, StoreError};
-use crate::images::{ImageRef, content_hash};
+use crate::images::{ImageRef, MISSING_IMAGE, content_hash};
+use crate::llm::{ContentBlock, ImageSource, Message, ToolResultContent};
 
 /// Where image files live inside the data directory.
 pub const SCREENSHOTS_DIR: &str = "screenshots";
-
-/// Stands in for an image whose file is gone, so the history can still be sent.
-pub(crate) const MISSING_IMAGE: &str = "[image no longer available: its file was removed]";
 
 pub(crate) fn file_path(data_dir: &Path, sha256: &str, media_type: &str) -> PathBuf {
     let extension = match media_type {
@@ -36,15 +34,6 @@ pub(crate) fn file_path(data_dir: &Path, sha256: &str, media_type: &str) -> Path
 /// A lowercase hex SHA-256, the only thing ever joined into a file path.
 pub(crate) fn is_sha256(text: &str) -> bool {
     text.len() == 64 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-}
-
-pub(crate) fn ref_json(image: &ImageRef) -> Value {
-    json!({
-        "type": "ref",
-        "sha256": image.sha256,
-        "media_type": image.media_type,
-        "bytes": image.bytes,
-    })
 }
 
 /// Writes the file (unless it is there already) and notes that `session_id` uses it.
@@ -107,69 +96,99 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 /// Keeps an image's bytes (given its media type) and says how to refer to them.
 pub(crate) type SaveImage<'a> = dyn FnMut(&str, &[u8]) -> Result<ImageRef, StoreError> + 'a;
 
-/// Replaces every base64 image source inside `value` (image blocks, images inside tool
-/// results) by a ref, handing the bytes to `save`.
-pub(crate) fn externalize(value: &mut Value, save: &mut SaveImage<'_>) -> Result<(), StoreError> {
-    match value {
-        Value::Object(map) => {
-            if let Some(source) = map.get_mut("source")
-                && source["type"] == "base64"
-                && let (Some(media_type), Some(data)) =
-                    (source["media_type"].as_str(), source["data"].as_str())
-                && let Ok(bytes) = BASE64.decode(data)
-            {
-                let image = save(media_type, &bytes)?;
-                *source = ref_json(&image);
-            }
-            for child in map.values_mut() {
-                externalize(child, save)?;
-            }
+/// Replaces every base64 image of `content` (image blocks, images inside tool results) by a
+/// ref, handing the bytes to `save`.
+pub(crate) fn externalize(
+    content: &mut [ContentBlock],
+    save: &mut SaveImage<'_>,
+) -> Result<(), StoreError> {
+    keep_sources(
+        content.iter_mut().flat_map(ContentBlock::image_sources_mut),
+        save,
+    )
+}
+
+/// Replaces each base64 source by a ref, handing the bytes to `save`; one that is not valid
+/// base64 stays as it is.
+pub(crate) fn keep_sources<'a>(
+    sources: impl IntoIterator<Item = &'a mut ImageSource>,
+    save: &mut SaveImage<'_>,
+) -> Result<(), StoreError> {
+    for source in sources {
+        if let ImageSource::Base64 { media_type, data } = source
+            && let Ok(bytes) = BASE64.decode(&*data)
+        {
+            *source = ImageSource::Ref(save(media_type, &bytes)?);
         }
-        Value::Array(items) => {
-            for item in items {
-                externalize(item, save)?;
-            }
+    }
+    Ok(())
+}
+
+/// Externalizes the images of an event as stored: a `message` event's, and those of a
+/// delegated task's events inside it.
+pub(crate) fn externalize_event(
+    event: &mut Value,
+    save: &mut SaveImage<'_>,
+) -> Result<(), StoreError> {
+    match event["type"].as_str() {
+        Some("message") => {
+            let Ok(mut message) = serde_json::from_value::<Message>(event["message"].take()) else {
+                return Err(StoreError::BadExport(
+                    "a message event without a valid message".into(),
+                ));
+            };
+            externalize(&mut message.content, save)?;
+            event["message"] = serde_json::to_value(message)?;
         }
+        Some("child_event") => externalize_event(&mut event["event"], save)?,
         _ => {}
     }
     Ok(())
 }
 
-/// Puts the bytes back into every ref'd image block of `value`; a block whose file is gone
+/// Puts the bytes back into every ref'd image of `content`; an image whose file is gone
 /// becomes a text note, so the history stays sendable.
-pub(crate) fn internalize(value: &mut Value, data_dir: &Path) {
-    match value {
-        Value::Array(items) => {
-            for item in items {
-                let source = &item["source"];
-                if source["type"] == "ref" {
-                    let loaded = source["sha256"]
-                        .as_str()
-                        .zip(source["media_type"].as_str())
-                        .filter(|(sha, _)| is_sha256(sha))
-                        .and_then(|(sha, media_type)| {
-                            let bytes = std::fs::read(file_path(data_dir, sha, media_type)).ok()?;
-                            Some(json!({
-                                "type": "base64",
-                                "media_type": media_type,
-                                "data": BASE64.encode(bytes),
-                            }))
-                        });
-                    match loaded {
-                        Some(source) => item["source"] = source,
-                        None => *item = json!({"type": "text", "text": MISSING_IMAGE}),
+pub(crate) fn internalize(content: &mut [ContentBlock], data_dir: &Path) {
+    for block in content {
+        let gone = match block {
+            ContentBlock::Image { source } => !read_back(source, data_dir),
+            ContentBlock::ToolResult { content, .. } => {
+                for part in content {
+                    if let ToolResultContent::Image { source } = part
+                        && !read_back(source, data_dir)
+                    {
+                        *part = ToolResultContent::Text {
+                            text: MISSING_IMAGE.into(),
+                        };
                     }
-                } else {
-                    internalize(item, data_dir);
                 }
+                false
             }
+            _ => false,
+        };
+        if gone {
+            *block = ContentBlock::text(MISSING_IMAGE);
         }
-        Value::Object(map) => {
-            for child in map.values_mut() {
-                internalize(child, data_dir);
-            }
+    }
+}
+
+/// Makes a ref a base64 source again from its file; false when the file is gone.
+fn read_back(source: &mut ImageSource, data_dir: &Path) -> bool {
+    let ImageSource::Ref(image) = source else {
+        return true;
+    };
+    if !is_sha256(&image.sha256) {
+        return false;
+    }
+    match std::fs::read(file_path(data_dir, &image.sha256, &image.media_type)) {
+        Ok(bytes) => {
+            *source = ImageSource::Base64 {
+                media_type: image.media_type.clone(),
+                data: BASE64.encode(bytes),
+            };
+            true
         }
-        _ => {}
+        Err(_) => false,
     }
 }
 
@@ -244,19 +263,29 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn refs_replace_sources_and_come_back() {
         let dir = tempfile::tempdir().unwrap();
         let png = b"\x89PNG\r\n\x1a\n fake pixels".to_vec();
         let data = BASE64.encode(&png);
-        let mut content = json!([
-            {"type": "text", "text": "look"},
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}},
-            {"type": "tool_result", "tool_use_id": "t1", "content": [
-                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}}
-            ]}
-        ]);
+        let source = ImageSource::Base64 {
+            media_type: "image/png".into(),
+            data: data.clone(),
+        };
+        let mut content = vec![
+            ContentBlock::text("look"),
+            ContentBlock::Image {
+                source: source.clone(),
+            },
+            ContentBlock::ToolResult {
+                tool_use_id: "t1".into(),
+                content: vec![ToolResultContent::Image { source }],
+                is_error: false,
+                toolset_name: None,
+            },
+        ];
         let original = content.clone();
         let mut saved = Vec::new();
         externalize(&mut content, &mut |media_type, bytes| {
@@ -271,12 +300,14 @@ mod tests {
         })
         .unwrap();
         assert_eq!(saved.len(), 2);
-        assert_eq!(content[1]["source"]["type"], "ref");
+        let stored = serde_json::to_value(&content).unwrap();
         assert_eq!(
-            content[2]["content"][0]["source"]["sha256"],
-            saved[0].sha256
+            stored[1]["source"],
+            json!({"type": "ref", "sha256": saved[0].sha256, "media_type": "image/png",
+                   "bytes": png.len()})
         );
-        assert!(!content.to_string().contains(&data));
+        assert_eq!(stored[2]["content"][0]["source"]["sha256"], saved[0].sha256);
+        assert!(!stored.to_string().contains(&data));
 
         let mut restored = content.clone();
         internalize(&mut restored, dir.path());
@@ -284,7 +315,11 @@ mod tests {
 
         std::fs::remove_dir_all(dir.path().join(SCREENSHOTS_DIR)).unwrap();
         internalize(&mut content, dir.path());
-        assert_eq!(content[1], json!({"type": "text", "text": MISSING_IMAGE}));
-        assert_eq!(content[2]["content"][0]["type"], "text");
+        assert_eq!(content[1], ContentBlock::text(MISSING_IMAGE));
+        assert!(matches!(
+            &content[2],
+            ContentBlock::ToolResult { content, .. }
+                if content[0] == ToolResultContent::Text { text: MISSING_IMAGE.into() }
+        ));
     }
 }

@@ -23,10 +23,11 @@ pub(crate) fn upsert(
     message: &Message,
 ) -> Result<Value, StoreError> {
     let now = now_ms();
-    let mut content = serde_json::to_value(&message.content)?;
+    let mut content = message.content.clone();
     images::externalize(&mut content, &mut |media_type, bytes| {
         images::save(conn, data_dir, session_id, media_type, bytes, now)
     })?;
+    let content = serde_json::to_value(content)?;
     write(
         conn,
         session_id,
@@ -109,9 +110,10 @@ impl Store {
         let stored = self.messages(session_id)?;
         stored
             .into_iter()
-            .map(|mut message| {
-                images::internalize(&mut message["content"], self.dir());
-                Ok(serde_json::from_value(message)?)
+            .map(|message| {
+                let mut message: Message = serde_json::from_value(message)?;
+                images::internalize(&mut message.content, self.dir());
+                Ok(message)
             })
             .collect()
     }

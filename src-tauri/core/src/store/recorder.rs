@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use rusqlite::{Connection, params};
 use serde_json::Value;
 
-use super::{Store, StoreError, actions, messages, now_ms, sessions};
+use super::{Store, StoreError, actions, images, messages, now_ms, sessions};
 use crate::agent::AgentEvent;
 use crate::agent::history;
 use crate::llm::{ContentBlock, Message, Role};
@@ -175,6 +175,16 @@ impl Recorder {
     fn write(&self, tx: &Connection, event: &AgentEvent) -> Result<(Value, Change), StoreError> {
         let now = now_ms();
         let id = self.session_id.as_str();
+        // A tool result's images are kept as it arrives, so whoever is shown the event can
+        // read them back by hash at once.
+        let kept;
+        let event = match event {
+            AgentEvent::ToolResult { .. } => {
+                kept = self.with_images_kept(tx, event.clone(), now)?;
+                &kept
+            }
+            _ => event,
+        };
         let mut body = serde_json::to_value(event)?;
         let mut change = Change::None;
         match event {
@@ -251,7 +261,8 @@ impl Recorder {
                 ..
             } => {
                 if let Some(&row) = self.actions.get(call) {
-                    actions::finished(tx, row, *is_error, text, images, *duration_ms, now)?;
+                    let refs: Vec<_> = images.iter().map(crate::images::ImageRef::of).collect();
+                    actions::finished(tx, row, *is_error, text, &refs, *duration_ms, now)?;
                 }
             }
             AgentEvent::Usage {
@@ -298,6 +309,31 @@ impl Recorder {
         tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")?
             .execute(params![id, now])?;
         Ok((body, change))
+    }
+
+    /// The tool result with its images' bytes in the store and refs in their place.
+    fn with_images_kept(
+        &self,
+        tx: &Connection,
+        mut event: AgentEvent,
+        now: i64,
+    ) -> Result<AgentEvent, StoreError> {
+        if let AgentEvent::ToolResult {
+            images: sources, ..
+        } = &mut event
+        {
+            images::keep_sources(sources, &mut |media_type, bytes| {
+                images::save(
+                    tx,
+                    self.store.dir(),
+                    &self.session_id,
+                    media_type,
+                    bytes,
+                    now,
+                )
+            })?;
+        }
+        Ok(event)
     }
 
     /// Stores a repaired or recovered message at `seq`, with its `message` event.

@@ -10,7 +10,7 @@ use super::{Store, StoreError, images, messages, now_ms, rfc3339};
 use crate::llm::Usage;
 
 /// A session as lists show it (the window's `SessionSummary`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct SessionSummary {
     pub id: String,
     pub title: String,
@@ -27,7 +27,7 @@ pub struct SessionSummary {
 }
 
 /// A search result: the session and plain text around its best match.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct SessionHit {
     #[serde(flatten)]
     pub session: SessionSummary,
@@ -36,10 +36,12 @@ pub struct SessionHit {
 
 /// Everything the window needs to show a stored session: messages and events (images as
 /// refs), events in order over all runs so they can be replayed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct LoadedSession {
     pub session: SessionSummary,
+    #[ts(type = "Array<Message>")]
     pub messages: Vec<Value>,
+    #[ts(type = "Array<AgentEvent>")]
     pub events: Vec<Value>,
 }
 

@@ -82,6 +82,7 @@ impl From<RunStatus> for TaskState {
 /// Which front end submitted a task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
+#[ts(rename = "TaskOrigin")]
 pub enum Origin {
     Cli,
     Api,

@@ -322,6 +322,18 @@ describe('applyEvent', () => {
     expect(state.verification).toBeNull();
   });
 
+  it('keeps what the run summarized to fit the context until the next run', () => {
+    const state = fold([
+      started(),
+      { type: 'context_summarized', upto: 12, tokens_before: 150_000, tokens_after: 9_000 },
+    ]);
+    expect(state.summarized).toEqual({ upto: 12, tokensBefore: 150_000, tokensAfter: 9_000 });
+    fold([done('done')], state);
+    expect(state.summarized).not.toBeNull();
+    fold([started()], state);
+    expect(state.summarized).toBeNull();
+  });
+
   it('holds the stall question from its ask until it is answered or the run ends', () => {
     const ask = (steps: string[]) => stall('ask', steps);
     const state = fold([started(), toolCall('t1'), toolResult('t1', { changed: false })]);

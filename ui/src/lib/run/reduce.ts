@@ -22,6 +22,7 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       state.outcome = null;
       state.error = null;
       state.forecast = null;
+      state.summarized = null;
       state.verification = null;
       state.stall = null;
       state.usageBase = { ...state.usage };
@@ -101,6 +102,9 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
     case 'usage':
       state.usage = addUsage(state.usageBase, event.total);
       state.cost = addCost(state.costBase, event.total_cost_usd);
+      return;
+    case 'context_summarized':
+      state.summarized = { upto: event.upto, tokensBefore: event.tokens_before, tokensAfter: event.tokens_after };
       return;
     case 'plan_updated':
       state.plan = event.steps;

@@ -1,6 +1,6 @@
 // The window's session: its folded state, and the actions that drive a run over IPC.
 import * as ipc from '../ipc';
-import type { AgentEvent, ApprovalMode, Decision, SavedCheck, StallAnswer } from '../types';
+import type { AgentEvent, ApprovalPolicy, Decision, SavedCheck, StallAnswer } from '../types';
 import { errorNotice, type NoticeKind } from './errors';
 import { applyEvent } from './reduce';
 import { initialRunState, type RunState } from './state';
@@ -12,7 +12,7 @@ const IPC_ERROR_KINDS: Partial<Record<ipc.IpcErrorKind, NoticeKind>> = {
 
 export class RunStore {
   state: RunState = $state(initialRunState());
-  mode: ApprovalMode = $state('ask');
+  mode: ApprovalPolicy = $state('ask');
   /** True between a decision being sent and the core confirming it. */
   deciding = $state(false);
   /** True between a stall answer being sent and the core confirming it. */
@@ -116,7 +116,7 @@ export class RunStore {
     await ipc.stop();
   }
 
-  async setMode(mode: ApprovalMode): Promise<void> {
+  async setMode(mode: ApprovalPolicy): Promise<void> {
     const previous = this.mode;
     this.mode = mode;
     try {

@@ -74,6 +74,13 @@ export interface CostForecast {
   maxTurns: number;
 }
 
+/** The `context_summarized` event: `upto` messages now go as a summary. */
+export interface Summarized {
+  upto: number;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
 export interface TimelineEntry {
   id: string;
   name: string;
@@ -134,6 +141,8 @@ export interface RunState {
   turns: number;
   /** The current run's forecast warning, if its pace passes the budget. */
   forecast: CostForecast | null;
+  /** Older turns the run sends as a summary to fit the context; null while it sends them all. */
+  summarized: Summarized | null;
   /** How the last run was checked; null until its `verification` event. */
   verification: Verification | null;
   /** Session usage when the current run started; the run's totals add to it. */
@@ -194,6 +203,7 @@ export function initialRunState(): RunState {
     cost: null,
     turns: 0,
     forecast: null,
+    summarized: null,
     verification: null,
     usageBase: zeroUsage(),
     costBase: null,

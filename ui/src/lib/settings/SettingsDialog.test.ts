@@ -1,11 +1,11 @@
 import { render, screen, waitFor } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
-import type { KeyStatus, Settings } from '../ipc';
+import type { KeyInfo, WindowSettings } from '../ipc';
 import { fakeShell } from '../../test/shell';
 import SettingsDialog from './SettingsDialog.svelte';
 
-const stored: Settings = {
+const stored: WindowSettings = {
   provider: 'anthropic',
   model: '',
   base_url: null,
@@ -18,7 +18,7 @@ const stored: Settings = {
   set_of_marks: false,
 };
 
-const keyStatus = (provider: string, extra: Partial<KeyStatus> = {}): KeyStatus => ({
+const keyStatus = (provider: string, extra: Partial<KeyInfo> = {}): KeyInfo => ({
   provider,
   set: false,
   last4: null,

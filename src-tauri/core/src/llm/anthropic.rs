@@ -262,7 +262,8 @@ struct WireMessages<'a> {
 }
 
 /// A message at a cache breakpoint, or one holding items of OpenAI's Responses API, which
-/// stay with that API and are left out here.
+/// stay with that API and are left out here, or images by ref, which go as a note (a history
+/// for the model has their bytes: see `ImageSource::Ref`).
 #[derive(Serialize)]
 struct MarkedMessage<'a> {
     role: Role,
@@ -281,7 +282,14 @@ impl<'a> MarkedMessage<'a> {
             .into_iter()
             .enumerate()
             .map(|(index, block)| WireBlock {
-                block: Cow::Borrowed(block),
+                block: match block.has_refs() {
+                    true => {
+                        let mut block = block.clone();
+                        block.resolve_refs(&mut |_| None);
+                        Cow::Owned(block)
+                    }
+                    false => Cow::Borrowed(block),
+                },
                 cache_control: (breakpoint && index == last).then_some(CacheControl::Ephemeral),
             });
         Self {
@@ -299,7 +307,7 @@ impl Serialize for WireMessages<'_> {
             let foreign = message
                 .content
                 .iter()
-                .any(|block| matches!(block, ContentBlock::OpenAiItem { .. }));
+                .any(|block| matches!(block, ContentBlock::OpenAiItem { .. }) || block.has_refs());
             let breakpoint = self.breakpoints.contains(&index);
             if breakpoint || foreign {
                 seq.serialize_element(&MarkedMessage::new(message, breakpoint))?;
@@ -820,6 +828,48 @@ mod tests {
         .unwrap();
         assert_eq!(plain["system"], "sys");
         assert!(!plain.to_string().contains("cache_control"));
+    }
+
+    /// A history for the model has its images' bytes; one that still holds a ref (a bug
+    /// upstream) sends a note in its place, never the ref the API would refuse.
+    #[test]
+    fn an_image_by_ref_goes_as_a_note() {
+        let image = crate::llm::ImageSource::Ref(crate::images::ImageRef {
+            sha256: "ab".repeat(32),
+            media_type: "image/png".into(),
+            bytes: 10,
+        });
+        let messages = [Message::user(vec![
+            ContentBlock::text("look"),
+            ContentBlock::Image {
+                source: image.clone(),
+            },
+            ContentBlock::ToolResult {
+                tool_use_id: "t1".into(),
+                content: vec![crate::llm::ToolResultContent::Image { source: image }],
+                is_error: false,
+                toolset_name: None,
+            },
+        ])];
+        let request = ModelRequest {
+            model: "m",
+            system: "sys",
+            messages: &messages,
+            tools: &[],
+            max_tokens: 10,
+            cache_breakpoints: &[],
+        };
+        let body = serde_json::to_value(WireRequest::new(&request)).unwrap();
+        let note = crate::images::MISSING_IMAGE;
+        assert_eq!(
+            body["messages"][0]["content"][1],
+            json!({"type": "text", "text": note})
+        );
+        assert_eq!(
+            body["messages"][0]["content"][2]["content"],
+            json!([{"type": "text", "text": note}])
+        );
+        assert!(!body.to_string().contains("\"ref\""), "{body}");
     }
 
     #[test]

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::images::{ImageRef, MISSING_IMAGE};
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
@@ -127,6 +129,56 @@ impl ContentBlock {
         Self::Text { text: text.into() }
     }
 
+    /// Puts an image in place of each ref of the block: what `load` gives for it, or a text
+    /// note when it gives nothing (a removed file), so the history stays sendable.
+    pub fn resolve_refs(&mut self, load: &mut impl FnMut(&ImageRef) -> Option<ImageSource>) {
+        let mut resolve = |source: &mut ImageSource| match source {
+            ImageSource::Ref(image) => match load(image) {
+                Some(loaded) => {
+                    *source = loaded;
+                    true
+                }
+                None => false,
+            },
+            ImageSource::Base64 { .. } => true,
+        };
+        match self {
+            Self::Image { source } => {
+                if !resolve(source) {
+                    *self = Self::text(MISSING_IMAGE);
+                }
+            }
+            Self::ToolResult { content, .. } => {
+                for part in content {
+                    if let ToolResultContent::Image { source } = part
+                        && !resolve(source)
+                    {
+                        *part = ToolResultContent::Text {
+                            text: MISSING_IMAGE.into(),
+                        };
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether the block holds an image by ref rather than its bytes.
+    pub fn has_refs(&self) -> bool {
+        match self {
+            Self::Image { source } => matches!(source, ImageSource::Ref(_)),
+            Self::ToolResult { content, .. } => content.iter().any(|part| {
+                matches!(
+                    part,
+                    ToolResultContent::Image {
+                        source: ImageSource::Ref(_)
+                    }
+                )
+            }),
+            _ => false,
+        }
+    }
+
     /// The block's images: an image block's, or a tool result's.
     pub fn image_sources_mut(&mut self) -> Vec<&mut ImageSource> {
         match self {
@@ -183,7 +235,7 @@ pub enum ImageSource {
     /// An image kept in the history's files, by its hash: how stored messages and the
     /// window's events hold images. Never sent to a model: the store puts the bytes back
     /// when a session is loaded, and a provider refuses a history that still holds one.
-    Ref(crate::images::ImageRef),
+    Ref(ImageRef),
 }
 
 impl ImageSource {

@@ -11,8 +11,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::{Store, StoreError};
-use crate::images::{ImageRef, MISSING_IMAGE, content_hash};
-use crate::llm::{ContentBlock, ImageSource, Message, ToolResultContent};
+use crate::images::{ImageRef, content_hash};
+use crate::llm::{ContentBlock, ImageSource, Message};
 
 /// Where image files live inside the data directory.
 pub const SCREENSHOTS_DIR: &str = "screenshots";
@@ -150,45 +150,15 @@ pub(crate) fn externalize_event(
 /// becomes a text note, so the history stays sendable.
 pub(crate) fn internalize(content: &mut [ContentBlock], data_dir: &Path) {
     for block in content {
-        let gone = match block {
-            ContentBlock::Image { source } => !read_back(source, data_dir),
-            ContentBlock::ToolResult { content, .. } => {
-                for part in content {
-                    if let ToolResultContent::Image { source } = part
-                        && !read_back(source, data_dir)
-                    {
-                        *part = ToolResultContent::Text {
-                            text: MISSING_IMAGE.into(),
-                        };
-                    }
-                }
-                false
-            }
-            _ => false,
-        };
-        if gone {
-            *block = ContentBlock::text(MISSING_IMAGE);
-        }
-    }
-}
-
-/// Makes a ref a base64 source again from its file; false when the file is gone.
-fn read_back(source: &mut ImageSource, data_dir: &Path) -> bool {
-    let ImageSource::Ref(image) = source else {
-        return true;
-    };
-    if !is_sha256(&image.sha256) {
-        return false;
-    }
-    match std::fs::read(file_path(data_dir, &image.sha256, &image.media_type)) {
-        Ok(bytes) => {
-            *source = ImageSource::Base64 {
+        block.resolve_refs(&mut |image| {
+            let bytes = is_sha256(&image.sha256)
+                .then(|| std::fs::read(file_path(data_dir, &image.sha256, &image.media_type)))?
+                .ok()?;
+            Some(ImageSource::Base64 {
                 media_type: image.media_type.clone(),
                 data: BASE64.encode(bytes),
-            };
-            true
-        }
-        Err(_) => false,
+            })
+        });
     }
 }
 
@@ -263,6 +233,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::images::MISSING_IMAGE;
+    use crate::llm::ToolResultContent;
     use serde_json::json;
 
     #[test]

@@ -142,12 +142,8 @@ impl ContentBlock {
             },
             ImageSource::Base64 { .. } => true,
         };
-        match self {
-            Self::Image { source } => {
-                if !resolve(source) {
-                    *self = Self::text(MISSING_IMAGE);
-                }
-            }
+        let gone = match self {
+            Self::Image { source } => !resolve(source),
             Self::ToolResult { content, .. } => {
                 for part in content {
                     if let ToolResultContent::Image { source } = part
@@ -158,8 +154,12 @@ impl ContentBlock {
                         };
                     }
                 }
+                false
             }
-            _ => {}
+            _ => false,
+        };
+        if gone {
+            *self = Self::text(MISSING_IMAGE);
         }
     }
 

@@ -21,16 +21,10 @@ const ADVICE: Record<NoticeKind, string> = {
   other: 'Send again to continue; the session is kept.',
 };
 
-/** The notice for a core error kind; other kinds, and events stored before kinds, get 'other'. */
-const NOTICE_KINDS: Partial<Record<ErrorKind, NoticeKind>> = {
-  auth: 'auth',
-  rate_limited: 'rate_limited',
-  overloaded: 'overloaded',
-  network: 'network',
-};
-
+/** The notice for a core error kind: one with its own advice (the four core kinds that are
+ * notice kinds too), else 'other', as for events stored before kinds. */
 export function noticeKind(kind?: ErrorKind | null): NoticeKind {
-  return (kind && NOTICE_KINDS[kind]) ?? 'other';
+  return kind && kind in ADVICE ? (kind as NoticeKind) : 'other';
 }
 
 export function errorNotice(message: string, kind: NoticeKind = 'other'): ErrorNotice {

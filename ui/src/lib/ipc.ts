@@ -9,7 +9,6 @@ import type {
   Decision,
   DesktopChoice,
   IpcError,
-  IpcErrorKind,
   KeyInfo,
   LoadedSession,
   MonitorInfo,
@@ -18,7 +17,6 @@ import type {
   SavedCheck,
   SessionHit,
   SessionSummary,
-  Size,
   StallAnswer,
   TakeOverInput,
   TaskInfo,
@@ -26,24 +24,8 @@ import type {
   WindowSettings,
 } from './types';
 
-export type {
-  AttachedImage,
-  AttachmentRef,
-  DesktopChoice,
-  IpcError,
-  IpcErrorKind,
-  KeyInfo,
-  LoadedSession,
-  MonitorInfo,
-  ProviderInfo,
-  SessionHit,
-  SessionSummary,
-  Size,
-  TakeOverInput,
-  TaskInfo,
-  Watching,
-  WindowSettings,
-};
+// The IPC's types are generated from the Rust ones; they are imported from here or from there.
+export type * from './types';
 
 /** Commands reject with an `IpcError`; anything else (a bare string) is normalized to one. */
 export function toIpcError(error: unknown): IpcError {

@@ -789,6 +789,18 @@ mod tests {
         );
     }
 
+    /// A request of `messages` with system prompt "sys", no tools and no cache breakpoints.
+    fn request_of(messages: &[Message]) -> ModelRequest<'_> {
+        ModelRequest {
+            model: "m",
+            system: "sys",
+            messages,
+            tools: &[],
+            max_tokens: 10,
+            cache_breakpoints: &[],
+        }
+    }
+
     #[test]
     fn cache_breakpoints_mark_the_system_prompt_and_the_chosen_messages() {
         let messages = [
@@ -797,12 +809,8 @@ mod tests {
             Message::user(vec![ContentBlock::text("c"), ContentBlock::text("d")]),
         ];
         let request = ModelRequest {
-            model: "m",
-            system: "sys",
-            messages: &messages,
-            tools: &[],
-            max_tokens: 10,
             cache_breakpoints: &[2],
+            ..request_of(&messages)
         };
         let body = serde_json::to_value(WireRequest::new(&request)).unwrap();
         assert_eq!(
@@ -851,15 +859,7 @@ mod tests {
                 toolset_name: None,
             },
         ])];
-        let request = ModelRequest {
-            model: "m",
-            system: "sys",
-            messages: &messages,
-            tools: &[],
-            max_tokens: 10,
-            cache_breakpoints: &[],
-        };
-        let body = serde_json::to_value(WireRequest::new(&request)).unwrap();
+        let body = serde_json::to_value(WireRequest::new(&request_of(&messages))).unwrap();
         let note = crate::images::MISSING_IMAGE;
         assert_eq!(
             body["messages"][0]["content"][1],

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use deskhand::llm::{ImageSource, ToolDefinition, ToolResultContent};
-use deskhand::tools::{ActionPlan, Tool, ToolContext, ToolOutput};
+use deskhand::tools::{ActionPlan, CheckedCall, Tool, ToolContext, ToolOutput};
 use serde_json::Value;
 use tauri::{AppHandle, Manager, Runtime};
 
@@ -31,6 +31,10 @@ impl<R: Runtime> Tool for WindowTool<R> {
 
     fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
         self.inner.plan(input)
+    }
+
+    fn plan_call(&self, input: &Value) -> Result<(ActionPlan, CheckedCall), String> {
+        self.inner.plan_call(input)
     }
 
     async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {

@@ -519,11 +519,11 @@ impl Agent {
             Err(message) => return failed(message),
         };
         let plan_of = |input| {
-            tool.plan(input)
-                .map(|p| with_safety_checks(p, safety_checks))
+            tool.plan_call(input)
+                .map(|(plan, call)| (with_safety_checks(plan, safety_checks), call))
         };
-        let plan = match plan_of(input) {
-            Ok(plan) => plan,
+        let (plan, mut call) = match plan_of(input) {
+            Ok(planned) => planned,
             Err(message) => return failed(message),
         };
         let (decision, by) = match self.gate.precheck(&plan) {
@@ -565,7 +565,7 @@ impl Agent {
         // would otherwise be written with changes they never approved.
         if by == DecidedBy::User {
             match plan_of(input) {
-                Ok(now) if now == plan => {}
+                Ok((now, checked)) if now == plan => call = checked,
                 Ok(_) => return failed(CHANGED_WHILE_ASKING.into()),
                 Err(message) => return failed(message),
             }
@@ -573,6 +573,7 @@ impl Agent {
         let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
         let ctx = ToolContext {
             cancel: cancel.child_token(),
+            call,
             progress,
         };
         let mut spent = 0.0;

@@ -33,6 +33,13 @@ pub trait Tool: Send + Sync {
     /// for the approval gate. An `Err` goes back to the model and nothing runs.
     fn plan(&self, input: &Value) -> Result<ActionPlan, String>;
 
+    /// `plan`, and what the tool read the call into, which the loop hands to `run` in
+    /// `ToolContext::call` so that it acts without reading the input again. A tool whose
+    /// reading is more than a lookup (the computer tool) returns it; others read at `run`.
+    fn plan_call(&self, input: &Value) -> Result<(ActionPlan, CheckedCall), String> {
+        Ok((self.plan(input)?, CheckedCall::default()))
+    }
+
     async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput;
 
     /// Events the last call has to report beside its result (the plan tool's
@@ -75,6 +82,8 @@ pub struct ActionPlan {
 
 pub struct ToolContext {
     pub cancel: CancellationToken,
+    /// The call as `Tool::plan_call` read it, when the loop planned it; empty otherwise.
+    pub call: CheckedCall,
     /// What a long call reports while it runs (a delegated task's events and cost); the
     /// loop passes it on at once. Sends after the loop stopped listening are dropped.
     pub progress: tokio::sync::mpsc::UnboundedSender<Progress>,
@@ -85,8 +94,24 @@ impl ToolContext {
     pub fn new(cancel: CancellationToken) -> Self {
         Self {
             cancel,
+            call: CheckedCall::default(),
             progress: tokio::sync::mpsc::unbounded_channel().0,
         }
+    }
+}
+
+/// A call as its tool read and checked it, opaque to all but that tool.
+#[derive(Clone, Default)]
+pub struct CheckedCall(Option<Arc<dyn std::any::Any + Send + Sync>>);
+
+impl CheckedCall {
+    pub fn new<T: std::any::Any + Send + Sync>(call: T) -> Self {
+        Self(Some(Arc::new(call)))
+    }
+
+    /// The call, if it was read into a `T`.
+    pub fn get<T: std::any::Any>(&self) -> Option<&T> {
+        self.0.as_ref()?.downcast_ref()
     }
 }
 

@@ -35,7 +35,7 @@ use self::screen::{Frame, Monitor, RealScreen, Screen};
 use self::settle::SettlePolicy;
 use self::version::ToolVersion;
 use super::catalog::ToolSettings;
-use super::{ActionDetail, ActionPlan, PointerDetail, Tool, ToolContext, ToolOutput};
+use super::{ActionDetail, ActionPlan, CheckedCall, PointerDetail, Tool, ToolContext, ToolOutput};
 use crate::elements::refs::RefBook;
 use crate::elements::{Target, Tree};
 use crate::llm::{AnthropicNativeTool, ImageSource, ToolDefinition, ToolResultContent};
@@ -258,6 +258,10 @@ impl Tool for ComputerTool {
     }
 
     fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
+        self.plan_call(input).map(|(plan, _)| plan)
+    }
+
+    fn plan_call(&self, input: &Value) -> Result<(ActionPlan, CheckedCall), String> {
         let mapping = &self.driver.mapping;
         let (call, action) = self.read(input)?;
         let name = call.action.name();
@@ -276,7 +280,7 @@ impl Tool for ComputerTool {
         if let Some(target) = &target {
             summary.push_str(&format!(": {}", target.describe()));
         }
-        Ok(ActionPlan {
+        let plan = ActionPlan {
             kind: format!("computer.{name}"),
             read_only: action.is_read_only(),
             summary,
@@ -290,12 +294,20 @@ impl Tool for ComputerTool {
             })),
             safety_checks: Vec::new(),
             target: target.map(Box::new),
-        })
+        };
+        Ok((plan, CheckedCall::new((name, action))))
     }
 
     async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        let (label, action) = match self.read(input) {
-            Ok((call, action)) => (call.action.name(), action),
+        // The loop hands over the call as `plan_call` read it; a caller outside it has not.
+        let checked = match ctx.call.get::<(&'static str, Action)>() {
+            Some(checked) => Ok(checked.clone()),
+            None => self
+                .read(input)
+                .map(|(call, action)| (call.action.name(), action)),
+        };
+        let (label, action) = match checked {
+            Ok(checked) => checked,
             Err(e) => return ToolOutput::error(e),
         };
         let driver = self.driver.clone();

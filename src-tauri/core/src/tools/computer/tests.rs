@@ -166,6 +166,29 @@ async fn a_click_moves_to_the_mapped_point_clicks_and_returns_a_screenshot() {
     );
 }
 
+/// The loop hands `run` the call as `plan_call` read it: that call runs, and the input is not
+/// read again.
+#[tokio::test]
+async fn a_planned_call_runs_as_it_was_read() {
+    let (tool, input) = tool();
+    let click = json!({"action": "left_click", "coordinate": [683, 384]});
+    let (plan, call) = tool.plan_call(&click).unwrap();
+    assert_eq!(plan, tool.plan(&click).unwrap());
+    let ctx = ToolContext {
+        call,
+        ..ToolContext::new(CancellationToken::new())
+    };
+    let out = tool.run(&json!({"action": "not read"}), &ctx).await;
+    assert!(!out.is_error, "{}", text(&out));
+    assert_eq!(
+        input.events(),
+        vec![
+            InputEvent::MoveTo(960, 540),
+            InputEvent::Button(Button::Left, Direction::Click),
+        ]
+    );
+}
+
 #[tokio::test]
 async fn clicks_drags_scrolls_keys_and_typing_reach_the_input_driver() {
     let (tool, input) = tool();

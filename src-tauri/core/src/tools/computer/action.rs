@@ -39,27 +39,48 @@ pub enum ScrollDirection {
     Right,
 }
 
-// The actions in the schema's order; `zoom` only for the versions that have it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ActionName {
-    Screenshot,
-    LeftClick,
-    RightClick,
-    MiddleClick,
-    DoubleClick,
-    TripleClick,
-    MouseMove,
-    LeftClickDrag,
-    LeftMouseDown,
-    LeftMouseUp,
-    Scroll,
-    Type,
-    Key,
-    HoldKey,
-    Wait,
-    CursorPosition,
-    Zoom,
+/// Declares `ActionName` from one list of the actions and their names on the wire: its
+/// variants, `ALL` and `name` cannot disagree.
+macro_rules! action_names {
+    ($($action:ident => $name:literal,)*) => {
+        // The actions in the schema's order; `zoom` only for the versions that have it.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
+        pub enum ActionName {
+            $(#[serde(rename = $name)] $action,)*
+        }
+
+        impl ActionName {
+            /// Every action, in the schema's order.
+            pub const ALL: &[Self] = &[$(Self::$action,)*];
+
+            /// The name on the wire.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Self::$action => $name,)*
+                }
+            }
+        }
+    };
+}
+
+action_names! {
+    Screenshot => "screenshot",
+    LeftClick => "left_click",
+    RightClick => "right_click",
+    MiddleClick => "middle_click",
+    DoubleClick => "double_click",
+    TripleClick => "triple_click",
+    MouseMove => "mouse_move",
+    LeftClickDrag => "left_click_drag",
+    LeftMouseDown => "left_mouse_down",
+    LeftMouseUp => "left_mouse_up",
+    Scroll => "scroll",
+    Type => "type",
+    Key => "key",
+    HoldKey => "hold_key",
+    Wait => "wait",
+    CursorPosition => "cursor_position",
+    Zoom => "zoom",
 }
 
 // A call's input as the model sends it: every parameter of every action, each optional
@@ -157,55 +178,12 @@ impl Action {
 }
 
 impl ActionName {
-    /// Every action, in the schema's order.
-    pub const ALL: [Self; 17] = [
-        Self::Screenshot,
-        Self::LeftClick,
-        Self::RightClick,
-        Self::MiddleClick,
-        Self::DoubleClick,
-        Self::TripleClick,
-        Self::MouseMove,
-        Self::LeftClickDrag,
-        Self::LeftMouseDown,
-        Self::LeftMouseUp,
-        Self::Scroll,
-        Self::Type,
-        Self::Key,
-        Self::HoldKey,
-        Self::Wait,
-        Self::CursorPosition,
-        Self::Zoom,
-    ];
-
     /// The actions `version` offers.
     pub fn of(version: ToolVersion) -> impl Iterator<Item = Self> {
         Self::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(move |a| *a != Self::Zoom || version.has_zoom())
-    }
-
-    /// The name on the wire (a unit test holds it to serde's).
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Screenshot => "screenshot",
-            Self::LeftClick => "left_click",
-            Self::RightClick => "right_click",
-            Self::MiddleClick => "middle_click",
-            Self::DoubleClick => "double_click",
-            Self::TripleClick => "triple_click",
-            Self::MouseMove => "mouse_move",
-            Self::LeftClickDrag => "left_click_drag",
-            Self::LeftMouseDown => "left_mouse_down",
-            Self::LeftMouseUp => "left_mouse_up",
-            Self::Scroll => "scroll",
-            Self::Type => "type",
-            Self::Key => "key",
-            Self::HoldKey => "hold_key",
-            Self::Wait => "wait",
-            Self::CursorPosition => "cursor_position",
-            Self::Zoom => "zoom",
-        }
     }
 
     /// The parameters the action takes besides `action`. Any other one is refused rather
@@ -855,7 +833,7 @@ mod tests {
     /// `ActionName::name` is the name serde reads, and every action has one.
     #[test]
     fn each_action_is_read_by_its_name() {
-        for action in ActionName::ALL {
+        for &action in ActionName::ALL {
             assert_eq!(
                 serde_json::from_value::<ActionName>(json!(action.name())).unwrap(),
                 action

@@ -441,7 +441,7 @@ fn an_unknown_action_is_answered_with_every_valid_one() {
     let Err(error) = registry.resolve("computer", &json!({"action": "fly"})) else {
         panic!("`fly` passed the schema");
     };
-    for action in super::action::ActionName::ALL.map(super::action::ActionName::name) {
+    for action in super::action::ActionName::ALL.iter().map(|a| a.name()) {
         assert!(
             error.contains(&format!("\"{action}\"")),
             "{action} missing: {error}"

@@ -130,7 +130,7 @@ fn value_of(field: &'static str, width: u32, height: u32) -> BoxedStrategy<Value
 /// An input object for a screen of `width` x `height`: an action (a known one, mostly) and
 /// fields (mostly its own, mostly of the right shape), or anything at all.
 fn any_input(width: u32, height: u32) -> impl Strategy<Value = Value> {
-    let names: Vec<&'static str> = ActionName::ALL.map(ActionName::name).to_vec();
+    let names: Vec<&'static str> = ActionName::ALL.iter().map(|a| a.name()).collect();
     let known = prop::sample::select(names).prop_flat_map(move |name| {
         let field = prop_oneof![
             4 => prop::sample::select(fields_of(name)),

@@ -25,6 +25,14 @@ fn desktop_display(app: &Window) -> String {
     message.split("display ").nth(1).unwrap().to_string()
 }
 
+/// Starts the live view of the session's agent desktop, frames 320 pixels wide.
+fn watch(app: &Window, session: &str) -> Result<Value, Value> {
+    app.call(
+        "watch_agent_desktop",
+        json!({"sessionId": session, "maxWidth": 320, "onFrame": "__CHANNEL__:9"}),
+    )
+}
+
 fn set_desktop(app: &Window, session: &str, keep: bool) {
     app.call(
         "set_session_desktop",
@@ -70,12 +78,7 @@ fn a_kept_desktop_is_shown_live_takes_input_and_ends_when_no_longer_kept() {
     );
 
     // Kept after the run: the live view shows it, a frame at once.
-    let watching = app
-        .call(
-            "watch_agent_desktop",
-            json!({"sessionId": session, "maxWidth": 320, "onFrame": "__CHANNEL__:9"}),
-        )
-        .unwrap();
+    let watching = watch(&app, &session).unwrap();
     assert_eq!(watching["display"], display.as_str());
     assert_eq!(watching["screen"], json!({"width": 1280, "height": 800}));
     wait_until("a first frame", || !app.frames.lock().unwrap().is_empty());
@@ -153,18 +156,12 @@ fn a_kept_desktop_is_shown_live_takes_input_and_ends_when_no_longer_kept() {
     // go of it), and the commands say there is none.
     set_desktop(&app, &session, false);
     wait_until("the desktop's end", || !has_lock_file(&display));
-    for (command, args) in [
-        (
-            "watch_agent_desktop",
-            json!({"sessionId": session, "maxWidth": 320, "onFrame": "__CHANNEL__:9"}),
-        ),
-        (
-            "take_over_input",
-            json!({"sessionId": session, "input": {"kind": "text", "text": "x"}}),
-        ),
-    ] {
-        assert_eq!(kind(&app.call(command, args).unwrap_err()), "not_found");
-    }
+    assert_eq!(kind(&watch(&app, &session).unwrap_err()), "not_found");
+    let input = json!({"sessionId": session, "input": {"kind": "text", "text": "x"}});
+    assert_eq!(
+        kind(&app.call("take_over_input", input).unwrap_err()),
+        "not_found"
+    );
 }
 
 #[test]
@@ -214,12 +211,7 @@ fn a_change_of_mind_during_a_run_decides_whether_its_desktop_stays() {
     approve_when_asked(&|| set_desktop(&app, &session, true));
     std::thread::sleep(Duration::from_millis(500));
     assert!(has_lock_file(&display), "a kept desktop ended");
-    let watching = app
-        .call(
-            "watch_agent_desktop",
-            json!({"sessionId": session, "maxWidth": 320, "onFrame": "__CHANNEL__:9"}),
-        )
-        .unwrap();
+    let watching = watch(&app, &session).unwrap();
     assert_eq!(watching["display"], display.as_str());
     app.call("unwatch_agent_desktop", json!({})).unwrap();
     set_desktop(&app, &session, false);

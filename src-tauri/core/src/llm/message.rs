@@ -234,7 +234,7 @@ pub enum ImageSource {
     },
     /// An image kept in the history's files, by its hash: how stored messages and the
     /// window's events hold images. Never sent to a model: the store puts the bytes back
-    /// when a session is loaded, and a provider refuses a history that still holds one.
+    /// when a session is loaded, and a provider sends a note in place of one still left.
     Ref(ImageRef),
 }
 

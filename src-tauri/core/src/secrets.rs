@@ -288,9 +288,12 @@ fn from_env(provider: &KeyedProvider) -> Option<ApiKey> {
 pub struct KeyStatus {
     pub provider: String,
     pub set: bool,
+    /// The key's last four characters, never more of it.
     pub last4: Option<String>,
+    /// Where the key comes from: an environment variable overrides the keyring.
     pub source: Option<KeySource>,
     pub keyring_available: bool,
+    /// Why the keyring cannot be used, and how to fix it (the first-run prompt shows it).
     pub keyring_error: Option<String>,
 }
 

@@ -5,12 +5,13 @@
 //! fails is kept in proptest's regressions file for this test (commit it) and tried first
 //! from then on.
 
-use deskhand::tools::computer::action::{self, Action, ActionName};
+use deskhand::tools::computer::action::{self, Action, ActionName, ComputerInput};
 use deskhand::tools::computer::keys;
 use deskhand::tools::computer::scaling::Size;
 use deskhand::tools::computer::version::ToolVersion;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
+use strum::IntoEnumIterator;
 
 /// The field names the tool knows, and a few it does not.
 const FIELDS: &[&str] = &[
@@ -130,7 +131,7 @@ fn value_of(field: &'static str, width: u32, height: u32) -> BoxedStrategy<Value
 /// An input object for a screen of `width` x `height`: an action (a known one, mostly) and
 /// fields (mostly its own, mostly of the right shape), or anything at all.
 fn any_input(width: u32, height: u32) -> impl Strategy<Value = Value> {
-    let names: Vec<&'static str> = ActionName::ALL.iter().map(|a| a.name()).collect();
+    let names: Vec<&'static str> = ActionName::iter().map(ActionName::name).collect();
     let known = prop::sample::select(names).prop_flat_map(move |name| {
         let field = prop_oneof![
             4 => prop::sample::select(fields_of(name)),
@@ -169,7 +170,8 @@ proptest! {
     ) {
         let size = Size::new(width, height);
         let version = if newer { ToolVersion::V20251124 } else { ToolVersion::V20250124 };
-        match action::parse(&input, size, version) {
+        let read = ComputerInput::read(&input, version);
+        match read.and_then(|call| call.check(&input, size, version)) {
             Ok(parsed) => {
                 for point in parsed.points() {
                     prop_assert!(inside(size, point), "{input}: {point:?} is off the {width}x{height} screen");

@@ -193,7 +193,19 @@ export type IpcErrorKind = "no_key" | "keyring_unavailable" | "busy" | "not_foun
  * A provider's key status, and whether it needs a key at all (local servers do not).
  */
 
-export type KeyInfo = { required: boolean, provider: string, set: boolean, last4: string | null, source: KeySource | null, keyring_available: boolean, keyring_error: string | null, };
+export type KeyInfo = { required: boolean, provider: string, set: boolean, 
+/**
+ * The key's last four characters, never more of it.
+ */
+last4: string | null, 
+/**
+ * Where the key comes from: an environment variable overrides the keyring.
+ */
+source: KeySource | null, keyring_available: boolean, 
+/**
+ * Why the keyring cannot be used, and how to fix it (the first-run prompt shows it).
+ */
+keyring_error: string | null, };
 
 export type KeySource = "keyring" | "environment";
 

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::claude::{Effort, takes_adaptive_thinking};
-use super::http::{HttpApi, HttpRequest, StreamDecoder, decode_error, parse_event};
-use super::provider::parse_tool_input;
+use super::http::{HttpApi, HttpRequest, StreamDecoder, decode_error, parse_event, stream_failure};
+use super::provider::{input_or_noted, parse_tool_input};
 use super::tool_fallbacks::FallbackMemory;
 use super::{
     AnthropicNativeTool, ContentBlock, ErrorKind, Message, ModelRequest, ModelResponse, Provider,
@@ -358,7 +358,7 @@ fn betas_for(tools: &[AnthropicNativeTool]) -> String {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum Event {
     MessageStart {
-        message: StartedMessage,
+        message: MessageChange,
     },
     ContentBlockStart {
         content_block: StartedBlock,
@@ -380,39 +380,17 @@ enum Event {
     Unknown,
 }
 
+/// A content block as it starts; its text or input follows in deltas. A block this client
+/// does not keep (a server tool's, a newer type) still takes its place: deltas count blocks
+/// by index.
 #[derive(Deserialize)]
-struct StartedMessage {
-    usage: Option<WireUsage>,
-}
-
-/// A content block as it starts; its text or input follows in deltas.
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(untagged)]
 enum StartedBlock {
-    Text {
-        #[serde(default)]
-        text: String,
+    Kept(ContentBlock),
+    Other {
+        #[serde(rename = "type")]
+        kind: String,
     },
-    ToolUse {
-        #[serde(default)]
-        id: String,
-        #[serde(default)]
-        name: String,
-        toolset_name: Option<String>,
-    },
-    Thinking {
-        #[serde(default)]
-        thinking: String,
-        #[serde(default)]
-        signature: String,
-    },
-    RedactedThinking {
-        data: String,
-    },
-    /// Server tools' blocks and newer types: kept in place (deltas count blocks by index),
-    /// left out of the response.
-    #[serde(other)]
-    Other,
 }
 
 #[derive(Deserialize)]
@@ -431,9 +409,11 @@ enum Delta {
     Other,
 }
 
+/// `message_start`'s message and `message_delta`'s delta: the part of each read here.
 #[derive(Deserialize)]
 struct MessageChange {
     stop_reason: Option<StopReason>,
+    usage: Option<WireUsage>,
 }
 
 /// Usage as the stream reports it: each field present is the total so far.
@@ -455,25 +435,11 @@ struct ApiError {
 /// Builds the response block by block as SSE events arrive.
 #[derive(Default)]
 struct StreamAssembler {
-    blocks: Vec<PartialBlock>,
+    /// Each block as it started, grown by its deltas (`None` for one not kept), and beside
+    /// it a tool call's input JSON so far.
+    blocks: Vec<(Option<ContentBlock>, String)>,
     usage: Usage,
     stop_reason: Option<StopReason>,
-}
-
-enum PartialBlock {
-    Text(String),
-    ToolUse {
-        id: String,
-        name: String,
-        toolset_name: Option<String>,
-        json: String,
-    },
-    Thinking {
-        thinking: String,
-        signature: String,
-    },
-    RedactedThinking(String),
-    Other,
 }
 
 impl StreamDecoder for StreamAssembler {
@@ -483,78 +449,55 @@ impl StreamDecoder for StreamAssembler {
         event: &SseEvent,
         on_event: &mut (dyn FnMut(StreamEvent) + Send),
     ) -> Result<Option<ModelResponse>, ProviderError> {
-        let what = format!("{} event", event.event);
-        match parse_event(&what, &event.data)? {
-            Event::MessageStart { message } => self.merge_usage(message.usage),
+        match parse_event(&format!("{} event", event.event), &event.data)? {
+            Event::MessageStart { message } => self.merge(message, None),
             Event::ContentBlockStart { content_block } => {
-                self.blocks.push(match content_block {
-                    StartedBlock::Text { text } => PartialBlock::Text(text),
-                    StartedBlock::ToolUse { name, .. } if name.is_empty() => {
-                        return Err(protocol_error("a tool_use block without a name".into()));
+                // A call without a name (or id, or input) could be neither run nor answered.
+                let nameless = || Err(protocol_error("a tool_use block without a name"));
+                let block = match content_block {
+                    StartedBlock::Kept(ContentBlock::ToolUse { name, .. }) if name.is_empty() => {
+                        nameless()
                     }
-                    StartedBlock::ToolUse {
-                        id,
-                        name,
-                        toolset_name,
-                    } => PartialBlock::ToolUse {
-                        id,
-                        name,
-                        toolset_name,
-                        json: String::new(),
-                    },
-                    StartedBlock::Thinking {
-                        thinking,
-                        signature,
-                    } => PartialBlock::Thinking {
-                        thinking,
-                        signature,
-                    },
-                    StartedBlock::RedactedThinking { data } => PartialBlock::RedactedThinking(data),
-                    StartedBlock::Other => PartialBlock::Other,
-                });
+                    StartedBlock::Other { kind } if kind == "tool_use" => nameless(),
+                    StartedBlock::Kept(block) => Ok(Some(block)),
+                    StartedBlock::Other { .. } => Ok(None),
+                };
+                self.blocks.push((block?, String::new()));
             }
             Event::ContentBlockDelta { index, delta } => {
-                let block = self.blocks.get_mut(index).ok_or_else(|| {
+                let (block, json) = self.blocks.get_mut(index).ok_or_else(|| {
                     protocol_error(format!("delta for unknown content block {index}"))
                 })?;
                 match (block, delta) {
-                    (PartialBlock::Text(text), Delta::Text { text: piece }) => {
+                    (Some(ContentBlock::Text { text }), Delta::Text { text: piece }) => {
                         text.push_str(&piece);
                         on_event(StreamEvent::TextDelta(piece));
                     }
-                    (PartialBlock::ToolUse { json, .. }, Delta::InputJson { partial_json }) => {
+                    (Some(ContentBlock::ToolUse { .. }), Delta::InputJson { partial_json }) => {
                         json.push_str(&partial_json);
                     }
                     (
-                        PartialBlock::Thinking { thinking, .. },
+                        Some(ContentBlock::Thinking { thinking, .. }),
                         Delta::Thinking { thinking: piece },
                     ) => {
                         thinking.push_str(&piece);
                         on_event(StreamEvent::ThinkingDelta(piece));
                     }
                     (
-                        PartialBlock::Thinking { signature, .. },
+                        Some(ContentBlock::Thinking { signature, .. }),
                         Delta::Signature { signature: piece },
-                    ) => {
-                        signature.push_str(&piece);
-                    }
+                    ) => signature.push_str(&piece),
                     _ => {}
                 }
             }
-            Event::MessageDelta { delta, usage } => {
-                if let Some(reason) = delta.stop_reason {
-                    self.stop_reason = Some(reason);
-                }
-                self.merge_usage(usage);
-            }
+            Event::MessageDelta { delta, usage } => self.merge(delta, usage),
             Event::MessageStop => return Ok(Some(self.finish())),
             Event::Error { error } => {
-                let kind = match kind_for_error_type(&error.error_type) {
-                    ErrorKind::InvalidRequest | ErrorKind::Protocol => ErrorKind::StreamCut,
-                    kind => kind,
-                };
                 let message = error.message.as_deref().unwrap_or("error event in stream");
-                return Err(decode_error(kind, message));
+                return Err(stream_failure(
+                    kind_for_error_type(&error.error_type),
+                    message,
+                ));
             }
             Event::Unknown => {}
         }
@@ -564,64 +507,31 @@ impl StreamDecoder for StreamAssembler {
 
 impl StreamAssembler {
     /// Usage fields are cumulative: a later event's value replaces an earlier one.
-    fn merge_usage(&mut self, wire: Option<WireUsage>) {
-        let Some(wire) = wire else { return };
-        let usage = &mut self.usage;
-        let fields = [
-            (wire.input_tokens, &mut usage.input_tokens),
-            (wire.output_tokens, &mut usage.output_tokens),
-            (
-                wire.cache_creation_input_tokens,
-                &mut usage.cache_creation_input_tokens,
-            ),
-            (
-                wire.cache_read_input_tokens,
-                &mut usage.cache_read_input_tokens,
-            ),
-        ];
-        for (value, slot) in fields {
-            if let Some(n) = value {
-                *slot = n;
-            }
+    fn merge(&mut self, change: MessageChange, usage: Option<WireUsage>) {
+        self.stop_reason = change.stop_reason.or(self.stop_reason.take());
+        for wire in [change.usage, usage].into_iter().flatten() {
+            let total = &mut self.usage;
+            total.input_tokens = wire.input_tokens.unwrap_or(total.input_tokens);
+            total.output_tokens = wire.output_tokens.unwrap_or(total.output_tokens);
+            total.cache_creation_input_tokens = wire
+                .cache_creation_input_tokens
+                .unwrap_or(total.cache_creation_input_tokens);
+            total.cache_read_input_tokens = wire
+                .cache_read_input_tokens
+                .unwrap_or(total.cache_read_input_tokens);
         }
     }
 
     fn finish(&mut self) -> ModelResponse {
         let mut malformed = Vec::new();
-        let content = std::mem::take(&mut self.blocks)
-            .into_iter()
-            .filter_map(|block| match block {
-                PartialBlock::Text(text) => Some(ContentBlock::Text { text }),
-                PartialBlock::ToolUse {
-                    id,
-                    name,
-                    toolset_name,
-                    json,
-                } => {
-                    let input = parse_tool_input(&json).unwrap_or_else(|problem| {
-                        malformed.push((id.clone(), problem));
-                        Value::Object(Default::default())
-                    });
-                    Some(ContentBlock::ToolUse {
-                        id,
-                        name,
-                        input,
-                        toolset_name,
-                    })
-                }
-                PartialBlock::Thinking {
-                    thinking,
-                    signature,
-                } => Some(ContentBlock::Thinking {
-                    thinking,
-                    signature,
-                }),
-                PartialBlock::RedactedThinking(data) => {
-                    Some(ContentBlock::RedactedThinking { data })
-                }
-                PartialBlock::Other => None,
-            })
-            .collect();
+        let mut content = Vec::new();
+        for (block, json) in std::mem::take(&mut self.blocks) {
+            let Some(mut block) = block else { continue };
+            if let ContentBlock::ToolUse { id, input, .. } = &mut block {
+                *input = input_or_noted(id, parse_tool_input(&json), &mut malformed);
+            }
+            content.push(block);
+        }
         ModelResponse {
             content,
             stop_reason: self.stop_reason.take().unwrap_or(StopReason::EndTurn),
@@ -645,7 +555,7 @@ fn kind_for_error_type(error_type: &str) -> ErrorKind {
     }
 }
 
-fn protocol_error(message: String) -> ProviderError {
+fn protocol_error(message: impl Into<String>) -> ProviderError {
     decode_error(ErrorKind::Protocol, message)
 }
 
@@ -739,6 +649,73 @@ mod tests {
                 StreamEvent::TextDelta("lo".into())
             ]
         );
+    }
+
+    /// Events as the API streams thinking: the block starts without its signature, and a
+    /// server tool's block between two kept ones still counts in the indexes.
+    #[test]
+    fn thinking_arrives_in_deltas_and_a_block_not_kept_holds_its_place() {
+        let mut assembler = StreamAssembler::default();
+        let mut deltas = Vec::new();
+        let events = [
+            json!({"index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+            json!({"index": 0, "delta": {"type": "thinking_delta", "thinking": "Hm."}}),
+            json!({"index": 0, "delta": {"type": "signature_delta", "signature": "sig"}}),
+            json!({"index": 1, "content_block": {"type": "server_tool_use", "id": "s1"}}),
+            json!({"index": 1, "delta": {"type": "input_json_delta", "partial_json": "{}"}}),
+            json!({"index": 2, "content_block": {"type": "redacted_thinking", "data": "xyz"}}),
+            json!({"index": 3, "content_block": {"type": "text", "text": ""}}),
+            json!({"index": 3, "delta": {"type": "text_delta", "text": "Done."}}),
+        ];
+        for data in events {
+            let name = match data.get("delta") {
+                Some(_) => "content_block_delta",
+                None => "content_block_start",
+            };
+            assembler
+                .apply(&sse(name, data), &mut |e| deltas.push(e))
+                .unwrap();
+        }
+        let done = assembler
+            .apply(&sse("message_stop", json!({})), &mut |_| {})
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            done.content,
+            vec![
+                ContentBlock::Thinking {
+                    thinking: "Hm.".into(),
+                    signature: "sig".into()
+                },
+                ContentBlock::RedactedThinking { data: "xyz".into() },
+                ContentBlock::text("Done."),
+            ]
+        );
+        assert_eq!(
+            deltas,
+            vec![
+                StreamEvent::ThinkingDelta("Hm.".into()),
+                StreamEvent::TextDelta("Done.".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_tool_use_block_without_a_name_is_refused() {
+        for block in [
+            json!({"type": "tool_use", "id": "t1", "name": "", "input": {}}),
+            json!({"type": "tool_use", "id": "t1", "input": {}}),
+        ] {
+            let start = sse(
+                "content_block_start",
+                json!({"index": 0, "content_block": block}),
+            );
+            let error = StreamAssembler::default()
+                .apply(&start, &mut |_| {})
+                .expect_err("a nameless call");
+            assert_eq!(error.kind, ErrorKind::Protocol);
+            assert!(error.message.contains("without a name"), "{error}");
+        }
     }
 
     #[test]

@@ -394,6 +394,16 @@ pub(crate) fn decode_error(kind: ErrorKind, message: impl Into<String>) -> Provi
     ProviderError::new("", kind, message)
 }
 
+/// An error the service reports after HTTP 200. One that would be the request's fault at
+/// the start is a cut stream here, retried while nothing was shown.
+pub(crate) fn stream_failure(kind: ErrorKind, message: impl Into<String>) -> ProviderError {
+    let kind = match kind {
+        ErrorKind::InvalidRequest | ErrorKind::Protocol => ErrorKind::StreamCut,
+        kind => kind,
+    };
+    decode_error(kind, message)
+}
+
 /// Reads one event's data (`what` names it in the error) as its wire type. Data that does not
 /// fit is read again as plain JSON, only to say which is wrong: the text (not JSON, or nested
 /// past serde_json's limit) or its shape.

@@ -109,6 +109,8 @@ pub enum ContentBlock {
     },
     Thinking {
         thinking: String,
+        // A stream starts the block without one; it comes in a delta.
+        #[serde(default)]
         signature: String,
     },
     RedactedThinking {

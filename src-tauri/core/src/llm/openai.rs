@@ -9,8 +9,9 @@ use serde_json::{Value, json};
 
 use super::http::{
     ErrorBody, HttpApi, HttpRequest, StreamDecoder, decode_error, kind_for_status, parse_event,
+    stream_failure,
 };
-use super::provider::parse_tool_input;
+use super::provider::{input_or_noted, parse_tool_input};
 use super::responses;
 use super::{
     ContentBlock, ErrorKind, ImageSource, Message, ModelRequest, ModelResponse, Provider,
@@ -425,16 +426,12 @@ impl ChunkDecoder {
     /// A call whose pieces never named it (arguments for an index that never started) could
     /// be neither run nor sent back: the API refuses a nameless call in the history.
     fn check_calls(&self) -> Result<(), ProviderError> {
-        match self.calls.iter().find(|call| call.name.is_empty()) {
-            Some(call) => Err(decode_error(
-                ErrorKind::Protocol,
-                format!(
-                    "a tool call without a name (index {})",
-                    call.index.map_or("none".to_string(), |i| i.to_string())
-                ),
-            )),
-            None => Ok(()),
-        }
+        let Some(call) = self.calls.iter().find(|call| call.name.is_empty()) else {
+            return Ok(());
+        };
+        let index = call.index.map_or("none".into(), |i| i.to_string());
+        let message = format!("a tool call without a name (index {index})");
+        Err(decode_error(ErrorKind::Protocol, message))
     }
 
     /// Adds one piece of a tool call. OpenAI sends the id and name once and then argument
@@ -482,16 +479,13 @@ impl ChunkDecoder {
     /// `prompt_tokens` includes the cached ones; they are counted once, as cache reads.
     fn read_usage(&mut self, usage: WireUsage) {
         let prompt = usage.prompt_tokens.unwrap_or(0);
-        let cached = usage
-            .prompt_tokens_details
-            .and_then(|details| details.cached_tokens)
-            .unwrap_or(0)
-            .min(prompt);
+        let details = usage.prompt_tokens_details.and_then(|d| d.cached_tokens);
+        let cached = details.unwrap_or(0).min(prompt);
         self.usage = Usage {
             input_tokens: prompt - cached,
             output_tokens: usage.completion_tokens.unwrap_or(0),
-            cache_creation_input_tokens: 0,
             cache_read_input_tokens: cached,
+            ..Usage::default()
         };
     }
 
@@ -502,34 +496,21 @@ impl ChunkDecoder {
             content.push(ContentBlock::Text { text });
         }
         let mut malformed = Vec::new();
-        for call in std::mem::take(&mut self.calls) {
-            // A server that sends no id still needs one for the result to answer.
-            let id = if call.id.is_empty() {
-                format!("call_{}", uuid::Uuid::new_v4().simple())
-            } else {
-                call.id
-            };
-            let input = parse_tool_input(&call.arguments).unwrap_or_else(|problem| {
-                malformed.push((id.clone(), problem));
-                Value::Object(Default::default())
-            });
-            content.push(ContentBlock::ToolUse {
-                id,
-                name: call.name,
-                input,
-                toolset_name: None,
-            });
-        }
-        let has_calls = !malformed.is_empty()
-            || content
-                .iter()
-                .any(|b| matches!(b, ContentBlock::ToolUse { .. }));
         let stop_reason = match self.finish_reason.as_deref() {
-            _ if has_calls => StopReason::ToolUse,
+            _ if !self.calls.is_empty() => StopReason::ToolUse,
             Some("length") => StopReason::MaxTokens,
             Some("content_filter") => StopReason::Refusal,
             _ => StopReason::EndTurn,
         };
+        for mut call in std::mem::take(&mut self.calls) {
+            // A server that sends no id still needs one for the result to answer.
+            if call.id.is_empty() {
+                call.id = format!("call_{}", uuid::Uuid::new_v4().simple());
+            }
+            let input = parse_tool_input(&call.arguments);
+            let input = input_or_noted(&call.id, input, &mut malformed);
+            content.push(ContentBlock::tool_use(call.id, call.name, input));
+        }
         ModelResponse {
             content,
             stop_reason,
@@ -553,11 +534,7 @@ fn stream_error(error: Value) -> ProviderError {
     } else {
         ErrorKind::StreamCut
     };
-    let kind = match kind {
-        ErrorKind::InvalidRequest | ErrorKind::Protocol => ErrorKind::StreamCut,
-        kind => kind,
-    };
-    decode_error(kind, body.message)
+    stream_failure(kind, body.message)
 }
 
 #[cfg(test)]

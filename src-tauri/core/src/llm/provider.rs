@@ -106,6 +106,19 @@ pub trait Provider: Send + Sync {
     }
 }
 
+/// A call's input, or `{}` in place of one that could not be read, with what was wrong noted
+/// under the call's id (a [`ModelResponse`]'s `malformed_tool_inputs`).
+pub(crate) fn input_or_noted(
+    id: &str,
+    input: Result<Value, String>,
+    malformed: &mut Vec<(String, String)>,
+) -> Value {
+    input.unwrap_or_else(|problem| {
+        malformed.push((id.to_string(), problem));
+        Value::Object(Default::default())
+    })
+}
+
 /// A tool call's streamed input: `{}` when empty, else a JSON object. The error says what is
 /// wrong, with the text, for the model to correct.
 pub(crate) fn parse_tool_input(json: &str) -> Result<Value, String> {

@@ -12,9 +12,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::http::{ErrorBody, StreamDecoder, decode_error, kind_for_status};
+use super::provider::{input_or_noted, parse_tool_input};
 use super::{
     ContentBlock, ErrorKind, ImageSource, Message, ModelRequest, ModelResponse, ProviderError,
     Role, SseEvent, StopReason, StreamEvent, ToolDefinition, ToolResultContent, Usage,
@@ -546,24 +547,14 @@ fn decode_item(
         Some("reasoning") => content.push(ContentBlock::OpenAiItem { item }),
         Some("function_call") => {
             let id = call_id(&item);
-            let input =
-                super::provider::parse_tool_input(item["arguments"].as_str().unwrap_or_default())
-                    .unwrap_or_else(|problem| {
-                        malformed.push((id.clone(), problem));
-                        Value::Object(Map::new())
-                    });
+            let arguments = item["arguments"].as_str().unwrap_or_default();
+            let input = input_or_noted(&id, parse_tool_input(arguments), malformed);
             let name = item["name"].as_str().unwrap_or_default().to_string();
             content.push(ContentBlock::tool_use(id, name, input));
         }
         Some("computer_call") => {
             let id = call_id(&item);
-            let input = match computer_input(&item["action"]) {
-                Ok(input) => input,
-                Err(problem) => {
-                    malformed.push((id.clone(), problem));
-                    Value::Object(Map::new())
-                }
-            };
+            let input = input_or_noted(&id, computer_input(&item["action"]), malformed);
             let mut kept = item;
             kept["call_id"] = json!(id);
             content.push(ContentBlock::OpenAiItem { item: kept });

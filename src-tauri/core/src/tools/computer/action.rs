@@ -7,6 +7,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
+use strum::{EnumIter, IntoEnumIterator, IntoStaticStr};
 
 use super::keys::{self, Combo};
 use super::scaling::Size;
@@ -39,48 +40,29 @@ pub enum ScrollDirection {
     Right,
 }
 
-/// Declares `ActionName` from one list of the actions and their names on the wire: its
-/// variants, `ALL` and `name` cannot disagree.
-macro_rules! action_names {
-    ($($action:ident => $name:literal,)*) => {
-        // The actions in the schema's order; `zoom` only for the versions that have it.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
-        pub enum ActionName {
-            $(#[serde(rename = $name)] $action,)*
-        }
-
-        impl ActionName {
-            /// Every action, in the schema's order.
-            pub const ALL: &[Self] = &[$(Self::$action,)*];
-
-            /// The name on the wire.
-            pub fn name(self) -> &'static str {
-                match self {
-                    $(Self::$action => $name,)*
-                }
-            }
-        }
-    };
-}
-
-action_names! {
-    Screenshot => "screenshot",
-    LeftClick => "left_click",
-    RightClick => "right_click",
-    MiddleClick => "middle_click",
-    DoubleClick => "double_click",
-    TripleClick => "triple_click",
-    MouseMove => "mouse_move",
-    LeftClickDrag => "left_click_drag",
-    LeftMouseDown => "left_mouse_down",
-    LeftMouseUp => "left_mouse_up",
-    Scroll => "scroll",
-    Type => "type",
-    Key => "key",
-    HoldKey => "hold_key",
-    Wait => "wait",
-    CursorPosition => "cursor_position",
-    Zoom => "zoom",
+// The actions in the schema's order; `zoom` only for the versions that have it. serde and
+// strum both name them in snake_case: the name read and the name shown cannot disagree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema, EnumIter, IntoStaticStr)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ActionName {
+    Screenshot,
+    LeftClick,
+    RightClick,
+    MiddleClick,
+    DoubleClick,
+    TripleClick,
+    MouseMove,
+    LeftClickDrag,
+    LeftMouseDown,
+    LeftMouseUp,
+    Scroll,
+    Type,
+    Key,
+    HoldKey,
+    Wait,
+    CursorPosition,
+    Zoom,
 }
 
 // A call's input as the model sends it: every parameter of every action, each optional
@@ -178,12 +160,14 @@ impl Action {
 }
 
 impl ActionName {
+    /// The name on the wire.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
     /// The actions `version` offers.
     pub fn of(version: ToolVersion) -> impl Iterator<Item = Self> {
-        Self::ALL
-            .iter()
-            .copied()
-            .filter(move |a| *a != Self::Zoom || version.has_zoom())
+        Self::iter().filter(move |a| *a != Self::Zoom || version.has_zoom())
     }
 
     /// The parameters the action takes besides `action`. Any other one is refused rather
@@ -219,22 +203,15 @@ impl ActionName {
 pub fn schema(version: ToolVersion) -> Value {
     let mut schema = super::super::input::schema::<ComputerInput>();
     if !version.has_zoom() {
-        if let Some(allowed) = schema
-            .pointer_mut("/properties/action/enum")
-            .and_then(Value::as_array_mut)
-        {
-            allowed.retain(|name| name != ActionName::Zoom.name());
+        let actions = schema.pointer_mut("/properties/action/enum");
+        if let Some(Value::Array(actions)) = actions {
+            actions.retain(|name| name != ActionName::Zoom.name());
         }
-        if let Some(properties) = schema["properties"].as_object_mut() {
+        if let Some(Value::Object(properties)) = schema.get_mut("properties") {
             properties.remove("region");
         }
     }
     schema
-}
-
-/// Reads and checks one input against the screenshot size the model was told.
-pub fn parse(input: &Value, model: Size, version: ToolVersion) -> Result<Action, String> {
-    ComputerInput::read(input, version)?.check(input, model, version)
 }
 
 impl ComputerInput {
@@ -311,25 +288,18 @@ impl ComputerInput {
             },
             ActionName::HoldKey => {
                 let text = filled("text", self.text.as_deref())?;
-                let mut combos = keys::parse(text)?;
-                if combos.len() != 1 {
-                    return Err(format!("`hold_key` holds one key combo, not `{text}`"));
-                }
-                Action::HoldKey {
-                    keys: combos.remove(0),
-                    duration: self.duration()?,
-                }
+                let [keys] = <[Combo; 1]>::try_from(keys::parse(text)?)
+                    .map_err(|_| format!("`hold_key` holds one key combo, not `{text}`"))?;
+                let duration = self.duration()?;
+                Action::HoldKey { keys, duration }
             }
             ActionName::Wait => Action::Wait {
                 duration: self.duration()?,
             },
             ActionName::CursorPosition => Action::CursorPosition,
             ActionName::Zoom => {
-                let [x1, y1, x2, y2] = self.region(model)?;
-                Action::Zoom {
-                    from: Point { x: x1, y: y1 },
-                    to: Point { x: x2, y: y2 },
-                }
+                let (from, to) = self.region(model)?;
+                Action::Zoom { from, to }
             }
         })
     }
@@ -348,10 +318,8 @@ impl ComputerInput {
     }
 
     fn scroll_amount(&self) -> Result<u32, String> {
-        match self
-            .scroll_amount
-            .ok_or("missing `scroll_amount` (wheel clicks, at least 1)")?
-        {
+        let missing = "missing `scroll_amount` (wheel clicks, at least 1)";
+        match self.scroll_amount.ok_or(missing)? {
             n @ 1..=MAX_SCROLL => Ok(n as u32),
             n => Err(format!(
                 "`scroll_amount` must be {}, not {n}",
@@ -367,25 +335,22 @@ impl ComputerInput {
         }
     }
 
-    fn region(&self, model: Size) -> Result<[u32; 4], String> {
-        let n = self.region.ok_or("missing `region` ([x1, y1, x2, y2])")?;
-        let shown = format!("[{}, {}, {}, {}]", n[0], n[1], n[2], n[3]);
+    /// The zoomed region's corners: inside the screen, and not empty.
+    fn region(&self, model: Size) -> Result<(Point, Point), String> {
+        let [x1, y1, x2, y2] = self.region.ok_or("missing `region` ([x1, y1, x2, y2])")?;
+        let shown = format!("`region` [{x1}, {y1}, {x2}, {y2}]");
         let Size { width, height } = model;
-        if n[0] > u64::from(width)
-            || n[2] > u64::from(width)
-            || n[1] > u64::from(height)
-            || n[3] > u64::from(height)
-        {
-            return Err(format!(
-                "`region` {shown} is outside the screen ({width}x{height})"
-            ));
+        if x1.max(x2) > u64::from(width) || y1.max(y2) > u64::from(height) {
+            return Err(format!("{shown} is outside the screen ({width}x{height})"));
         }
-        if n[0] >= n[2] || n[1] >= n[3] {
-            return Err(format!(
-                "`region` {shown} is empty: x1 < x2 and y1 < y2 are needed"
-            ));
+        if x1 >= x2 || y1 >= y2 {
+            return Err(format!("{shown} is empty: x1 < x2 and y1 < y2 are needed"));
         }
-        Ok([n[0] as u32, n[1] as u32, n[2] as u32, n[3] as u32])
+        let point = |x, y| Point {
+            x: x as u32,
+            y: y as u32,
+        };
+        Ok((point(x1, y1), point(x2, y2)))
     }
 }
 
@@ -420,27 +385,15 @@ fn unknown_action(name: &str, version: ToolVersion) -> String {
 /// Refuses a parameter `action` does not take (`null` counts as absent).
 fn only(raw: &Value, action: ActionName) -> Result<(), String> {
     let takes = action.parameters();
-    let Some(fields) = raw.as_object() else {
-        return Ok(());
-    };
-    let Some(extra) = fields
-        .iter()
-        .find(|(name, value)| {
-            *name != "action" && !value.is_null() && !takes.contains(&name.as_str())
-        })
-        .map(|(name, _)| name)
-    else {
+    let mut fields = raw.as_object().into_iter().flatten();
+    let Some((extra, _)) = fields.find(|(name, value)| {
+        *name != "action" && !value.is_null() && !takes.contains(&name.as_str())
+    }) else {
         return Ok(());
     };
     let takes = match takes {
         [] => "no other parameter".to_string(),
-        some => format!(
-            "only {}",
-            some.iter()
-                .map(|t| format!("`{t}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        some => format!("only `{}`", some.join("`, `")),
     };
     let hint = match (action, extra.as_str()) {
         (ActionName::Type | ActionName::Key, "coordinate") => {
@@ -494,6 +447,11 @@ mod tests {
     use super::*;
 
     const MODEL: Size = Size::new(1366, 768);
+
+    /// Reads and checks one input, as the tool does.
+    fn parse(input: &Value, model: Size, version: ToolVersion) -> Result<Action, String> {
+        ComputerInput::read(input, version)?.check(input, model, version)
+    }
 
     fn ok(input: Value) -> Action {
         parse(&input, MODEL, ToolVersion::V20251124).unwrap_or_else(|e| panic!("{input}: {e}"))
@@ -833,7 +791,7 @@ mod tests {
     /// `ActionName::name` is the name serde reads, and every action has one.
     #[test]
     fn each_action_is_read_by_its_name() {
-        for &action in ActionName::ALL {
+        for action in ActionName::iter() {
             assert_eq!(
                 serde_json::from_value::<ActionName>(json!(action.name())).unwrap(),
                 action

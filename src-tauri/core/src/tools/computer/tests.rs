@@ -5,9 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use strum::IntoEnumIterator;
 use tokio_util::sync::CancellationToken;
 
 use super::ComputerTool;
+use super::action::ActionName;
 use super::input::{Axis, Button, Direction, InputEvent, Key, RecordingInput};
 use super::scaling::{Geometry, Size};
 use super::screen::{FakeScreen, Frame, Monitor};
@@ -441,7 +443,7 @@ fn an_unknown_action_is_answered_with_every_valid_one() {
     let Err(error) = registry.resolve("computer", &json!({"action": "fly"})) else {
         panic!("`fly` passed the schema");
     };
-    for action in super::action::ActionName::ALL.iter().map(|a| a.name()) {
+    for action in ActionName::iter().map(ActionName::name) {
         assert!(
             error.contains(&format!("\"{action}\"")),
             "{action} missing: {error}"

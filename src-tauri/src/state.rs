@@ -1,5 +1,5 @@
 //! What the shell holds between commands: settings, the history store, the running run,
-//! pending approvals, attachments and images.
+//! pending approvals and attachments.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -16,7 +16,7 @@ use crate::bar::Bar;
 use crate::config::{Settings, SettingsFile};
 use crate::desktop::{Desktop, NativeDesktop};
 use crate::error::{IpcError, IpcResult};
-use crate::images::{Attachments, ImageCache};
+use crate::images::Attachments;
 
 /// The window's run in progress (a task of the engine): what `stop` cancels, `approve`
 /// answers and `set_approval_mode` switches. `task_id` is `None` while it is submitted.
@@ -31,7 +31,6 @@ pub struct AppState {
     /// The window's approval mode: the settings' default until switched.
     mode: Mutex<ApprovalPolicy>,
     active: Mutex<Option<ActiveRun>>,
-    pub images: Arc<ImageCache>,
     pub attachments: Attachments,
     /// The sessions, shared with the CLI; why it could not be opened, if it could not (the
     /// window still starts, and says so where history is needed).
@@ -76,7 +75,6 @@ impl AppState {
             mode: Mutex::new(settings.approval_mode),
             settings: Mutex::new(settings),
             active: Mutex::default(),
-            images: Arc::default(),
             attachments: Attachments::default(),
             engine: store.as_ref().ok().map(|store| Engine::new(store.clone())),
             store,

@@ -1,17 +1,16 @@
-//! A tool as the window runs it: computer actions run with the bar out of the way, and every
-//! image a tool returns is kept for `get_image` before its `tool_result` event reaches the
-//! window, so the side panel can show the screenshot at once.
+//! A tool as the window runs it: computer actions run with the bar out of the way. The images
+//! a tool returns need nothing here: the store keeps them as their `tool_result` event is
+//! recorded, before the window sees it, and `get_image` reads them there.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use deskhand::llm::{ImageSource, ToolDefinition, ToolResultContent};
+use deskhand::llm::ToolDefinition;
 use deskhand::tools::{ActionPlan, CheckedCall, Tool, ToolContext, ToolOutput};
 use serde_json::Value;
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::bar::main_window;
-use crate::images::ImageCache;
 use crate::state::AppState;
 
 /// The tool that acts on the screen; the others (bash, editor) leave the window as it is.
@@ -20,7 +19,6 @@ const SCREEN_TOOL: &str = "computer";
 pub struct WindowTool<R: Runtime> {
     pub inner: Arc<dyn Tool>,
     pub app: AppHandle<R>,
-    pub images: Arc<ImageCache>,
 }
 
 #[async_trait]
@@ -38,7 +36,7 @@ impl<R: Runtime> Tool for WindowTool<R> {
     }
 
     async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        let output = match main_window(&self.app) {
+        match main_window(&self.app) {
             Some(window) if self.inner.definition().name == SCREEN_TOOL => {
                 let state = self.app.state::<AppState>();
                 let captured = state.captured_monitor(&window);
@@ -47,16 +45,7 @@ impl<R: Runtime> Tool for WindowTool<R> {
                 self.inner.run(input, ctx).await
             }
             _ => self.inner.run(input, ctx).await,
-        };
-        for part in &output.content {
-            if let ToolResultContent::Image {
-                source: ImageSource::Base64 { media_type, data },
-            } = part
-            {
-                self.images.keep_base64(media_type, data);
-            }
         }
-        output
     }
 
     fn take_events(&self) -> Vec<deskhand::agent::AgentEvent> {

@@ -3,7 +3,7 @@
 
 use deskhand_standin::{StandIn, Turn};
 use serde_json::{Value, json};
-use tauri::ipc::{InvokeBody, InvokeResponseBody};
+use tauri::ipc::InvokeBody;
 
 use crate::support::*;
 
@@ -28,16 +28,7 @@ fn capture_screen_attaches_the_configured_monitor_as_the_model_sees_it() {
         (&first["model_width"], &first["model_height"]),
         "{shot} {first}"
     );
-    let bytes = match app
-        .call_with(
-            "get_image",
-            InvokeBody::Json(json!({"sha256": shot["sha256"]})),
-        )
-        .unwrap()
-    {
-        InvokeResponseBody::Raw(bytes) => bytes,
-        other => panic!("get_image answered JSON: {other:?}"),
-    };
+    let bytes = app.image(&shot["sha256"]);
     let size = imagesize::blob_size(&bytes).unwrap();
     assert_eq!(json!(size.width), shot["width"]);
     // Removed before sending: it cannot be sent.
@@ -121,14 +112,7 @@ fn the_settings_monitor_and_screenshot_size_reach_the_computer_tool() {
         (&json!(expected.0), &json!(expected.1))
     );
     let result = app.wait_for("tool_result");
-    let sha = result["images"][0]["sha256"].clone();
-    let bytes = match app
-        .call_with("get_image", InvokeBody::Json(json!({"sha256": sha})))
-        .unwrap()
-    {
-        InvokeResponseBody::Raw(bytes) => bytes,
-        other => panic!("get_image answered JSON: {other:?}"),
-    };
+    let bytes = app.image(&result["images"][0]["sha256"]);
     let size = imagesize::blob_size(&bytes).unwrap();
     assert_eq!(
         (size.width as u64, size.height as u64),

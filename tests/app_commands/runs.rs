@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use deskhand_standin::{Reply, StandIn, Turn};
 use serde_json::{Value, json};
-use tauri::ipc::{InvokeBody, InvokeResponseBody};
+use tauri::ipc::InvokeBody;
 
 use crate::support::*;
 
@@ -148,13 +148,7 @@ fn attachments_go_with_the_message_and_images_come_back_as_bytes() {
         (json!(1), json!(1))
     );
     let sha = attached["sha256"].as_str().unwrap();
-    match app
-        .call_with("get_image", InvokeBody::Json(json!({"sha256": sha})))
-        .unwrap()
-    {
-        InvokeResponseBody::Raw(bytes) => assert_eq!(bytes, PNG),
-        other => panic!("get_image answered JSON: {other:?}"),
-    }
+    assert_eq!(app.image(&json!(sha)), PNG);
     assert_eq!(
         kind(&app.call("get_image", json!({"sha256": "00"})).unwrap_err()),
         "not_found"
@@ -184,6 +178,8 @@ fn attachments_go_with_the_message_and_images_come_back_as_bytes() {
         .unwrap();
     assert_eq!(user["message"]["content"][1]["source"]["type"], "ref");
     assert_eq!(user["message"]["content"][1]["source"]["sha256"], sha);
+    // Sent, it is no longer held as an attachment: the store gives it back.
+    assert_eq!(app.image(&json!(sha)), PNG);
     assert!(
         app.call(
             "send_message",

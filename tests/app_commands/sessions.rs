@@ -2,7 +2,7 @@
 
 use deskhand_standin::{Reply, StandIn, Turn};
 use serde_json::{Value, json};
-use tauri::ipc::{InvokeBody, InvokeResponseBody};
+use tauri::ipc::InvokeBody;
 
 use crate::support::*;
 
@@ -144,13 +144,7 @@ fn a_reopened_window_continues_a_session_from_the_store_with_its_images() {
     let loaded = app.call("load_session", json!({"id": session})).unwrap();
     let sha = attached["sha256"].as_str().unwrap();
     assert_eq!(loaded["messages"][0]["content"][1]["source"]["sha256"], sha);
-    match app
-        .call_with("get_image", InvokeBody::Json(json!({"sha256": sha})))
-        .unwrap()
-    {
-        InvokeResponseBody::Raw(bytes) => assert_eq!(bytes, PNG),
-        other => panic!("get_image answered JSON: {other:?}"),
-    }
+    assert_eq!(app.image(&json!(sha)), PNG);
     assert_eq!(app.send(session.as_str(), "go on").unwrap(), session);
     assert_eq!(app.wait_for("done")["status"], "done");
     let last = server.accepted().last().unwrap().body.clone();

@@ -181,6 +181,15 @@ impl Window {
             .map(|body| body.deserialize::<Value>().unwrap())
     }
 
+    /// `get_image`'s answer: the image's bytes, never JSON.
+    pub fn image(&self, sha256: &Value) -> Vec<u8> {
+        let body = InvokeBody::Json(json!({ "sha256": sha256 }));
+        match self.call_with("get_image", body).unwrap() {
+            InvokeResponseBody::Raw(bytes) => bytes,
+            other => panic!("get_image answered JSON: {other:?}"),
+        }
+    }
+
     pub fn send(&self, session: Option<&str>, text: &str) -> Result<Value, Value> {
         self.call(
             "send_message",

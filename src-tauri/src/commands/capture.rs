@@ -11,14 +11,11 @@ use crate::error::{ErrorKind, IpcError, IpcResult};
 use crate::images::AttachedImage;
 use crate::state::AppState;
 
-/// An image's encoded bytes as a binary response (an `ArrayBuffer` in the webview): this
-/// window's recent images from memory, attachments not yet sent from where they are held,
-/// stored sessions' from the store.
+/// An image's encoded bytes as a binary response (an `ArrayBuffer` in the webview):
+/// attachments not yet sent from where they are held, every other image from the store, which
+/// keeps each one before the window is shown an event naming it.
 #[tauri::command]
 pub async fn get_image(state: State<'_, AppState>, sha256: String) -> IpcResult<Response> {
-    if let Some((_, bytes)) = state.images.get(&sha256) {
-        return Ok(Response::new(bytes.as_ref().clone()));
-    }
     if let Some(bytes) = state.attachments.bytes(&sha256) {
         return Ok(Response::new(bytes));
     }
@@ -40,7 +37,7 @@ pub async fn attach_image(
             "attach_image takes the image's bytes as the request body",
         ));
     };
-    state.attachments.attach(bytes.clone(), &state.images)
+    state.attachments.attach(bytes.clone())
 }
 
 #[tauri::command]
@@ -75,5 +72,5 @@ pub async fn capture_screen<R: Runtime>(
         let _ = window.set_focus();
     }
     let shot = shot.map_err(|e| failed(&e))?.map_err(|e| failed(&e))?;
-    state.attachments.attach(shot.bytes, &state.images)
+    state.attachments.attach(shot.bytes)
 }

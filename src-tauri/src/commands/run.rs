@@ -87,7 +87,6 @@ pub async fn send_message<R: Runtime>(
             input.push(ContentBlock::text(text));
         }
         input.extend(state.attachments.take(&attachments)?);
-        let images = state.images.clone();
         let tool_app = app.clone();
         let spec = TaskSpec {
             session: session_id,
@@ -98,7 +97,6 @@ pub async fn send_message<R: Runtime>(
                 Arc::new(WindowTool {
                     inner,
                     app: tool_app.clone(),
-                    images: images.clone(),
                 }) as Arc<dyn Tool>
             })),
         };

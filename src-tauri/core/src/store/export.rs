@@ -307,7 +307,7 @@ impl Store {
                 images::save(&tx, &dir, &id, media_type, bytes, now)?;
             }
             for (seq, message) in history.iter().enumerate() {
-                messages::upsert(&tx, &dir, &id, seq as i64, message)?;
+                messages::upsert(&tx, &dir, &id, seq as i64, message, &[])?;
             }
             for event in &mut events {
                 // Images inline in an event are checked and kept as files, as in messages.

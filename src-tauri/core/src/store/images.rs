@@ -96,28 +96,39 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 /// Keeps an image's bytes (given its media type) and says how to refer to them.
 pub(crate) type SaveImage<'a> = dyn FnMut(&str, &[u8]) -> Result<ImageRef, StoreError> + 'a;
 
+/// Images kept already, each with its base64 text: a source with the same text takes its
+/// ref without being decoded and hashed again. The `message` that answers a call carries the
+/// images its `tool_result` event carried, and these are how it finds them.
+pub(crate) type KnownImages = [(String, ImageRef)];
+
 /// Replaces every base64 image of `content` (image blocks, images inside tool results) by a
-/// ref, handing the bytes to `save`.
+/// ref: a known image's, or one `save` gives for its bytes.
 pub(crate) fn externalize(
     content: &mut [ContentBlock],
+    known: &KnownImages,
     save: &mut SaveImage<'_>,
 ) -> Result<(), StoreError> {
     keep_sources(
         content.iter_mut().flat_map(ContentBlock::image_sources_mut),
+        known,
         save,
     )
 }
 
-/// Replaces each base64 source by a ref, handing the bytes to `save`; one that is not valid
-/// base64 stays as it is.
+/// Replaces each base64 source by a ref: a known image's, or one `save` gives for its bytes.
+/// A source that is not valid base64 stays as it is.
 pub(crate) fn keep_sources<'a>(
     sources: impl IntoIterator<Item = &'a mut ImageSource>,
+    known: &KnownImages,
     save: &mut SaveImage<'_>,
 ) -> Result<(), StoreError> {
     for source in sources {
-        if let ImageSource::Base64 { media_type, data } = source
-            && let Ok(bytes) = BASE64.decode(&*data)
-        {
+        let ImageSource::Base64 { media_type, data } = source else {
+            continue;
+        };
+        if let Some((_, image)) = known.iter().find(|(text, _)| text == data) {
+            *source = ImageSource::Ref(image.clone());
+        } else if let Ok(bytes) = BASE64.decode(&*data) {
             *source = ImageSource::Ref(save(media_type, &bytes)?);
         }
     }
@@ -137,7 +148,7 @@ pub(crate) fn externalize_event(
                     "a message event without a valid message".into(),
                 ));
             };
-            externalize(&mut message.content, save)?;
+            externalize(&mut message.content, &[], save)?;
             event["message"] = serde_json::to_value(message)?;
         }
         Some("child_event") => externalize_event(&mut event["event"], save)?,
@@ -237,6 +248,41 @@ mod tests {
     use crate::llm::ToolResultContent;
     use serde_json::json;
 
+    /// A message's copy of an image its tool result's event kept takes that ref; only an image
+    /// not known yet is decoded and handed to `save`.
+    #[test]
+    fn a_known_image_takes_its_ref_without_being_saved_again() {
+        let known_data = BASE64.encode(b"known bytes");
+        let known = [(
+            known_data.clone(),
+            ImageRef {
+                sha256: "k".repeat(64),
+                media_type: "image/png".into(),
+                bytes: 11,
+            },
+        )];
+        let source = |data: &str| ImageSource::Base64 {
+            media_type: "image/png".into(),
+            data: data.into(),
+        };
+        let mut sources = [source(&known_data), source(&BASE64.encode(b"new bytes"))];
+        let mut saved = Vec::new();
+        keep_sources(sources.iter_mut(), &known, &mut |media_type, bytes| {
+            saved.push(bytes.to_vec());
+            Ok(ImageRef {
+                sha256: content_hash(bytes),
+                media_type: media_type.into(),
+                bytes: bytes.len(),
+            })
+        })
+        .unwrap();
+        assert_eq!(saved, [b"new bytes".to_vec()]);
+        assert_eq!(sources[0], ImageSource::Ref(known[0].1.clone()));
+        assert!(
+            matches!(&sources[1], ImageSource::Ref(image) if image.sha256 == content_hash(b"new bytes"))
+        );
+    }
+
     #[test]
     fn refs_replace_sources_and_come_back() {
         let dir = tempfile::tempdir().unwrap();
@@ -260,7 +306,7 @@ mod tests {
         ];
         let original = content.clone();
         let mut saved = Vec::new();
-        externalize(&mut content, &mut |media_type, bytes| {
+        externalize(&mut content, &[], &mut |media_type, bytes| {
             let image = ImageRef {
                 sha256: content_hash(bytes),
                 media_type: media_type.into(),

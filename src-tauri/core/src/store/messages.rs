@@ -21,10 +21,11 @@ pub(crate) fn upsert(
     session_id: &str,
     seq: i64,
     message: &Message,
+    known: &images::KnownImages,
 ) -> Result<Value, StoreError> {
     let now = now_ms();
     let mut content = message.content.clone();
-    images::externalize(&mut content, &mut |media_type, bytes| {
+    images::externalize(&mut content, known, &mut |media_type, bytes| {
         images::save(conn, data_dir, session_id, media_type, bytes, now)
     })?;
     let content = serde_json::to_value(content)?;

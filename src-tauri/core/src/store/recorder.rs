@@ -10,7 +10,8 @@ use serde_json::Value;
 use super::{Store, StoreError, actions, images, messages, now_ms, sessions};
 use crate::agent::AgentEvent;
 use crate::agent::history;
-use crate::llm::{ContentBlock, Message, Role};
+use crate::images::ImageRef;
+use crate::llm::{ContentBlock, ImageSource, Message, Role};
 
 /// The result given to a call whose run ended before it was answered (a crash, a kill).
 pub const INTERRUPTED: &str = "interrupted: Deskhand stopped before this action's result was \
@@ -37,6 +38,9 @@ pub struct Recorder {
     /// The first `text_delta` or `thinking_delta` row since the last message: once the
     /// assistant's message is stored, the pieces it was streamed in are dropped.
     first_delta: Option<i64>,
+    /// The images of this turn's tool results as they were kept, with their base64 text: the
+    /// `message` that carries the results takes their refs, so a screenshot is hashed once.
+    turn_images: Vec<(String, ImageRef)>,
 }
 
 /// How a recorded event changes the recorder, applied once its transaction commits.
@@ -45,6 +49,7 @@ enum Change {
     Message { seq: i64, role: Role },
     Action { id: String, row: i64 },
     Delta(i64),
+    ImagesKept(Vec<(String, ImageRef)>),
 }
 
 impl Recorder {
@@ -121,6 +126,7 @@ impl Recorder {
             last_event_id: None,
             actions: HashMap::new(),
             first_delta: None,
+            turn_images: Vec::new(),
         }
     }
 
@@ -160,6 +166,7 @@ impl Recorder {
                 self.last_role = Some(role);
                 if role == Role::Assistant {
                     self.first_delta = None;
+                    self.turn_images.clear();
                 }
             }
             Change::Action { id, row } => {
@@ -168,6 +175,7 @@ impl Recorder {
             Change::Delta(row) => {
                 self.first_delta.get_or_insert(row);
             }
+            Change::ImagesKept(images) => self.turn_images.extend(images),
         }
         Ok(body)
     }
@@ -178,15 +186,17 @@ impl Recorder {
         // A tool result's images are kept as it arrives, so whoever is shown the event can
         // read them back by hash at once.
         let kept;
+        let mut change = Change::None;
         let event = match event {
             AgentEvent::ToolResult { .. } => {
-                kept = self.with_images_kept(tx, event.clone(), now)?;
+                let images;
+                (kept, images) = self.with_images_kept(tx, event.clone(), now)?;
+                change = Change::ImagesKept(images);
                 &kept
             }
             _ => event,
         };
         let mut body = serde_json::to_value(event)?;
-        let mut change = Change::None;
         match event {
             AgentEvent::Started {
                 provider, model, ..
@@ -213,7 +223,7 @@ impl Recorder {
                     });
                 }
                 body["message"]["content"] =
-                    messages::upsert(tx, self.store.dir(), id, seq, message)?;
+                    messages::upsert(tx, self.store.dir(), id, seq, message, &self.turn_images)?;
                 if message.role == Role::User {
                     tx.prepare_cached(
                         "UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''",
@@ -311,29 +321,46 @@ impl Recorder {
         Ok((body, change))
     }
 
-    /// The tool result with its images' bytes in the store and refs in their place.
+    /// The tool result with its images' bytes in the store and refs in their place, and
+    /// each image's base64 text with its ref.
     fn with_images_kept(
         &self,
         tx: &Connection,
         mut event: AgentEvent,
         now: i64,
-    ) -> Result<AgentEvent, StoreError> {
-        if let AgentEvent::ToolResult {
+    ) -> Result<(AgentEvent, Vec<(String, ImageRef)>), StoreError> {
+        let AgentEvent::ToolResult {
             images: sources, ..
         } = &mut event
-        {
-            images::keep_sources(sources, &mut |media_type, bytes| {
-                images::save(
-                    tx,
-                    self.store.dir(),
-                    &self.session_id,
-                    media_type,
-                    bytes,
-                    now,
-                )
-            })?;
-        }
-        Ok(event)
+        else {
+            return Ok((event, Vec::new()));
+        };
+        let texts: Vec<Option<String>> = sources
+            .iter()
+            .map(|source| match source {
+                ImageSource::Base64 { data, .. } => Some(data.clone()),
+                ImageSource::Ref(_) => None,
+            })
+            .collect();
+        images::keep_sources(sources.iter_mut(), &[], &mut |media_type, bytes| {
+            images::save(
+                tx,
+                self.store.dir(),
+                &self.session_id,
+                media_type,
+                bytes,
+                now,
+            )
+        })?;
+        let kept = texts
+            .into_iter()
+            .zip(sources.iter())
+            .filter_map(|(text, source)| match (text, source) {
+                (Some(text), ImageSource::Ref(image)) => Some((text, image.clone())),
+                _ => None,
+            })
+            .collect();
+        Ok((event, kept))
     }
 
     /// Stores a repaired or recovered message at `seq`, with its `message` event.

@@ -573,6 +573,12 @@ mod tests {
         }
     }
 
+    /// The response at `message_stop`.
+    fn stop(assembler: &mut StreamAssembler) -> ModelResponse {
+        let event = sse("message_stop", json!({}));
+        assembler.apply(&event, &mut |_| {}).unwrap().unwrap()
+    }
+
     #[test]
     fn assembles_text_and_tool_use_and_ignores_unknown_events() {
         let mut assembler = StreamAssembler::default();
@@ -621,10 +627,7 @@ mod tests {
                     .is_none()
             );
         }
-        let done = assembler
-            .apply(&sse("message_stop", json!({})), &mut |_| {})
-            .unwrap()
-            .unwrap();
+        let done = stop(&mut assembler);
         assert_eq!(
             done.content,
             vec![
@@ -676,10 +679,7 @@ mod tests {
                 .apply(&sse(name, data), &mut |e| deltas.push(e))
                 .unwrap();
         }
-        let done = assembler
-            .apply(&sse("message_stop", json!({})), &mut |_| {})
-            .unwrap()
-            .unwrap();
+        let done = stop(&mut assembler);
         assert_eq!(
             done.content,
             vec![
@@ -733,10 +733,7 @@ mod tests {
         ] {
             assembler.apply(&event, &mut |_| {}).unwrap();
         }
-        let done = assembler
-            .apply(&sse("message_stop", json!({})), &mut |_| {})
-            .unwrap()
-            .unwrap();
+        let done = stop(&mut assembler);
         assert_eq!(
             done.content[0],
             ContentBlock::ToolUse {

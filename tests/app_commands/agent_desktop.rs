@@ -141,6 +141,29 @@ fn a_kept_desktop_is_shown_live_takes_input_and_ends_when_no_longer_kept() {
     let _ = xterm.wait();
     app.call("unwatch_agent_desktop", json!({})).unwrap();
 
+    // A message whose run cannot start (a broken setting) leaves the kept desktop as it was.
+    let store = deskhand::store::Store::open(app.data.path()).unwrap();
+    store
+        .set_setting("delegate.targets", &json!("not a map"))
+        .unwrap();
+    app.events.lock().unwrap().clear();
+    app.send(Some(&session), "broken").unwrap();
+    let done = app.wait_for("done");
+    assert_eq!(done["status"], "error", "{done}");
+    let error = app.wait_for("error");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("`delegate.targets` setting must map names to URLs"),
+        "{error}"
+    );
+    assert!(
+        has_lock_file(&display),
+        "the kept desktop ended with a run that never started"
+    );
+    store.set_setting("delegate.targets", &Value::Null).unwrap();
+
     // The next message works on the same desktop.
     app.events.lock().unwrap().clear();
     app.send(Some(&session), "again").unwrap();

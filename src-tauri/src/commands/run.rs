@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use deskhand::agent::stall::StallAnswer;
 use deskhand::agent::verify::SavedCheck;
-use deskhand::agent::{ApprovalPolicy, Decision};
+use deskhand::agent::{AgentEvent, ApprovalPolicy, Decision, RunStatus};
 use deskhand::desktop::DesktopChoice;
-use deskhand::llm::ContentBlock;
 use deskhand::llm::config::ProviderSettings;
 use deskhand::llm::providers::ProviderKind;
-use deskhand::tasks::{Origin, RunSettings, TaskSpec, TaskUpdate};
+use deskhand::llm::{ContentBlock, Usage};
+use deskhand::tasks::{Engine, Origin, RunSettings, TaskSpec, TaskState, TaskUpdate};
 use deskhand::tools::Tool;
 use serde_json::{Value, json};
 use tauri::ipc::Channel;
@@ -161,9 +161,43 @@ pub async fn send_message<R: Runtime>(
         }
         if !finished {
             state.finish();
+            for wire in ended_before_its_run(&engine, &task.id) {
+                let _ = on_event.send(wire);
+            }
         }
     });
     Ok(task.session_id)
+}
+
+/// What the page is sent for a task that ended without a run, so sent no events: one that
+/// could not start (a setting that cannot work, a plugin it needs that did not start) or was
+/// stopped while it waited its turn. Like a run's, its events end with `done`.
+fn ended_before_its_run(engine: &Engine, task_id: &str) -> Vec<Value> {
+    let Ok(info) = engine.task(task_id) else {
+        return Vec::new();
+    };
+    let status = match info.state {
+        TaskState::Cancelled => RunStatus::Cancelled,
+        _ => RunStatus::Error,
+    };
+    let error = (status == RunStatus::Error).then(|| AgentEvent::Error {
+        kind: None,
+        message: info
+            .error
+            .unwrap_or_else(|| "the task ended before its run began".into()),
+    });
+    let done = AgentEvent::Done {
+        status,
+        turns: 0,
+        session_id: info.session_id,
+        usage: Usage::default(),
+        cost_usd: None,
+    };
+    error
+        .into_iter()
+        .chain([done])
+        .filter_map(|event| serde_json::to_value(event).ok())
+        .collect()
 }
 
 /// While the window is hidden (in the tray), a task that waits for approval or has finished

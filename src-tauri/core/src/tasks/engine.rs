@@ -572,12 +572,18 @@ impl Run {
             self.live.approvals.clone(),
             self.slot.rules.clone(),
             self.wrap.clone(),
-            kept,
+            kept.clone(),
         )
         .await;
         let prepared = match prepared {
             Ok(prepared) => prepared,
             Err(e) => {
+                // A run that never started leaves the session's kept desktop as it found it.
+                if let Some(kept) = kept {
+                    lock(&self.engine.inner.desktops)
+                        .by_session
+                        .insert(self.session_id.clone(), kept);
+                }
                 self.leave_desktop();
                 return self.finish(TaskState::Error, Some(e.to_string()));
             }

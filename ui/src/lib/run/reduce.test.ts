@@ -179,6 +179,16 @@ describe('applyEvent', () => {
     expect(state.outcome).toBe('error');
   });
 
+  it('ends a task that never started its run, with the reason it gave', () => {
+    const state = initialRunState();
+    state.phase = 'running';
+    fold([{ type: 'error', message: 'the `delegate.targets` setting must map names to URLs' }, done('error')], state);
+    expect(state.phase).toBe('finished');
+    expect(state.outcome).toBe('error');
+    expect(state.error?.message).toMatch(/delegate\.targets/);
+    expect(state.chat).toEqual([]);
+  });
+
   it('counts down to a retry and clears it when the stream resumes', () => {
     const state = fold([started()], initialRunState(), 0);
     applyEvent(

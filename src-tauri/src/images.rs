@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use deskhand::images::{content_hash, image_block};
+use deskhand::images::{content_hash, image_block, media_type_of};
 use deskhand::llm::{ContentBlock, ImageSource};
 use serde::{Deserialize, Serialize};
 
@@ -46,13 +46,8 @@ impl Attachments {
             .map_err(|e| IpcError::invalid(upper_first(&e.to_string())))?;
         let size = imagesize::blob_size(&bytes)
             .map_err(|e| IpcError::invalid(format!("cannot read the image's size: {e}")))?;
-        let ContentBlock::Image { source } = &block else {
-            unreachable!("image_block makes image blocks")
-        };
-        let media_type = match source {
-            ImageSource::Base64 { media_type, .. } => media_type.clone(),
-            ImageSource::Ref(image) => image.media_type.clone(),
-        };
+        // Known: `image_block` took the bytes for one of the formats it names.
+        let media_type = media_type_of(&bytes).unwrap_or_default().to_string();
         let id = uuid::Uuid::new_v4().to_string();
         let sha256 = content_hash(&bytes);
         let attached = Attached {

@@ -161,7 +161,7 @@ pub async fn send_message<R: Runtime>(
         }
         if !finished {
             state.finish();
-            for wire in ended_before_its_run(&engine, &task.id) {
+            for wire in ended_without_done(&engine, &task.id) {
                 let _ = on_event.send(wire);
             }
         }
@@ -169,10 +169,11 @@ pub async fn send_message<R: Runtime>(
     Ok(task.session_id)
 }
 
-/// What the page is sent for a task that ended without a run, so sent no events: one that
-/// could not start (a setting that cannot work, a plugin it needs that did not start) or was
-/// stopped while it waited its turn. Like a run's, its events end with `done`.
-fn ended_before_its_run(engine: &Engine, task_id: &str) -> Vec<Value> {
+/// What the page is sent for a task whose events did not end with `done`: mostly one that
+/// never ran, so sent none, because it could not start (a setting that cannot work, a plugin
+/// it needs that did not start) or was stopped while it waited its turn. The page learns why
+/// it ended, and its events end with `done` like a run's.
+fn ended_without_done(engine: &Engine, task_id: &str) -> Vec<Value> {
     let Ok(info) = engine.task(task_id) else {
         return Vec::new();
     };
@@ -184,7 +185,7 @@ fn ended_before_its_run(engine: &Engine, task_id: &str) -> Vec<Value> {
         kind: None,
         message: info
             .error
-            .unwrap_or_else(|| "the task ended before its run began".into()),
+            .unwrap_or_else(|| "the task ended without saying why".into()),
     });
     let done = AgentEvent::Done {
         status,

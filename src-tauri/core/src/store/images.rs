@@ -113,15 +113,18 @@ pub(crate) fn externalize(
         known,
         save,
     )
+    .map(drop)
 }
 
 /// Replaces each base64 source by a ref: a known image's, or one `save` gives for its bytes.
-/// A source that is not valid base64 stays as it is.
+/// A source that is not valid base64 stays as it is. Returns the images `save` kept, each
+/// with the base64 text it replaced, to be known next time.
 pub(crate) fn keep_sources<'a>(
     sources: impl IntoIterator<Item = &'a mut ImageSource>,
     known: &KnownImages,
     save: &mut SaveImage<'_>,
-) -> Result<(), StoreError> {
+) -> Result<Vec<(String, ImageRef)>, StoreError> {
+    let mut kept = Vec::new();
     for source in sources {
         let ImageSource::Base64 { media_type, data } = source else {
             continue;
@@ -129,10 +132,12 @@ pub(crate) fn keep_sources<'a>(
         if let Some((_, image)) = known.iter().find(|(text, _)| text == data) {
             *source = ImageSource::Ref(image.clone());
         } else if let Ok(bytes) = BASE64.decode(&*data) {
-            *source = ImageSource::Ref(save(media_type, &bytes)?);
+            let image = save(media_type, &bytes)?;
+            kept.push((std::mem::take(data), image.clone()));
+            *source = ImageSource::Ref(image);
         }
     }
-    Ok(())
+    Ok(kept)
 }
 
 /// Externalizes the images of an event as stored: a `message` event's, and those of a
@@ -267,7 +272,7 @@ mod tests {
         };
         let mut sources = [source(&known_data), source(&BASE64.encode(b"new bytes"))];
         let mut saved = Vec::new();
-        keep_sources(sources.iter_mut(), &known, &mut |media_type, bytes| {
+        let kept = keep_sources(sources.iter_mut(), &known, &mut |media_type, bytes| {
             saved.push(bytes.to_vec());
             Ok(ImageRef {
                 sha256: content_hash(bytes),
@@ -281,6 +286,12 @@ mod tests {
         assert!(
             matches!(&sources[1], ImageSource::Ref(image) if image.sha256 == content_hash(b"new bytes"))
         );
+        // The newly kept image, with its text, to be known next time.
+        let [(text, image)] = &kept[..] else {
+            panic!("one image kept: {kept:?}")
+        };
+        assert_eq!(*text, BASE64.encode(b"new bytes"));
+        assert_eq!(sources[1], ImageSource::Ref(image.clone()));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::{Store, StoreError, actions, images, messages, now_ms, sessions};
 use crate::agent::AgentEvent;
 use crate::agent::history;
 use crate::images::ImageRef;
-use crate::llm::{ContentBlock, ImageSource, Message, Role};
+use crate::llm::{ContentBlock, Message, Role};
 
 /// The result given to a call whose run ended before it was answered (a crash, a kill).
 pub const INTERRUPTED: &str = "interrupted: Deskhand stopped before this action's result was \
@@ -335,14 +335,7 @@ impl Recorder {
         else {
             return Ok((event, Vec::new()));
         };
-        let texts: Vec<Option<String>> = sources
-            .iter()
-            .map(|source| match source {
-                ImageSource::Base64 { data, .. } => Some(data.clone()),
-                ImageSource::Ref(_) => None,
-            })
-            .collect();
-        images::keep_sources(sources.iter_mut(), &[], &mut |media_type, bytes| {
+        let kept = images::keep_sources(sources.iter_mut(), &[], &mut |media_type, bytes| {
             images::save(
                 tx,
                 self.store.dir(),
@@ -352,14 +345,6 @@ impl Recorder {
                 now,
             )
         })?;
-        let kept = texts
-            .into_iter()
-            .zip(sources.iter())
-            .filter_map(|(text, source)| match (text, source) {
-                (Some(text), ImageSource::Ref(image)) => Some((text, image.clone())),
-                _ => None,
-            })
-            .collect();
         Ok((event, kept))
     }
 

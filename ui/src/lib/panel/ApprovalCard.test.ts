@@ -159,6 +159,45 @@ describe('ApprovalCard', () => {
   });
 });
 
+describe('ApprovalCard, long values', () => {
+  const typed = `${'a'.repeat(1226)}rm -rf ~`;
+  const name = `Delete ${'x'.repeat(2000)}`;
+  const long = () =>
+    approvalRequest('t1', {
+      input: { action: 'type', text: typed },
+      summary: `type "${'a'.repeat(60)}"… (1,234 characters)`,
+      detail: null,
+      target: { known: true, name, role: 'push button', app: 'Mousepad', sensitive: true },
+    });
+
+  it('shows the start of a long typed text and name, an ellipsis and the length, never cut silently', () => {
+    renderCard(long());
+    const types = screen.getByText(/^a+… \(1,234 characters\)$/);
+    expect(types.textContent).toBe(`${'a'.repeat(60)}… (1,234 characters)`);
+    expect(screen.getByTestId('approval-target').textContent).toContain(
+      `Delete ${'x'.repeat(73)}… (2,007 characters)`,
+    );
+    expect(document.body.textContent).not.toContain('rm -rf ~');
+  });
+
+  it('shows them whole with "Show all", and with Alt+V', async () => {
+    renderCard(long());
+    await userEvent.click(screen.getByRole('button', { name: /Show all/ }));
+    expect(screen.getByText(typed)).toBeInTheDocument();
+    expect(screen.getByTestId('approval-target').textContent).toContain(name);
+    expect(screen.getByRole('button', { name: /Show less/ })).toHaveAttribute('aria-expanded', 'true');
+    await userEvent.keyboard('{Alt>}v{/Alt}');
+    expect(document.body.textContent).not.toContain('rm -rf ~');
+    await userEvent.keyboard('{Alt>}v{/Alt}');
+    expect(screen.getByText(typed)).toBeInTheDocument();
+  });
+
+  it('offers no "Show all" when nothing is shortened', () => {
+    renderCard();
+    expect(screen.queryByRole('button', { name: /Show all/ })).toBeNull();
+  });
+});
+
 describe('ApprovalCard, attacked', () => {
   it('does not let held Enter approve a second card that follows the first', async () => {
     const { emit, sent } = await runningApp('tidy my downloads');

@@ -1,8 +1,9 @@
-//! Places whose reading is never silent: keys, keyrings, browser profiles, `.env` and shell rc
-//! files, `/proc`, and Deskhand's own directories. A read-only action (an editor `view`)
-//! of such a place asks in the ask and auto modes and is refused in read-only mode, so a
-//! prompt-injected model cannot read `~/.ssh/id_ed25519` or an `export …API_KEY=` line
-//! without the person seeing it. The person extends the list with
+//! Places whose reading is never silent: keys, keyrings, credentials, browser profiles, `.env`
+//! and shell rc files, other users' homes, `/proc`, `/etc/shadow`, and Deskhand's own
+//! directories. An editor command on such a place (whose result can carry the file) and a
+//! plugin call whose arguments name one ask in the ask and auto modes and are refused in
+//! read-only mode, so a prompt-injected model cannot read `~/.ssh/id_ed25519` or an `export
+//! …API_KEY=` line without the person seeing it. The person extends the list with
 //! `deskhand settings set secret-paths`.
 
 use std::path::{Component, Path, PathBuf};
@@ -30,6 +31,9 @@ const IN_HOME: &[&str] = &[
     ".kube",
     ".docker",
     ".config/gcloud",
+    ".config/gh",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
 ];
 
 /// Directories that are secret wherever they are (another user's home, a backup).
@@ -60,13 +64,31 @@ const FILE_NAMES: &[&str] = &[
     ".pypirc",
 ];
 
-/// Absolute places: every process's memory map, environment and command line.
-const ABSOLUTE: &[&str] = &["/proc"];
+/// Absolute places: every process's memory map, environment and command line; the password
+/// and group password hashes and their backups.
+const ABSOLUTE: &[&str] = &[
+    "/proc",
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+];
+
+/// Where other users' homes are: every directory in `/home` but the person's own, and
+/// root's home unless it is the person's.
+const HOMES: &str = "/home";
+const ROOT_HOME: &str = "/root";
+
+/// The most strings of a plugin call's arguments that are looked at; a call with more is
+/// taken to name a secret place, so that no secret path hides behind a wall of others.
+const MAX_ARGUMENT_STRINGS: usize = 4096;
 
 /// The secret places of one person, with the directories as given and as resolved.
 #[derive(Clone, Debug)]
 pub struct SecretPlaces {
     places: Vec<Place>,
+    /// The person's home, lexically and resolved: the homes beside it are other users'.
+    home: Vec<PathBuf>,
 }
 
 #[derive(Clone, Debug)]
@@ -98,6 +120,13 @@ impl SecretPlaces {
     /// expanded).
     pub fn new(home: Option<&Path>, own_dirs: &[PathBuf], extra: &[String]) -> Self {
         let mut places = Vec::new();
+        let own_home = home
+            .map(|home| {
+                let lexical = normalized(home);
+                let resolved = std::fs::canonicalize(&lexical).ok();
+                [Some(lexical), resolved].into_iter().flatten().collect()
+            })
+            .unwrap_or_default();
         if let Some(home) = home {
             places.extend(
                 IN_HOME
@@ -124,7 +153,10 @@ impl SecretPlaces {
                 places.push(Place::new(entry.clone(), path));
             }
         }
-        Self { places }
+        Self {
+            places,
+            home: own_home,
+        }
     }
 
     /// The built-in places, the store's directory (beside the default data directory and
@@ -164,12 +196,64 @@ impl SecretPlaces {
             .find_map(|path| self.match_path(path))
     }
 
+    /// The secret place a plugin call's arguments name, if any: each string, as a path and
+    /// word by word (`cat ~/.ssh/id_rsa`, `file:///etc/shadow`), `~/` being the home.
+    pub fn place_named_in(&self, arguments: &Value) -> Option<String> {
+        let mut strings = Vec::new();
+        collect_strings(arguments, &mut strings);
+        if strings.len() > MAX_ARGUMENT_STRINGS {
+            return Some(format!(
+                "more than {MAX_ARGUMENT_STRINGS} paths or words to check in its arguments"
+            ));
+        }
+        strings.into_iter().find_map(|text| {
+            let words = text.split(|c: char| {
+                c.is_whitespace()
+                    || matches!(c, '"' | '\'' | '`' | '=' | ',' | ';' | '|' | '<' | '>')
+            });
+            std::iter::once(text)
+                .chain(words)
+                .filter_map(|word| self.as_path(word))
+                .find_map(|path| self.place_of(&path))
+        })
+    }
+
+    /// `word` as a path, if it can be one: absolute, in the home (`~/`), a `file:` URI, or
+    /// relative with a `/` or a leading dot (`.env`, `.ssh/id_rsa`).
+    fn as_path(&self, word: &str) -> Option<PathBuf> {
+        let word = word.strip_prefix("file://").unwrap_or(word);
+        if let Some(rest) = word.strip_prefix("~/") {
+            return Some(self.home.first()?.join(rest));
+        }
+        (word.starts_with('/') || word.starts_with('.') || word.contains('/'))
+            .then(|| PathBuf::from(word))
+    }
+
+    /// Another user's home that `path` is in: `/home/NAME` when it is not the person's own
+    /// home (or a directory above it), `/root` when the person's home is elsewhere.
+    fn other_home(&self, path: &Path) -> Option<String> {
+        let own = |dir: &Path| self.home.iter().any(|home| home.starts_with(dir));
+        if let Ok(rest) = path.strip_prefix(HOMES)
+            && let Some(Component::Normal(name)) = rest.components().next()
+        {
+            let dir = Path::new(HOMES).join(name);
+            if !own(&dir) {
+                return Some(format!("another user's home ({})", dir.display()));
+            }
+        }
+        (path.starts_with(ROOT_HOME) && !own(Path::new(ROOT_HOME)))
+            .then(|| format!("another user's home ({ROOT_HOME})"))
+    }
+
     fn match_path(&self, path: &Path) -> Option<String> {
         if let Some(place) = self.places.iter().find(|place| {
             path.starts_with(&place.path)
                 || place.resolved.as_ref().is_some_and(|r| path.starts_with(r))
         }) {
             return Some(place.shown.clone());
+        }
+        if let Some(home) = self.other_home(path) {
+            return Some(home);
         }
         let names: Vec<&str> = path
             .components()
@@ -195,6 +279,16 @@ impl Place {
             resolved: std::fs::canonicalize(&path).ok(),
             path,
         }
+    }
+}
+
+/// Every string in `value`, object keys left out.
+fn collect_strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+    match value {
+        Value::String(text) => out.push(text),
+        Value::Array(items) => items.iter().for_each(|item| collect_strings(item, out)),
+        Value::Object(map) => map.values().for_each(|item| collect_strings(item, out)),
+        _ => {}
     }
 }
 
@@ -266,16 +360,117 @@ mod tests {
             (h("work/keys/prod.pem"), "~/work/keys".into()),
             (PathBuf::from("/srv/vault/token"), "/srv/vault".into()),
             (
-                PathBuf::from("/home/bob/.ssh/id_rsa"),
+                PathBuf::from("/srv/backup/.ssh/id_rsa"),
                 "a .ssh directory".into(),
+            ),
+            (h(".config/gh/hosts.yml"), "~/.config/gh".into()),
+            (h(".cargo/credentials"), "~/.cargo/credentials".into()),
+            (
+                h(".cargo/credentials.toml"),
+                "~/.cargo/credentials.toml".into(),
+            ),
+            (h(".docker/config.json"), "~/.docker".into()),
+            (h(".kube/config"), "~/.kube".into()),
+            (h(".netrc"), "a .netrc file".into()),
+            (h(".pgpass"), "a .pgpass file".into()),
+            (h(".git-credentials"), "a .git-credentials file".into()),
+            (PathBuf::from("/etc/shadow"), "/etc/shadow".into()),
+            (PathBuf::from("/etc/gshadow"), "/etc/gshadow".into()),
+            (
+                PathBuf::from("/home/bob/.aws/credentials"),
+                "another user's home (/home/bob)".into(),
+            ),
+            (
+                PathBuf::from("/home/bob/notes.txt"),
+                "another user's home (/home/bob)".into(),
+            ),
+            (
+                PathBuf::from("/root/.bash_history"),
+                "another user's home (/root)".into(),
             ),
         ] {
             assert_eq!(places.place_of(&path), Some(place), "{}", path.display());
         }
-        for path in [h("project/main.rs"), h(".environment"), h("ssh/notes.txt")] {
+        for path in [
+            h("project/main.rs"),
+            h(".environment"),
+            h("ssh/notes.txt"),
+            h(".cargo/config.toml"),
+            PathBuf::from("/home"),
+            PathBuf::from("/etc/passwd"),
+        ] {
             assert_eq!(places.place_of(&path), None, "{}", path.display());
         }
         assert_eq!(places.place_of(Path::new("/tmp/relative")), None);
+    }
+
+    #[test]
+    fn the_own_home_is_not_another_users_and_root_is_secret_only_to_others() {
+        let ann = SecretPlaces::new(Some(Path::new("/home/ann")), &[], &[]);
+        assert_eq!(ann.place_of(Path::new("/home/ann/Documents/a.txt")), None);
+        assert_eq!(
+            ann.place_of(Path::new("/home/bob/.config/gh/hosts.yml"))
+                .as_deref(),
+            Some("another user's home (/home/bob)")
+        );
+        assert_eq!(
+            ann.place_of(Path::new("/root/.cargo/credentials.toml"))
+                .as_deref(),
+            Some("another user's home (/root)")
+        );
+        let root = SecretPlaces::new(Some(Path::new("/root")), &[], &[]);
+        assert_eq!(root.place_of(Path::new("/root/notes.txt")), None);
+        assert_eq!(
+            root.place_of(Path::new("/etc/shadow")).as_deref(),
+            Some("/etc/shadow")
+        );
+    }
+
+    #[test]
+    fn plugin_arguments_that_name_a_secret_place_are_found_in_any_string() {
+        let home = tempfile::tempdir().unwrap();
+        let places = SecretPlaces::new(Some(home.path()), &[], &[]);
+        let named = |arguments: Value| places.place_named_in(&arguments);
+        for (arguments, place) in [
+            (serde_json::json!({"path": "~/.ssh/id_ed25519"}), "~/.ssh"),
+            (
+                serde_json::json!({"path": home.path().join(".ssh")}),
+                "~/.ssh",
+            ),
+            (
+                serde_json::json!({"uri": "file:///etc/shadow"}),
+                "/etc/shadow",
+            ),
+            (
+                serde_json::json!({"command": "cat ~/.config/gh/hosts.yml | head"}),
+                "~/.config/gh",
+            ),
+            (
+                serde_json::json!({"files": ["README.md", {"name": "project/.env"}]}),
+                "a .env file",
+            ),
+            (
+                serde_json::json!({"args": ["--file=.netrc"]}),
+                "a .netrc file",
+            ),
+        ] {
+            assert_eq!(
+                named(arguments.clone()).as_deref(),
+                Some(place),
+                "{arguments}"
+            );
+        }
+        for arguments in [
+            serde_json::json!({"path": "/tmp/report.txt", "query": "ssh keys", "n": 3}),
+            serde_json::json!({"text": "the ssh keys are in the usual directory"}),
+            serde_json::json!({"~/.ssh": "an object key is not an argument value"}),
+        ] {
+            assert_eq!(named(arguments.clone()), None, "{arguments}");
+        }
+        let wall: Vec<String> = (0..=MAX_ARGUMENT_STRINGS)
+            .map(|i| format!("/tmp/{i}"))
+            .collect();
+        assert!(named(serde_json::json!({ "paths": wall })).is_some());
     }
 
     #[test]

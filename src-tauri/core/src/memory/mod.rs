@@ -47,8 +47,9 @@ impl From<&Note> for NoteRef {
 }
 
 /// Why a text cannot be stored as a note, worded for the model or the person to act on; `None`
-/// when it can. Every way into the notes table (the tool, the CLI, the window) goes through it.
-pub fn check_note(text: &str) -> Result<(), String> {
+/// when it can. Every way into the notes table (the tool, the CLI, the window) goes through it;
+/// the tool passes its run's provider keys as `run_keys`, the others none.
+pub fn check_note(text: &str, run_keys: &[String]) -> Result<(), String> {
     if text.trim().is_empty() {
         return Err("a note cannot be empty; write the fact or preference to keep".into());
     }
@@ -59,7 +60,7 @@ pub fn check_note(text: &str) -> Result<(), String> {
             text.len()
         ));
     }
-    if let Some(what) = looks_like_secret(text) {
+    if let Some(what) = looks_like_secret(text, run_keys) {
         return Err(format!(
             "refused: this note contains {what}. Notes never hold API keys, passwords or other \
              secrets, since they are sent to the model in later runs; leave the secret out"
@@ -74,13 +75,16 @@ mod tests {
 
     #[test]
     fn empty_long_and_secret_notes_are_refused_with_the_reason() {
-        assert!(check_note("invoices are in ~/Documents/Acme").is_ok());
-        assert!(check_note("  \n ").unwrap_err().contains("empty"));
+        assert!(check_note("invoices are in ~/Documents/Acme", &[]).is_ok());
+        assert!(check_note("  \n ", &[]).unwrap_err().contains("empty"));
         let long = "a".repeat(NOTE_LIMIT + 1);
-        assert!(check_note(&long).unwrap_err().contains("4 KB"));
-        assert!(check_note(&"a".repeat(NOTE_LIMIT)).is_ok());
-        let key =
-            check_note("my key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789").unwrap_err();
+        assert!(check_note(&long, &[]).unwrap_err().contains("4 KB"));
+        assert!(check_note(&"a".repeat(NOTE_LIMIT), &[]).is_ok());
+        let key = check_note(
+            "my key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
+            &[],
+        )
+        .unwrap_err();
         assert!(key.starts_with("refused"), "{key}");
         assert!(
             !key.contains("abcdefghij"),

@@ -65,7 +65,7 @@ fn is_distinctive(conn: &Connection, word: &str) -> Result<bool, StoreError> {
 impl Store {
     /// Stores a new note, written in `session_id` (or by the person: `None`).
     pub fn add_note(&self, text: &str, session_id: Option<&str>) -> Result<Note, StoreError> {
-        memory::check_note(text).map_err(StoreError::BadNote)?;
+        memory::check_note(text, &[]).map_err(StoreError::BadNote)?;
         self.with(|conn| {
             let now = now_ms();
             conn.prepare_cached(
@@ -78,7 +78,7 @@ impl Store {
 
     /// Replaces a note's text.
     pub fn update_note(&self, id: i64, text: &str) -> Result<Note, StoreError> {
-        memory::check_note(text).map_err(StoreError::BadNote)?;
+        memory::check_note(text, &[]).map_err(StoreError::BadNote)?;
         self.with(|conn| {
             let changed = conn
                 .prepare_cached("UPDATE notes SET text = ?2, updated_at = ?3 WHERE id = ?1")?

@@ -449,6 +449,7 @@ pub async fn prepare(
         memory: Some(MemoryAccess {
             store: store.clone(),
             session_id: session_id.to_string(),
+            run_keys: provider.api_key().map(str::to_string).into_iter().collect(),
         }),
         display: desktop.as_ref().map(|desktop| desktop.display_name()),
         launch,

@@ -50,12 +50,14 @@ pub struct ToolSettings {
     pub set_of_marks: bool,
 }
 
-/// What the `memory` and `plan` tools need: the store, and the session the run is in (new,
-/// or resumed with its stored plan).
+/// What the `memory` and `plan` tools need: the store, the session the run is in (new, or
+/// resumed with its stored plan), and the run's provider keys, which no note may hold in any
+/// form.
 #[derive(Clone)]
 pub struct MemoryAccess {
     pub store: Store,
     pub session_id: String,
+    pub run_keys: Vec<String>,
 }
 
 impl std::fmt::Debug for MemoryAccess {
@@ -63,6 +65,7 @@ impl std::fmt::Debug for MemoryAccess {
         f.debug_struct("MemoryAccess")
             .field("store", &self.store.dir())
             .field("session_id", &self.session_id)
+            .field("run_keys", &self.run_keys.len())
             .finish()
     }
 }
@@ -140,10 +143,10 @@ fn make(
                 unavailable("it needs the history, which this run does not have".into())
             })?;
             if name == "memory" {
-                return Ok(Arc::new(MemoryTool::new(
-                    access.store.clone(),
-                    access.session_id.clone(),
-                )));
+                return Ok(Arc::new(
+                    MemoryTool::new(access.store.clone(), access.session_id.clone())
+                        .with_run_keys(access.run_keys.clone()),
+                ));
             }
             let stored = access
                 .store

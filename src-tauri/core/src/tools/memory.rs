@@ -1,6 +1,7 @@
 //! The `memory` tool: the model's notes (remember, update, forget, search) and recall of past
 //! sessions (search the history, read one session back). Writes pass the approval gate
-//! showing the note; searching and recalling only read the local history.
+//! showing the note, and the gate asks the person about them in every mode (a note enters
+//! every later run's prompt); searching and recalling only read the local history.
 
 use async_trait::async_trait;
 use schemars::JsonSchema;
@@ -20,11 +21,12 @@ const SEARCH_SESSIONS: usize = 10;
 /// Characters of a note a search result shows.
 const NOTE_PREVIEW: usize = 300;
 
-/// The history the tool reads and writes, and the session it runs in (notes are filed under
-/// it, and search leaves it out).
+/// The history the tool reads and writes, the session it runs in (notes are filed under it,
+/// and search leaves it out), and the run's provider keys, which no note may hold.
 pub struct MemoryTool {
     store: Store,
     session_id: String,
+    run_keys: Vec<String>,
 }
 
 impl MemoryTool {
@@ -32,7 +34,14 @@ impl MemoryTool {
         Self {
             store,
             session_id: session_id.into(),
+            run_keys: Vec::new(),
         }
+    }
+
+    /// Refuses notes that hold one of `keys` (the run's provider keys) in any form.
+    pub fn with_run_keys(mut self, keys: Vec<String>) -> Self {
+        self.run_keys = keys;
+        self
     }
 
     fn existing(&self, id: i64) -> Result<Note, String> {
@@ -113,7 +122,7 @@ enum MemoryCall {
 }
 
 impl MemoryCall {
-    fn read(input: &Value) -> Result<Self, String> {
+    fn read(input: &Value, run_keys: &[String]) -> Result<Self, String> {
         let input: MemoryInput = super::input::read(NAME, input)?;
         let action = input.action.name();
         let required = |value: Option<String>, field: &str| {
@@ -123,7 +132,7 @@ impl MemoryCall {
         };
         let note = |text: Option<String>| {
             let text = text.unwrap_or_default();
-            memory::check_note(&text).map(|()| text)
+            memory::check_note(&text, run_keys).map(|()| text)
         };
         let id = || {
             input
@@ -181,7 +190,7 @@ impl Tool for MemoryTool {
     }
 
     fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
-        let call = MemoryCall::read(input)?;
+        let call = MemoryCall::read(input, &self.run_keys)?;
         let (action, read_only, summary, detail) = match call {
             MemoryCall::Remember { text } => (
                 "remember",
@@ -247,7 +256,7 @@ impl Tool for MemoryTool {
     }
 
     async fn run(&self, input: &Value, _ctx: &ToolContext) -> ToolOutput {
-        let call = match MemoryCall::read(input) {
+        let call = match MemoryCall::read(input, &self.run_keys) {
             Ok(call) => call,
             Err(message) => return ToolOutput::error(message),
         };

@@ -59,13 +59,19 @@ pub fn deskhand_at(api: &StandIn, dir: &Path) -> Command {
 /// [`deskhand_at`] on a pseudo-terminal (the pty driver `tests/fixtures/pty_run.py`), where
 /// `answer` is typed at each approval prompt; the caller adds deskhand's arguments.
 pub fn on_pty(api: &StandIn, dir: &Path, answer: &str) -> Command {
+    command_on_pty(&deskhand_at(api, dir), answer)
+}
+
+/// `deskhand` (its program, arguments and environment) on a pseudo-terminal, where `answer`
+/// is typed at each approval prompt; the caller may add more arguments.
+pub fn command_on_pty(deskhand: &Command, answer: &str) -> Command {
     let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pty_run.py");
-    let deskhand = deskhand_at(api, dir);
     let mut command = Command::new("python3");
     command
         .arg(driver)
-        .args(["this session: ", answer, "--"])
-        .arg(deskhand.get_program());
+        .args([PROMPT_END, answer, "--"])
+        .arg(deskhand.get_program())
+        .args(deskhand.get_args());
     for (name, value) in deskhand.get_envs() {
         match value {
             Some(value) => command.env(name, value),
@@ -73,6 +79,17 @@ pub fn on_pty(api: &StandIn, dir: &Path, answer: &str) -> Command {
         };
     }
     command
+}
+
+/// The events of `--json` output on a terminal: the lines that are JSON, between the
+/// approval prompts.
+pub fn json_lines_on_screen(screen: &str) -> Vec<Value> {
+    screen
+        .lines()
+        .map(|line| line.trim_end_matches('\r'))
+        .filter(|line| line.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
 }
 
 /// `deskhand ask` through `--provider openai` at the stand-in's Chat Completions side, with

@@ -214,3 +214,87 @@ fn a_hostile_imported_session_title_and_id_are_shown_escaped() {
     assert_eq!(status, 0, "{}", String::from_utf8_lossy(&screen));
     assert_no_raw_controls(&screen);
 }
+
+/// `deskhand ask --tools bash --approve ask` on a pty, where the model runs `touch FILE` for
+/// each file in turn; `env` steers the pty driver (type-ahead, answers per prompt). Returns
+/// which files exist afterwards, and the screen.
+fn touch_on_terminal(files: &[&str], env: &[(&str, String)]) -> (Vec<bool>, String) {
+    let data = tempfile::tempdir().unwrap();
+    let paths: Vec<_> = files.iter().map(|f| data.path().join(f)).collect();
+    let mut turns: Vec<Turn> = paths
+        .iter()
+        .map(|p| {
+            Turn::tool_use(
+                "bash",
+                json!({ "command": format!("touch {}", p.display()) }),
+            )
+        })
+        .collect();
+    turns.push(Turn::text("Done."));
+    let api = StandIn::spawn(turns);
+    let mut env = env.to_vec();
+    env.push(("ANTHROPIC_API_KEY", API_KEY.to_string()));
+    env.push(("ANTHROPIC_BASE_URL", api.url()));
+    let (status, screen) = on_terminal(
+        data.path(),
+        &env,
+        "n",
+        &[
+            "ask",
+            "--tools",
+            "bash",
+            "--approve",
+            "ask",
+            "touch the files",
+        ],
+    );
+    let screen = String::from_utf8_lossy(&screen).into_owned();
+    assert_eq!(status, 0, "{screen}");
+    (paths.iter().map(|p| p.exists()).collect(), screen)
+}
+
+#[test]
+fn keys_typed_before_a_prompt_do_not_answer_it() {
+    // `y⏎` typed before any prompt, then `n` at the prompt: the command does not run.
+    let (ran, screen) = touch_on_terminal(&["ahead"], &[("PTY_TYPE_AHEAD", "y\n".into())]);
+    assert_eq!(ran, [false], "{screen}");
+    // A key pressed 200 ms after the prompt appeared is too early to count; `n` a second
+    // later is the answer.
+    let (ran, screen) = touch_on_terminal(
+        &["early"],
+        &[(
+            "PTY_ANSWERS",
+            json!([[[0.2, "y"], [1.2, "n\n"]]]).to_string(),
+        )],
+    );
+    assert_eq!(ran, [false], "{screen}");
+}
+
+#[test]
+fn one_key_answers_one_prompt() {
+    // `y⏎y⏎` at the first prompt approves the first command only; the second is denied.
+    let (ran, screen) = touch_on_terminal(
+        &["one", "two"],
+        &[("PTY_ANSWERS", json!(["y\ny\n", "n\n"]).to_string())],
+    );
+    assert_eq!(ran, [true, false], "{screen}");
+    // `y` with no Enter answers at once.
+    let (ran, screen) = touch_on_terminal(&["three"], &[("PTY_ANSWERS", json!(["y"]).to_string())]);
+    assert_eq!(ran, [true], "{screen}");
+}
+
+#[test]
+fn the_v_key_shows_the_call_in_full_and_asks_again() {
+    let (ran, screen) = touch_on_terminal(
+        &["viewed"],
+        &[("PTY_ANSWERS", json!(["v", "y"]).to_string())],
+    );
+    assert_eq!(ran, [true], "{screen}");
+    let full = screen.find("The call in full (bash bash):").expect(&screen);
+    assert!(screen[full..].contains("\"command\": \"touch "), "{screen}");
+    assert_eq!(
+        screen.matches(PROMPT_END).count(),
+        2,
+        "asked again: {screen}"
+    );
+}

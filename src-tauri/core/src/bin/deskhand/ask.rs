@@ -444,6 +444,7 @@ pub fn watch_ctrl_c(cancel: CancellationToken) {
             eprintln!("\ndeskhand: stopping (Ctrl-C again to quit at once)");
             cancel.cancel();
             if interrupts.recv().await.is_some() {
+                crate::keypress::restore();
                 std::process::exit(RunStatus::Cancelled.exit_code());
             }
         }

@@ -6,6 +6,7 @@ mod ask;
 mod elements;
 mod eval;
 mod key;
+mod keypress;
 mod monitors;
 mod notes;
 mod plugins;

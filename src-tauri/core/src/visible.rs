@@ -77,6 +77,38 @@ pub fn json(json: &str) -> Cow<'_, str> {
     Cow::Owned(shown)
 }
 
+/// The most characters of a typed text an approval line shows before it shortens it.
+pub const TYPED_CHARS: usize = 60;
+
+/// The most characters of an element's name an approval line shows before it shortens it.
+pub const NAME_CHARS: usize = 80;
+
+/// `text` cut to its first `max` characters for a one-line display, and what goes after it:
+/// nothing when it is whole, else an ellipsis and the full length ("… (1,234 characters)"),
+/// so that a shortened value never passes for the whole one.
+pub fn shortened(text: &str, max: usize) -> (&str, String) {
+    match text.char_indices().nth(max) {
+        None => (text, String::new()),
+        Some((end, _)) => (
+            &text[..end],
+            format!("… ({} characters)", grouped(text.chars().count())),
+        ),
+    }
+}
+
+/// `n` with its thousands grouped by commas: 1,234,567.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (at, digit) in digits.chars().enumerate() {
+        if at > 0 && (digits.len() - at) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     if !text.chars().any(|c| is_hidden(c) && !keep(c)) {
         return Cow::Borrowed(text);
@@ -100,6 +132,20 @@ fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shortened_text_says_it_was_cut_and_how_long_it_is() {
+        assert_eq!(shortened("short", 10), ("short", String::new()));
+        assert_eq!(shortened("exactly10!", 10), ("exactly10!", String::new()));
+        let long = "é".repeat(1234);
+        let (start, rest) = shortened(&long, 3);
+        assert_eq!(start, "ééé");
+        assert_eq!(rest, "… (1,234 characters)");
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(1234567), "1,234,567");
+    }
 
     #[test]
     fn escapes_terminal_sequences_bidi_and_invisible_characters() {

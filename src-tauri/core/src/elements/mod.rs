@@ -204,7 +204,8 @@ impl Target {
         }
     }
 
-    /// "**Delete** (push button) in Mousepad", or that nothing is known.
+    /// "**Delete** (push button) in Mousepad", or that nothing is known. A very long name is
+    /// shortened, saying so and how long it is (`approver`'s `v` key shows it whole).
     pub fn describe(&self) -> String {
         if !self.known {
             let why = self.why.as_deref().unwrap_or("no accessible element there");
@@ -213,7 +214,8 @@ impl Target {
         let name = if self.name.is_empty() {
             "unnamed".to_string()
         } else {
-            format!("**{}**", self.name)
+            let (start, rest) = crate::visible::shortened(&self.name, crate::visible::NAME_CHARS);
+            format!("**{start}**{rest}")
         };
         let place = if self.app.is_empty() {
             String::new()

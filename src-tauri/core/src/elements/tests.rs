@@ -70,6 +70,16 @@ fn approvals_describe_the_element_in_words() {
     );
     assert!(snapshot().elements[2].is_sensitive());
     assert!(!snapshot().elements[3].is_sensitive());
+    // A very long name is shortened on the approval line, saying so and how long it is.
+    let mut long = snapshot().elements[2].clone();
+    long.name = format!("Delete {}", "x".repeat(2000));
+    assert_eq!(
+        long.describe(),
+        format!(
+            "**Delete {}**… (2,007 characters) (push button) in Mousepad",
+            "x".repeat(73)
+        )
+    );
 }
 
 #[test]

@@ -323,8 +323,8 @@ impl Tool for UiTool {
         };
         let mut summary = format!("{verb} {}", element.describe());
         if let Some(text) = input["text"].as_str() {
-            let short: String = text.chars().take(60).collect();
-            summary.push_str(&format!(": {short:?}"));
+            let (start, rest) = crate::visible::shortened(text, crate::visible::TYPED_CHARS);
+            summary.push_str(&format!(": {start:?}{rest}"));
         }
         Ok(ActionPlan {
             kind: format!("ui.{action}"),

@@ -272,9 +272,8 @@ impl Tool for ComputerTool {
             summary.push_str(&format!(" ({}, {}) → screen ({}, {})", p.x, p.y, s.0, s.1));
         }
         if let Some(text) = &call.text {
-            let short: String = text.chars().take(60).collect();
-            let more = if short.len() < text.len() { "…" } else { "" };
-            summary.push_str(&format!(" {short:?}{more}"));
+            let (start, rest) = crate::visible::shortened(text, crate::visible::TYPED_CHARS);
+            summary.push_str(&format!(" {start:?}{rest}"));
         }
         let target = self.target(&action, &screen);
         if let Some(target) = &target {

@@ -133,6 +133,14 @@ fn plans_say_where_on_the_screen_an_action_lands() {
         .plan(&json!({"action": "type", "text": "hello"}))
         .unwrap();
     assert_eq!(typed.summary, "type \"hello\"");
+    // A long text shows its start, an ellipsis and its whole length: never cut silently.
+    let long = tool
+        .plan(&json!({"action": "type", "text": format!("{}rm -rf ~", "a".repeat(1226))}))
+        .unwrap();
+    assert_eq!(
+        long.summary,
+        format!("type \"{}\"… (1,234 characters)", "a".repeat(60))
+    );
     for read_only in [
         json!({"action": "screenshot"}),
         json!({"action": "cursor_position"}),

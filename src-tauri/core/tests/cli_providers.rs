@@ -132,7 +132,7 @@ fn missing_and_contradictory_settings_are_one_line_before_any_request() {
 fn ask_with_bash_and_editor_over_chat_completions_changes_files_end_to_end() {
     let session = BashEditorSession::new();
     let api = StandIn::spawn(session.turns());
-    let (output, stdout, stderr) = run(ask_over_openai(&api, &session.root)
+    let (output, stdout, stderr) = run(ask_over_openai(&api, &session.data)
         .current_dir(&session.root)
         .args(BashEditorSession::ASK_ARGS));
     assert_eq!(output.status.code(), Some(0), "stderr: {stderr}");

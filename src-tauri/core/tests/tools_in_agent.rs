@@ -143,7 +143,7 @@ fn ask_with_bash_and_editor_changes_files_end_to_end() {
     let session = BashEditorSession::new();
     let api = StandIn::spawn(session.turns());
     let (output, stdout, stderr) = cli::run(
-        cli::deskhand_at(&api, &session.root)
+        cli::deskhand_at(&api, &session.data)
             .arg("ask")
             .args(BashEditorSession::ASK_ARGS)
             .current_dir(&session.root)

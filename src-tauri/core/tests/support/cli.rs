@@ -167,19 +167,26 @@ pub fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
 /// edits and inserts into a script there, and bash runs it from the directory the first
 /// command moved to.
 pub struct BashEditorSession {
-    /// The run's working and data directory, as the shell's `pwd` prints it.
+    /// The run's working directory, as the shell's `pwd` prints it.
     pub root: PathBuf,
+    /// The run's data directory, beside the work: Deskhand's own directory is a secret
+    /// place, where every edit asks.
+    pub data: PathBuf,
     app: PathBuf,
     _work: tempfile::TempDir,
+    _data: tempfile::TempDir,
 }
 
 impl BashEditorSession {
     pub fn new() -> Self {
         let work = tempfile::tempdir().unwrap();
         let root = work.path().canonicalize().unwrap();
+        let data_dir = tempfile::tempdir().unwrap();
         Self {
             app: root.join("project/app.py"),
             root,
+            data: data_dir.path().to_path_buf(),
+            _data: data_dir,
             _work: work,
         }
     }

@@ -619,3 +619,67 @@ fn approve_deny_runs_only_trusted_read_only_tools_that_are_not_destructive() {
     }
     assert_eq!(result_text(&results[2]), "echo: three");
 }
+
+/// A plugin that claims to be read-only (and is trusted to say so) still asks, and in
+/// read-only mode is refused, when its arguments name a secret place: `~/.ssh`, another
+/// user's home, `/etc/shadow`.
+#[test]
+fn a_read_only_plugin_call_that_names_a_secret_place_asks_whatever_its_hints_say() {
+    let home = tempfile::tempdir().unwrap();
+    let mcp = json!({"mcpServers": {
+        "trusted": {"command": "python3", "args": [fixture()], "trustReadOnlyHint": true}
+    }});
+    std::fs::write(home.path().join("mcp.json"), mcp.to_string()).unwrap();
+    let calls = || {
+        Turn::tool_uses([
+            ("trusted__echo", json!({"text": "~/.ssh/id_ed25519"})),
+            (
+                "trusted__echo",
+                json!({"text": "cat /home/somebody-else/.aws/credentials"}),
+            ),
+            ("trusted__echo", json!({"text": "file:///etc/shadow"})),
+            ("trusted__echo", json!({"text": "/tmp/report.txt"})),
+        ])
+    };
+    for approve in ["deny", "auto"] {
+        let api = StandIn::spawn([calls(), Turn::text("Done.")]);
+        let output = Command::new(env!("CARGO_BIN_EXE_deskhand"))
+            .args(["ask", "--tools", "trusted", "--approve", approve, "go"])
+            .env("ANTHROPIC_API_KEY", API_KEY)
+            .env("ANTHROPIC_BASE_URL", api.url())
+            .env("DESKHAND_CONFIG_DIR", home.path())
+            .env("DESKHAND_DATA_DIR", home.path())
+            .env("HOME", home.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        let results = last_tool_results(&api.requests()[1].body);
+        for (refused, place) in results[..3].iter().zip([
+            "~/.ssh",
+            "another user's home (/home/somebody-else)",
+            "/etc/shadow",
+        ]) {
+            assert_eq!(refused["is_error"], true, "{approve}: {refused}");
+            let text = result_text(refused);
+            // Read-only mode refuses it; auto mode asks, and with no terminal nobody can
+            // say yes.
+            let expected = match approve {
+                "deny" => format!(
+                    "not allowed: it reads {place}, a secret place, which the read-only mode \
+                     never allows"
+                ),
+                _ => "the user denied this action: no terminal to ask for approval (stdin is \
+                      not a TTY); run with --approve auto to allow actions"
+                    .into(),
+            };
+            assert_eq!(text, expected, "{approve}");
+        }
+        assert_eq!(
+            result_text(&results[3]),
+            "echo: /tmp/report.txt",
+            "{approve}"
+        );
+    }
+}

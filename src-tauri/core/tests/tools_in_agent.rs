@@ -277,6 +277,82 @@ async fn editor_views_of_secret_places_ask_in_auto_mode_and_are_refused_in_read_
     }
 }
 
+/// Every editor command on a secret place asks in auto mode, not only `view`: a no-op
+/// `str_replace` or an empty `insert` returned the file (issue 32). Denied, the key never
+/// reaches the model and the file is as it was.
+#[tokio::test]
+async fn editor_edits_of_secret_places_ask_in_auto_mode_and_return_nothing_when_denied() {
+    let home = tempfile::tempdir().unwrap();
+    let home = home.path();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let key = home.join(".ssh/id_ed25519");
+    std::fs::write(&key, "PRIVATE KEY\n").unwrap();
+    let path = key.display().to_string();
+    let calls = [
+        (
+            EDITOR,
+            json!({"command": "str_replace", "path": path, "old_str": "PRIVATE", "new_str": "PRIVATE"}),
+        ),
+        (
+            EDITOR,
+            json!({"command": "insert", "path": path, "insert_line": 0, "new_str": ""}),
+        ),
+        (
+            EDITOR,
+            json!({"command": "create", "path": path, "file_text": "replaced\n"}),
+        ),
+    ];
+    let api = StandIn::spawn([Turn::tool_uses(calls), Turn::text("Fine.")]);
+    let names = ["editor".to_string()];
+    let tools = catalog::registry(Some(&names), &ToolSettings::default()).unwrap();
+    let mut agent = agent(
+        &api.url(),
+        tools,
+        ApprovalPolicy::Auto,
+        Box::new(FixedApprover(Decision::Approve)),
+        10,
+    );
+    let deny = Decision::Deny {
+        reason: Some("not my keys".into()),
+    };
+    agent.gate = Arc::new(
+        ApprovalGate::new(ApprovalPolicy::Auto, Box::new(FixedApprover(deny)))
+            .with_secret_places(SecretPlaces::new(Some(home), &[], &[])),
+    );
+    let mut history = Vec::new();
+    let (outcome, events) = run_prompt(&agent, &mut history, "tidy the keys").await;
+    assert_eq!(outcome.status, RunStatus::Done);
+    let asked: Vec<String> = events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ApprovalNeeded { request } => Some(request.plan.summary.clone()),
+            _ => None,
+        })
+        .collect();
+    let results = last_tool_results(&api.requests()[1].body);
+    assert_eq!(results.len(), 3);
+    assert_eq!(asked.len(), 3, "{asked:?}");
+    assert!(
+        asked
+            .iter()
+            .all(|s| s.ends_with("(works in ~/.ssh, a secret place)")),
+        "{asked:?}"
+    );
+    for result in &results {
+        assert_eq!(
+            result_text(result),
+            "the user denied this action: not my keys"
+        );
+    }
+    assert!(
+        api.requests()
+            .iter()
+            .all(|r| !r.body.to_string().contains("PRIVATE KEY")),
+        "the key reached the model"
+    );
+    assert_eq!(std::fs::read_to_string(&key).unwrap(), "PRIVATE KEY\n");
+}
+
 /// The list is the person's to extend: `deskhand settings set secret-paths` adds places, and a
 /// CLI run in read-only mode refuses to read them, as it refuses `~/.ssh` of `$HOME`.
 #[test]

@@ -546,7 +546,7 @@ mod tests {
         let always: Vec<ActionPlan> = vec![
             edit("editor.str_replace"),
             edit("editor.insert"),
-            edit("editor.undo_edit"),
+            edit("editor.create"),
             plugin.clone(),
             note,
             with(

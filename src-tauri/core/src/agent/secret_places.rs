@@ -6,6 +6,7 @@
 //! …API_KEY=` line without the person seeing it. The person extends the list with
 //! `deskhand settings set secret-paths`.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
@@ -74,8 +75,8 @@ const ABSOLUTE: &[&str] = &[
     "/etc/gshadow-",
 ];
 
-/// Where other users' homes are: every directory in `/home` but the person's own, and
-/// root's home unless it is the person's.
+/// Where other users' homes are: the directories in `/home`, and root's home; a home the
+/// person has or owns is not another's.
 const HOMES: &str = "/home";
 const ROOT_HOME: &str = "/root";
 
@@ -89,6 +90,8 @@ pub struct SecretPlaces {
     places: Vec<Place>,
     /// The person's home, lexically and resolved: the homes beside it are other users'.
     home: Vec<PathBuf>,
+    /// The user Deskhand runs as: a home directory this user owns is not another's.
+    uid: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -120,7 +123,7 @@ impl SecretPlaces {
     /// expanded).
     pub fn new(home: Option<&Path>, own_dirs: &[PathBuf], extra: &[String]) -> Self {
         let mut places = Vec::new();
-        let own_home = home
+        let own_home: Vec<PathBuf> = home
             .map(|home| {
                 let lexical = normalized(home);
                 let resolved = std::fs::canonicalize(&lexical).ok();
@@ -156,6 +159,8 @@ impl SecretPlaces {
         Self {
             places,
             home: own_home,
+            // SAFETY: `geteuid` takes nothing and cannot fail.
+            uid: unsafe { libc::geteuid() },
         }
     }
 
@@ -229,20 +234,20 @@ impl SecretPlaces {
             .then(|| PathBuf::from(word))
     }
 
-    /// Another user's home that `path` is in: `/home/NAME` when it is not the person's own
-    /// home (or a directory above it), `/root` when the person's home is elsewhere.
+    /// Another user's home that `path` is in: `/home/NAME` or `/root` when it is neither
+    /// the person's home (nor a directory above it) nor owned by the user Deskhand runs as.
     fn other_home(&self, path: &Path) -> Option<String> {
-        let own = |dir: &Path| self.home.iter().any(|home| home.starts_with(dir));
-        if let Ok(rest) = path.strip_prefix(HOMES)
-            && let Some(Component::Normal(name)) = rest.components().next()
-        {
-            let dir = Path::new(HOMES).join(name);
-            if !own(&dir) {
-                return Some(format!("another user's home ({})", dir.display()));
-            }
-        }
-        (path.starts_with(ROOT_HOME) && !own(Path::new(ROOT_HOME)))
-            .then(|| format!("another user's home ({ROOT_HOME})"))
+        let home = match path.strip_prefix(HOMES) {
+            Ok(rest) => match rest.components().next() {
+                Some(Component::Normal(name)) => Path::new(HOMES).join(name),
+                _ => return None,
+            },
+            Err(_) if path.starts_with(ROOT_HOME) => PathBuf::from(ROOT_HOME),
+            Err(_) => return None,
+        };
+        let own = self.home.iter().any(|mine| mine.starts_with(&home))
+            || std::fs::metadata(&home).is_ok_and(|m| m.uid() == self.uid);
+        (!own).then(|| format!("another user's home ({})", home.display()))
     }
 
     fn match_path(&self, path: &Path) -> Option<String> {
@@ -384,10 +389,6 @@ mod tests {
                 PathBuf::from("/home/bob/notes.txt"),
                 "another user's home (/home/bob)".into(),
             ),
-            (
-                PathBuf::from("/root/.bash_history"),
-                "another user's home (/root)".into(),
-            ),
         ] {
             assert_eq!(places.place_of(&path), Some(place), "{}", path.display());
         }
@@ -406,7 +407,11 @@ mod tests {
 
     #[test]
     fn the_own_home_is_not_another_users_and_root_is_secret_only_to_others() {
-        let ann = SecretPlaces::new(Some(Path::new("/home/ann")), &[], &[]);
+        // As a user who owns neither /root nor anything in /home.
+        let ann = SecretPlaces {
+            uid: u32::MAX - 1,
+            ..SecretPlaces::new(Some(Path::new("/home/ann")), &[], &[])
+        };
         assert_eq!(ann.place_of(Path::new("/home/ann/Documents/a.txt")), None);
         assert_eq!(
             ann.place_of(Path::new("/home/bob/.config/gh/hosts.yml"))
@@ -418,8 +423,18 @@ mod tests {
                 .as_deref(),
             Some("another user's home (/root)")
         );
-        let root = SecretPlaces::new(Some(Path::new("/root")), &[], &[]);
+        let root = SecretPlaces {
+            uid: u32::MAX - 1,
+            ..SecretPlaces::new(Some(Path::new("/root")), &[], &[])
+        };
         assert_eq!(root.place_of(Path::new("/root/notes.txt")), None);
+        // A home the user owns is theirs, wherever `$HOME` points (a test's own `HOME`).
+        let owner = std::fs::metadata("/root").unwrap().uid();
+        let elsewhere = SecretPlaces {
+            uid: owner,
+            ..SecretPlaces::new(Some(Path::new("/tmp/ci-home")), &[], &[])
+        };
+        assert_eq!(elsewhere.place_of(Path::new("/root/repo/README.md")), None);
         assert_eq!(
             root.place_of(Path::new("/etc/shadow")).as_deref(),
             Some("/etc/shadow")

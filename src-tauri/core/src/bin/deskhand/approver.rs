@@ -10,8 +10,8 @@ use deskhand::visible;
 
 use crate::keypress;
 
-/// The answer to the question about `request`, one key on the terminal: y = yes, n (or Esc) =
-/// no, then an optional reason for the model on its own line, a = always for this kind, v =
+/// The answer to the question about `request`, one key on the terminal: y = yes, n = no, then
+/// an optional reason for the model on its own line, Esc = no, a = always for this kind, v =
 /// the call in full, then the question again. Keys typed before the question was on screen
 /// for a moment do not count (`keypress`). With no terminal it refuses, and says why.
 pub async fn ask(request: &ApprovalRequest) -> Decision {
@@ -88,6 +88,12 @@ fn one_key_answer(prompt: &str, full: &str) -> Decision {
                 return Decision::ApproveKind;
             }
             b'v' => eprintln!("v\n{full}"),
+            // Esc denies at once: an arrow key starts with it, and the rest of its bytes must
+            // not become a reason.
+            keypress::ESCAPE => {
+                eprintln!("n");
+                return Decision::Deny { reason: None };
+            }
             _ => {
                 eprint!("n\nReason for the model (optional, Enter to skip): ");
                 drop(terminal);

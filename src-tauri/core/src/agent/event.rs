@@ -98,6 +98,10 @@ pub enum AgentEvent {
         #[serde(flatten)]
         decision: Decision,
         by: DecidedBy,
+        /// For `by: "api"`: which client answered (its connection's peer, or the token).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        client: Option<String>,
     },
     ToolResult {
         id: String,

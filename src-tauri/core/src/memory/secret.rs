@@ -10,7 +10,7 @@ pub fn looks_like_secret(text: &str) -> Option<&'static str> {
     if text.contains(crate::agent::REDACTED) {
         return Some("this run's API key (shown to you as \"[redacted API key]\")");
     }
-    if crate::key_guard::environment_keys().any(|key| key.len() >= 8 && text.contains(key)) {
+    if crate::key_guard::environment_secrets().any(|key| key.len() >= 8 && text.contains(key)) {
         return Some("the value of an API key variable of this machine");
     }
     let in_environment = std::env::vars_os().any(|(name, value)| {

@@ -55,21 +55,11 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             listener.local_addr()?
         );
         let router = api::router(engine.clone(), Some(token));
-        let stop = stop.clone();
-        servers.spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await
-        });
+        servers.spawn(api::serve(listener, router, stop.clone().cancelled_owned()));
     }
     {
         let router = api::router(engine.clone(), None);
-        let stop = stop.clone();
-        servers.spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await
-        });
+        servers.spawn(api::serve(listener, router, stop.clone().cancelled_owned()));
     }
     shutdown_signal().await;
     eprintln!("deskhand: stopping: cancelling running tasks");

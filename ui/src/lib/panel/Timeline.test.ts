@@ -56,10 +56,13 @@ describe('Timeline', () => {
       ),
       onopen: vi.fn(),
     });
-    expect(screen.getByText(/Approved\s+by you, in the window/)).toBeInTheDocument();
-    expect(
-      screen.getByText(/Approved\s+by a program through the local API\s+\(a client on the API's socket \(pid 42, uid 1000\)\)/),
-    ).toBeInTheDocument();
+    const decisions = [...document.querySelectorAll('.decision')].map((p) =>
+      p.textContent?.replace(/\s+/g, ' ').trim(),
+    );
+    expect(decisions).toEqual([
+      'Approved by you, in the window',
+      "Approved by a program through the local API (a client on the API's socket (pid 42, uid 1000))",
+    ]);
   });
 
   it('draws a click marker where the plan says, scaled to the screenshot', async () => {

@@ -148,6 +148,11 @@ fn a_nohup_loop_left_by_an_approved_command_cannot_approve_later_actions() {
             .lines()
             .map(str::to_string)
             .collect();
+        let task = serve.task(&id);
+        assert_eq!(
+            task["state"], "waiting_for_approval",
+            "the loop's approval got through: {tries:?}"
+        );
         if tries.len() >= 5 {
             break tries;
         }
@@ -211,20 +216,9 @@ fn the_agents_programs_get_the_allowlist_and_no_secret() {
         ("XDG_RUNTIME_DIR", "/tmp/xdg-runtime-controls"),
     ];
     let dir = tempfile::tempdir().unwrap();
-    let (output, _, stderr) =
+    // Checked after the secrets, so that a failure names what leaked.
+    let (listed, _, listing) =
         run(deskhand(dir.path()).args(["settings", "set", "pass-env", "MY_PASSED_VARIABLE"]));
-    assert!(output.status.success(), "{stderr}");
-    let (output, _, stderr) = run(deskhand(dir.path()).args([
-        "settings",
-        "set",
-        "pass-env",
-        "MY_PASSED_VARIABLE,GITHUB_TOKEN",
-    ]));
-    assert!(!output.status.success());
-    assert!(
-        stderr.contains("`GITHUB_TOKEN` looks like a secret"),
-        "{stderr}"
-    );
 
     let api = StandIn::spawn([
         Turn::tool_use("bash", json!({"command": "env -0 | tr '\\0' '\\n'"})),
@@ -240,6 +234,18 @@ fn the_agents_programs_get_the_allowlist_and_no_secret() {
         assert!(!shown.contains(name), "{name} reached the agent: {shown}");
         assert!(!shown.contains(value), "{name}'s value reached the agent");
     }
+    assert!(listed.status.success(), "{listing}");
+    let (output, _, stderr) = run(deskhand(dir.path()).args([
+        "settings",
+        "set",
+        "pass-env",
+        "MY_PASSED_VARIABLE,GITHUB_TOKEN",
+    ]));
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("`GITHUB_TOKEN` looks like a secret"),
+        "{stderr}"
+    );
     let names: BTreeSet<&str> = shown
         .lines()
         .filter_map(|line| line.split_once('=').map(|(name, _)| name))

@@ -25,21 +25,39 @@ pub const KEEPER_NAME: &std::ffi::CStr = c"deskhand-keeper";
 /// The most ancestors [`kept_by`] looks at; process trees are never this deep.
 const MAX_ANCESTORS: usize = 4096;
 
-/// The keeper `pid` runs under, itself or an ancestor, if it is a run's program (or a keeper):
-/// found by walking its parents (`/proc/PID/stat`) up to init.
+/// What marks `pid` as a run's program, found by walking its parents (`/proc/PID/stat`) up
+/// to init: the keeper it runs under (itself or an ancestor), or this process when `pid` is
+/// a descendant of it that no keeper holds (an orphan whose keeper was killed, adopted by
+/// this process: [`adopt_orphans`]; or another program it started, none of which is a
+/// client of its own).
 pub fn kept_by(pid: u32) -> Option<u32> {
-    let mut pid = pid;
+    let me = std::process::id();
+    let mut current = pid;
     for _ in 0..MAX_ANCESTORS {
-        if pid <= 1 {
+        if current <= 1 {
             return None;
         }
-        let (name, parent) = name_and_parent(pid)?;
-        if name.as_bytes() == KEEPER_NAME.to_bytes() {
-            return Some(pid);
+        if current == me {
+            return (pid != me).then_some(me);
         }
-        pid = parent;
+        let (name, parent) = name_and_parent(current)?;
+        if name.as_bytes() == KEEPER_NAME.to_bytes() {
+            return Some(current);
+        }
+        current = parent;
     }
     None
+}
+
+/// Makes this process the subreaper of everything it starts: a program whose keeper was
+/// killed (by the program itself, `kill -9 $PPID`) leaves its orphans to this process, not to
+/// init, so that [`kept_by`] still finds them. For the process that serves the local API.
+pub fn adopt_orphans() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_CHILD_SUBREAPER takes plain integers and touches no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+    }
 }
 
 /// A process's name and its parent's pid, from `/proc/PID/stat` ("pid (name) state ppid …";

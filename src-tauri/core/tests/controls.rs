@@ -194,6 +194,55 @@ fn a_nohup_loop_left_by_an_approved_command_cannot_approve_later_actions() {
     assert_eq!(decided[1]["decision"], "deny");
 }
 
+/// A command leaves a `setsid nohup` loop behind and kills its own keeper (`kill -9 $PPID`),
+/// so that no keeper is left above the loop. The service adopted it (a subreaper), and
+/// refuses it still.
+#[test]
+fn a_loop_whose_keeper_was_killed_is_still_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("run").join("api.sock");
+    let (log, pid_file) = (dir.path().join("loop.log"), dir.path().join("loop.pid"));
+    let command = r#"(setsid nohup sh -c "echo \$\$ > @PIDFILE@; while :; do curl -s -o /dev/null -w '%{http_code}\n' --unix-socket @SOCKET@ -H 'Content-Type: application/json' --data-binary '{\"prompt\": \"escaped\"}' http://deskhand/v1/tasks >> @LOG@; sleep 0.1; done" >/dev/null 2>&1 &); sleep 0.3; kill -9 $PPID"#
+        .replace("@PIDFILE@", &pid_file.display().to_string())
+        .replace("@SOCKET@", &socket.display().to_string())
+        .replace("@LOG@", &log.display().to_string());
+    let api = StandIn::spawn([
+        Turn::tool_use("bash", json!({ "command": command })),
+        Turn::text("Done."),
+    ]);
+    let serve = Serve::start(&api, dir.path());
+    let task = serve.submit(json!({"prompt": "work", "tools": ["bash"], "approve": "auto"}));
+    serve.wait_for(task["id"].as_str().unwrap(), "done");
+    let looping: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let tries = loop {
+        let tries = std::fs::read_to_string(&log).unwrap_or_default();
+        if tries.lines().count() >= 5 {
+            break tries;
+        }
+        assert!(Instant::now() < deadline, "the loop never tried: {tries:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stat = std::fs::read_to_string(format!("/proc/{looping}/stat")).unwrap();
+    let parent = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .nth(1)
+        .unwrap();
+    // SAFETY: kill(2) on the loop this test made the agent start.
+    unsafe { libc::kill(looping, libc::SIGKILL) };
+    assert_eq!(parent, serve.pid().to_string(), "the loop's parent");
+    assert!(tries.lines().all(|code| code == "403"), "{tries}");
+    let (_, tasks) = serve.curl("GET", "/v1/tasks", None);
+    assert!(!tasks.to_string().contains("escaped"), "{tasks}");
+}
+
 /// The service holds the API token and other secrets in its environment. The agent's
 /// `env` shows exactly the allowlist and the name the person passes on, none of the
 /// secrets, and the service's own environment block no longer holds their values.

@@ -85,9 +85,14 @@ impl Peer {
             };
         };
         let keeper = crate::processes::kept_by(pid)?;
+        let under = if keeper == std::process::id() {
+            "started by this service, its keeper gone".to_string()
+        } else {
+            format!("under keeper {keeper}")
+        };
         Some(format!(
             "this connection comes from a program Deskhand started for an agent's run (pid \
-             {pid}, under keeper {keeper}): the agent's programs cannot use Deskhand's local API"
+             {pid}, {under}): the agent's programs cannot use Deskhand's local API"
         ))
     }
 }

@@ -31,6 +31,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         println!("{}", token.expose());
         return Ok(());
     }
+    // What a run's program leaves behind when it kills its keeper comes here, where the
+    // API still knows it for the agent's.
+    deskhand::processes::adopt_orphans();
     let store = Store::open_default(args.service.data_dir.clone())?;
     let engine = Engine::new(store);
     let (listener, socket) = api::bind_socket(&args.service.socket_path())?;

@@ -34,11 +34,12 @@ pub fn kept_by(pid: u32) -> Option<u32> {
     let me = std::process::id();
     let mut current = pid;
     for _ in 0..MAX_ANCESTORS {
-        if current <= 1 {
-            return None;
-        }
+        // Checked first: in a container the service may be pid 1.
         if current == me {
             return (pid != me).then_some(me);
+        }
+        if current <= 1 {
+            return None;
         }
         let (name, parent) = name_and_parent(current)?;
         if name.as_bytes() == KEEPER_NAME.to_bytes() {

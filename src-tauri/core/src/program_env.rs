@@ -67,24 +67,26 @@ fn has_credentials(value: &OsStr) -> bool {
             .is_some_and(|(user, _)| user.contains(':'))
 }
 
-/// Whether the agent's programs may get `name` (before the secret check).
-fn is_allowed(name: &OsStr) -> bool {
+/// Whether the agent's programs may get `name` (before the secret check), given the names
+/// the person passes on.
+fn is_allowed(name: &OsStr, passed: &[String]) -> bool {
     let Some(name) = name.to_str() else {
         return false;
     };
     ALLOWED.contains(&name)
         || name.starts_with("LC_")
         || (name.starts_with("XDG_") && name != "XDG_RUNTIME_DIR")
-        || passed().iter().any(|passed| passed == name)
+        || passed.iter().any(|passed| passed == name)
 }
 
 /// The environment of a program the agent runs: the allowed variables of this process's
 /// environment, none of them a secret or one this process set for itself alone. Callers
 /// clear the command's environment first ([`apply`]).
 pub fn for_programs() -> Vec<(OsString, OsString)> {
+    let passed = PASSED.read().unwrap_or_else(|e| e.into_inner());
     std::env::vars_os()
         .filter(|(name, value)| {
-            is_allowed(name) && !is_secret(name, value) && !is_own(name.as_os_str())
+            is_allowed(name, &passed) && !is_secret(name, value) && !is_own(name.as_os_str())
         })
         .collect()
 }
@@ -103,10 +105,6 @@ pub fn withheld() -> impl Iterator<Item = OsString> {
 }
 
 static PASSED: RwLock<Vec<String>> = RwLock::new(Vec::new());
-
-fn passed() -> Vec<String> {
-    PASSED.read().unwrap_or_else(|e| e.into_inner()).clone()
-}
 
 /// The names the person passes on ([`PASS_SETTING`]): none unless set.
 pub fn passed_setting(store: &crate::store::Store) -> Result<Vec<String>, StoreError> {
@@ -172,7 +170,8 @@ mod tests {
 
     #[test]
     fn the_agents_programs_get_the_allowlist_and_no_runtime_directory() {
-        let allowed = |name: &str| is_allowed(OsStr::new(name));
+        let passed = ["MY_TOOL_HOME".to_string()];
+        let allowed = |name: &str| is_allowed(OsStr::new(name), &passed);
         for name in [
             "PATH",
             "HOME",
@@ -182,6 +181,7 @@ mod tests {
             "DISPLAY",
             "WAYLAND_DISPLAY",
             "XDG_CONFIG_HOME",
+            "MY_TOOL_HOME",
         ] {
             assert!(allowed(name), "{name}");
         }

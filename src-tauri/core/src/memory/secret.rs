@@ -1,5 +1,6 @@
 //! Recognises secrets in text meant for a note: the run's key as the loop redacted it, the
-//! values of the `*API_KEY` variables this process started with, the provider key formats,
+//! values of the secret variables this process started with (`key_guard`), the values of
+//! the `*API_KEY` variables it has, the provider key formats,
 //! and `NAME_API_KEY=value` assignments. A note is sent to
 //! the model in every later run, so a key written into one would leak for good.
 
@@ -11,7 +12,7 @@ pub fn looks_like_secret(text: &str) -> Option<&'static str> {
         return Some("this run's API key (shown to you as \"[redacted API key]\")");
     }
     if crate::key_guard::environment_secrets().any(|key| key.len() >= 8 && text.contains(key)) {
-        return Some("the value of an API key variable of this machine");
+        return Some("the value of a secret variable of this machine");
     }
     let in_environment = std::env::vars_os().any(|(name, value)| {
         let is_key = name

@@ -66,9 +66,9 @@ fn the_window_approves_denies_and_switches_the_mode_mid_run() {
     assert_eq!(
         decided,
         [
-            (json!("approve"), json!("user")),
-            (json!("deny"), json!("user")),
-            (json!("approve"), json!("user")),
+            (json!("approve"), json!("window")),
+            (json!("deny"), json!("window")),
+            (json!("approve"), json!("window")),
             (json!("approve"), json!("policy")),
         ]
     );

@@ -76,7 +76,9 @@ fn serve(dir: &std::path::Path) -> (Engine, reqwest::Client) {
     let router = deskhand::api::router(engine.clone(), None);
     tokio::spawn(async move {
         let _file = file;
-        axum::serve(listener, router).await.unwrap();
+        deskhand::api::serve(listener, router, std::future::pending())
+            .await
+            .unwrap();
     });
     (engine, client(&socket))
 }

@@ -206,6 +206,9 @@ impl AgentDesktop {
             None => std::process::Stdio::null(),
         };
         let mut command = Command::new(program);
+        // Its window manager and buses are the agent's programs too: no secret, no runtime
+        // directory but the desktop's own.
+        crate::program_env::apply(&mut command);
         command
             .args(args)
             .envs(self.environment())

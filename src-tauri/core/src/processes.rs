@@ -13,6 +13,63 @@
 //!
 //! The keeper is forked in the child before `exec` (a `pre_exec` hook), so it runs no Rust
 //! runtime: only system calls that are safe after `fork` in a threaded process.
+//!
+//! The keeper names itself [`KEEPER_NAME`], which only it can (a process's name is changed by
+//! its own threads alone). Every program of a run therefore has a keeper among its ancestors
+//! for as long as it lives under one, orphans included: that is how the local API tells the
+//! agent's programs from the person's ([`kept_by`]), in any Deskhand process.
+
+/// The keeper's process name (`comm`, at most 15 bytes).
+pub const KEEPER_NAME: &std::ffi::CStr = c"deskhand-keeper";
+
+/// The most ancestors [`kept_by`] looks at; process trees are never this deep.
+const MAX_ANCESTORS: usize = 4096;
+
+/// What marks `pid` as a run's program, found by walking its parents (`/proc/PID/stat`) up
+/// to init: the keeper it runs under (itself or an ancestor), or this process when `pid` is
+/// a descendant of it that no keeper holds (an orphan whose keeper was killed, adopted by
+/// this process: [`adopt_orphans`]; or another program it started, none of which is a
+/// client of its own).
+pub fn kept_by(pid: u32) -> Option<u32> {
+    let me = std::process::id();
+    let mut current = pid;
+    for _ in 0..MAX_ANCESTORS {
+        // Checked first: in a container the service may be pid 1.
+        if current == me {
+            return (pid != me).then_some(me);
+        }
+        if current <= 1 {
+            return None;
+        }
+        let (name, parent) = name_and_parent(current)?;
+        if name.as_bytes() == KEEPER_NAME.to_bytes() {
+            return Some(current);
+        }
+        current = parent;
+    }
+    None
+}
+
+/// Makes this process the subreaper of everything it starts: a program whose keeper was
+/// killed (by the program itself, `kill -9 $PPID`) leaves its orphans to this process, not to
+/// init, so that [`kept_by`] still finds them. For the process that serves the local API.
+pub fn adopt_orphans() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_CHILD_SUBREAPER takes plain integers and touches no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+    }
+}
+
+/// A process's name and its parent's pid, from `/proc/PID/stat` ("pid (name) state ppid …";
+/// the name may hold spaces and parentheses, so it ends at the last `)`).
+fn name_and_parent(pid: u32) -> Option<(String, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (head, rest) = stat.rsplit_once(')')?;
+    let (_, name) = head.split_once('(')?;
+    let parent = rest.split_whitespace().nth(1)?.parse().ok()?;
+    Some((name.to_string(), parent))
+}
 
 /// Runs `command`'s program under a keeper (see the module). The child's pid is then the
 /// keeper's; [`end`] it to end the program and everything below it. On other systems the
@@ -106,6 +163,7 @@ mod keeper {
     unsafe fn keep(program: libc::pid_t, deskhand: libc::pid_t) -> ! {
         unsafe {
             libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1);
+            libc::prctl(libc::PR_SET_NAME, super::KEEPER_NAME.as_ptr());
             // Signals arrive by sigtimedwait, not handlers: blocked here, after the fork, so
             // the program does not inherit the mask.
             let mut signals: libc::sigset_t = std::mem::zeroed();
@@ -219,5 +277,45 @@ mod keeper {
             libc::close(fd);
             killed
         }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_kept_programs_orphan_is_known_by_its_keeper() {
+        // The program starts a `setsid nohup` loop and exits its subshell: the loop is an
+        // orphan in a session of its own, re-parented to the keeper.
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("loop.pid");
+        let mut command = tokio::process::Command::new("sh");
+        command.args([
+            "-c",
+            &format!(
+                "(setsid nohup sh -c 'echo $$ > {0}; exec sleep 30' >/dev/null 2>&1 &); sleep 30",
+                pid_file.display()
+            ),
+        ]);
+        keep(&mut command);
+        let child = command.spawn().unwrap();
+        let keeper = child.id().unwrap();
+        let started = std::time::Instant::now();
+        let orphan = loop {
+            if let Some(pid) = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|t| t.trim().parse::<u32>().ok())
+            {
+                break pid;
+            }
+            assert!(started.elapsed().as_secs() < 10, "the loop did not start");
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        };
+        assert_eq!(kept_by(orphan), Some(keeper));
+        assert_eq!(kept_by(keeper), Some(keeper));
+        assert_eq!(kept_by(std::process::id()), None);
+        end(keeper);
+        assert!(!is_running(orphan as libc::pid_t));
     }
 }

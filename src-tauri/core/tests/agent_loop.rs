@@ -695,7 +695,7 @@ impl Approver for StaleFirst {
         match stale {
             Some(previous) => Answer {
                 tool_use_id: previous,
-                decision: Decision::Approve,
+                ..request.answer(Decision::Approve)
             },
             None => request.answer(Decision::Deny {
                 reason: Some(format!("looked at {}", request.tool_use_id)),

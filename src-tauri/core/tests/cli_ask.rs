@@ -265,7 +265,7 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
         listed,
         "max-cost = (none)\nmax-tokens = 150\nsecret-paths = (none)\nstall-repeats = (none)\n\
          stall-no-ops = (none)\nstall-cycles = (none)\nmemory = (none)\n\
-         set-of-marks = (none)\ndelegate-targets = (none)\n"
+         set-of-marks = (none)\ndelegate-targets = (none)\npass-env = (none)\n"
     );
 
     // About 100 input tokens a request (without the memory and plan tools' descriptions): the
@@ -302,7 +302,7 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
         listed,
         "max-cost = 1.0\nmax-tokens = (none)\nsecret-paths = (none)\nstall-repeats = (none)\n\
          stall-no-ops = (none)\nstall-cycles = (none)\nmemory = (none)\n\
-         set-of-marks = (none)\ndelegate-targets = (none)\n"
+         set-of-marks = (none)\ndelegate-targets = (none)\npass-env = (none)\n"
     );
     let (output, _, stderr) =
         run(deskhand_at(&idle, data.path()).args(["ask", "--model", "local-llm", "go"]));

@@ -107,7 +107,8 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
         AgentEvent::ApprovalDecided {
             id: "toolu_1".into(),
             decision: Decision::Approve,
-            by: DecidedBy::User,
+            by: DecidedBy::Terminal,
+            client: None,
         },
         AgentEvent::ToolResult {
             id: "toolu_1".into(),
@@ -213,7 +214,7 @@ fn a_recorded_run_reads_back_whole_with_images_stored_once() {
     assert_eq!(action.tool, "bash");
     assert_eq!(action.input["command"], "ls ~/reports");
     assert_eq!(action.decision.as_deref(), Some("approve"));
-    assert_eq!(action.decided_by.as_deref(), Some("user"));
+    assert_eq!(action.decided_by.as_deref(), Some("terminal"));
     assert_eq!(action.result.as_deref(), Some("q3-summary.pdf"));
     assert_eq!(action.is_error, Some(false));
     assert_eq!(action.duration_ms, Some(12));

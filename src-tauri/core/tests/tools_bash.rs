@@ -236,8 +236,10 @@ fn the_plan_shows_the_exact_command() {
     assert!(definition.description.contains("persistent"));
 }
 
+/// The shell's environment is the allowlist and the names the person passes on: a listed
+/// secret, a variable Deskhand set for itself and an unlisted one stay out.
 #[tokio::test]
-async fn the_shell_gets_no_api_keys_nor_the_variables_deskhand_set_for_itself() {
+async fn the_shell_gets_only_the_allowlist_and_the_listed_names_never_a_secret() {
     // Names no other test of this binary uses; std's environment functions lock against
     // each other, and nothing here reads the environment through C.
     // SAFETY: see above.
@@ -245,16 +247,32 @@ async fn the_shell_gets_no_api_keys_nor_the_variables_deskhand_set_for_itself() 
         std::env::set_var("DESKHAND_TEST_EXAMPLE_API_KEY", "sk-test-not-for-the-model");
         std::env::set_var("DESKHAND_TEST_OWN_SETTING", "for deskhand only");
         std::env::set_var("DESKHAND_TEST_PERSONS_SETTING", "for every program");
+        std::env::set_var("DESKHAND_TEST_UNLISTED", "not listed");
+        std::env::set_var("DESKHAND_TEST_DATABASE_URL", "postgres://u:pw@db/x");
     }
     deskhand::program_env::withhold_from_programs(vec!["DESKHAND_TEST_OWN_SETTING".into()]);
+    deskhand::program_env::pass_on(
+        [
+            "DESKHAND_TEST_EXAMPLE_API_KEY",
+            "DESKHAND_TEST_OWN_SETTING",
+            "DESKHAND_TEST_PERSONS_SETTING",
+            "DESKHAND_TEST_DATABASE_URL",
+        ]
+        .map(String::from)
+        .to_vec(),
+    );
     let tool = bash();
     let output = run(
         &tool,
         "echo \"${DESKHAND_TEST_EXAMPLE_API_KEY-unset} ${DESKHAND_TEST_OWN_SETTING-unset} \
-         ${DESKHAND_TEST_PERSONS_SETTING-unset}\"",
+         ${DESKHAND_TEST_PERSONS_SETTING-unset} ${DESKHAND_TEST_UNLISTED-unset} \
+         ${DESKHAND_TEST_DATABASE_URL-unset} ${PATH:+path}\"",
     )
     .await;
-    assert_eq!(output_text(&output), "unset unset for every program\n");
+    assert_eq!(
+        output_text(&output),
+        "unset unset for every program unset unset path\n"
+    );
 }
 
 /// Issue 14: what leaves the shell's process group (`setsid`) or is orphaned on the way

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use deskhand::agent::stall::StallAnswer;
 use deskhand::agent::verify::SavedCheck;
-use deskhand::agent::{AgentEvent, ApprovalPolicy, Decision, RunStatus};
+use deskhand::agent::{AgentEvent, Answerer, ApprovalPolicy, DecidedBy, Decision, RunStatus};
 use deskhand::desktop::DesktopChoice;
 use deskhand::llm::config::ProviderSettings;
 use deskhand::llm::providers::ProviderKind;
@@ -285,7 +285,8 @@ pub async fn approve(
     if decision == Decision::ApproveKind && request.plan.kind == "bash" {
         confirmed(&state, confirm::allow_all_commands()).await?;
     }
-    engine.answer(&task, Some(&tool_use_id), decision)?;
+    let window = Answerer::new(DecidedBy::Window);
+    engine.answer(&task, Some(&tool_use_id), decision, window)?;
     Ok(())
 }
 

@@ -54,7 +54,11 @@ notes?: Array<NoteRef>,
  * Tool types the provider no longer offers this model because its endpoint refused
  * them (the computer toolset stepped down to `computer_20251124`, say).
  */
-tool_fallbacks?: Array<string>, } | { "type": "text_delta", text: string, } | { "type": "thinking_delta", text: string, } | { "type": "message", message: Message, } | { "type": "tool_call", id: string, name: string, input: unknown, } | { "type": "approval_needed", request: ApprovalRequest, } | { "type": "approval_decided", id: string, by: DecidedBy, } & ({ "decision": "approve" } | { "decision": "approve_kind" } | { "decision": "deny", reason: string | null, }) | { "type": "tool_result", id: string, name: string, is_error: boolean, 
+tool_fallbacks?: Array<string>, } | { "type": "text_delta", text: string, } | { "type": "thinking_delta", text: string, } | { "type": "message", message: Message, } | { "type": "tool_call", id: string, name: string, input: unknown, } | { "type": "approval_needed", request: ApprovalRequest, } | { "type": "approval_decided", id: string, by: DecidedBy, 
+/**
+ * For `by: "api"`: which client answered (its connection's peer, or the token).
+ */
+client?: string, } & ({ "decision": "approve" } | { "decision": "approve_kind" } | { "decision": "deny", reason: string | null, }) | { "type": "tool_result", id: string, name: string, is_error: boolean, 
 /**
  * How the call ended. Absent in events stored before it existed, where `is_error`
  * is all there is.
@@ -149,7 +153,7 @@ toolset_name?: string, } | { "type": "thinking", thinking: string, signature: st
  * Who made a decision, for the action log.
  */
 
-export type DecidedBy = "policy" | "session_rule" | "user";
+export type DecidedBy = "policy" | "session_rule" | "user" | "window" | "terminal" | "api";
 
 export type Decision = { "decision": "approve" } | { "decision": "approve_kind" } | { "decision": "deny", reason: string | null, };
 

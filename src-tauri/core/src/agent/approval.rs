@@ -68,14 +68,39 @@ pub struct Answer {
     /// The `tool_use_id` of the request the person was shown.
     pub tool_use_id: String,
     pub decision: Decision,
+    pub answerer: Answerer,
 }
 
 impl ApprovalRequest {
-    /// `decision`, made for this request.
+    /// `decision`, made for this request by the embedder's own approver.
     pub fn answer(&self, decision: Decision) -> Answer {
         Answer {
             tool_use_id: self.tool_use_id.clone(),
             decision,
+            answerer: Answerer::new(DecidedBy::User),
+        }
+    }
+}
+
+/// Who answered a question the gate asked: which front end, and for the local API which
+/// client, so that the history never says the person answered when a program did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answerer {
+    pub by: DecidedBy,
+    /// For [`DecidedBy::Api`]: the client (its connection's peer, or the token it held).
+    pub client: Option<String>,
+}
+
+impl Answerer {
+    pub fn new(by: DecidedBy) -> Self {
+        Self { by, client: None }
+    }
+
+    /// An HTTP client of the local API, as `client` describes it.
+    pub fn api(client: String) -> Self {
+        Self {
+            by: DecidedBy::Api,
+            client: Some(client),
         }
     }
 }
@@ -100,7 +125,15 @@ const MAX_REFUSED_ANSWERS: usize = 3;
 pub enum DecidedBy {
     Policy,
     SessionRule,
+    /// A person, front end not recorded: every decision stored before the front ends were
+    /// told apart, and an embedder's own [`Approver`].
     User,
+    /// The person, in the window.
+    Window,
+    /// The person, at the terminal of `deskhand ask`.
+    Terminal,
+    /// A client of the local API (`deskhand serve`): a program, not necessarily the person.
+    Api,
 }
 
 /// Asks a person: the terminal in the CLI, the window in the app.
@@ -292,7 +325,7 @@ impl ApprovalGate {
 
     /// Asks the person, and takes only an answer that names this call: one naming another
     /// is refused and the person asked again, a few times, then the action is denied.
-    pub async fn ask(&self, request: &ApprovalRequest) -> Decision {
+    pub async fn ask(&self, request: &ApprovalRequest) -> (Decision, Answerer) {
         let mut refused = None;
         for _ in 0..MAX_REFUSED_ANSWERS {
             let answer = self.approver.decide(request).await;
@@ -311,11 +344,12 @@ impl ApprovalGate {
                     .unwrap_or_else(|e| e.into_inner())
                     .insert(request.plan.kind.clone());
             }
-            return answer.decision;
+            return (answer.decision, answer.answerer);
         }
-        Decision::Deny {
+        let decision = Decision::Deny {
             reason: refused.map(|error| format!("{error}, {MAX_REFUSED_ANSWERS} times")),
-        }
+        };
+        (decision, Answerer::new(DecidedBy::Policy))
     }
 }
 
@@ -388,6 +422,7 @@ mod tests {
             Answer {
                 tool_use_id: self.named.lock().unwrap().remove(0).into(),
                 decision: Decision::ApproveKind,
+                answerer: Answerer::new(DecidedBy::User),
             }
         }
 
@@ -410,7 +445,7 @@ mod tests {
         };
         let gate = ApprovalGate::new(ApprovalPolicy::Ask, Box::new(approver.clone()));
         // The answer meant for `t1` does not land on `t2`; the next one, for `t2`, does.
-        assert_eq!(gate.ask(&request("t2")).await, Decision::ApproveKind);
+        assert_eq!(gate.ask(&request("t2")).await.0, Decision::ApproveKind);
         assert_eq!(
             *approver.refusals.lock().unwrap(),
             ["a decision for action `t1` was refused: the action waiting for approval is `t2`"]
@@ -418,7 +453,7 @@ mod tests {
         // Nothing but answers for another call: denied, and no "always" was recorded.
         let gate = ApprovalGate::new(ApprovalPolicy::Ask, Box::new(approver.clone()));
         assert_eq!(
-            gate.ask(&request("t3")).await,
+            gate.ask(&request("t3")).await.0,
             Decision::Deny {
                 reason: Some(
                     "a decision for action `t1` was refused: the action waiting for approval \
@@ -454,7 +489,7 @@ mod tests {
             input: Value::Null,
             plan: checked("computer.left_click", false),
         };
-        assert_eq!(gate.ask(&request).await, Decision::ApproveKind);
+        assert_eq!(gate.ask(&request).await.0, Decision::ApproveKind);
         assert!(decided(gate.precheck(&plan("computer.left_click", false))).is_none());
         assert!(decided(gate.precheck(&checked("computer.left_click", false))).is_none());
         // The read-only mode refuses the action without asking.
@@ -482,7 +517,7 @@ mod tests {
             input: Value::Null,
             plan: plan("bash", false),
         };
-        assert_eq!(gate.ask(&request).await, Decision::ApproveKind);
+        assert_eq!(gate.ask(&request).await.0, Decision::ApproveKind);
         assert_eq!(
             decided(gate.precheck(&plan("bash", false))),
             Some((Decision::Approve, DecidedBy::SessionRule))

@@ -98,6 +98,10 @@ pub enum AgentEvent {
         #[serde(flatten)]
         decision: Decision,
         by: DecidedBy,
+        /// For `by: "api"`: which client answered (its connection's peer, or the token).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        client: Option<String>,
     },
     ToolResult {
         id: String,
@@ -228,6 +232,33 @@ mod image_refs {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_decision_stored_as_the_users_still_loads_and_an_api_client_is_named() {
+        let old = json!({"type": "approval_decided", "id": "t1", "decision": "approve",
+                         "by": "user"});
+        let read: AgentEvent = serde_json::from_value(old.clone()).unwrap();
+        assert!(matches!(
+            read,
+            AgentEvent::ApprovalDecided {
+                by: DecidedBy::User,
+                client: None,
+                ..
+            }
+        ));
+        assert_eq!(serde_json::to_value(&read).unwrap(), old);
+        let api = AgentEvent::ApprovalDecided {
+            id: "t2".into(),
+            decision: Decision::Deny { reason: None },
+            by: DecidedBy::Api,
+            client: Some("a client on the API's socket (pid 7, uid 1000)".into()),
+        };
+        assert_eq!(
+            serde_json::to_value(&api).unwrap(),
+            json!({"type": "approval_decided", "id": "t2", "decision": "deny", "reason": null,
+                   "by": "api", "client": "a client on the API's socket (pid 7, uid 1000)"})
+        );
+    }
 
     #[test]
     fn events_stored_before_kinds_and_statuses_still_load() {

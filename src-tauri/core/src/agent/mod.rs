@@ -15,7 +15,7 @@ pub mod verify;
 #[cfg(any(test, feature = "test-support"))]
 pub use approval::FixedApprover;
 pub use approval::{
-    Answer, ApprovalGate, ApprovalPolicy, ApprovalRequest, Approver, DecidedBy, Decision,
+    Answer, Answerer, ApprovalGate, ApprovalPolicy, ApprovalRequest, Approver, DecidedBy, Decision,
     OtherCall, Precheck, SessionRules,
 };
 pub use event::{AgentEvent, RunStatus, ToolStatus};

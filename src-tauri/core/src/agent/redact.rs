@@ -1,8 +1,13 @@
-//! The last line of defence for API keys: whatever the loop stores, shows or sends (tool
-//! results, the model's answers, the user's input, error lines) has every occurrence of a
-//! key the run knows replaced, so that a key that got out of reach of its guards (a tool that
-//! printed it, a server that echoed it) goes no further.
+//! The last line of defence for API keys and the environment's secrets: whatever the loop
+//! stores, shows or sends (tool results, the model's answers, the user's input, error lines)
+//! has every occurrence of a secret the run knows replaced, so that a secret that got out of
+//! reach of its guards (a tool that printed it, a server that echoed it) goes no further.
+//! A secret is also looked for as a program would encode it to slip it out: base64 (standard
+//! and URL-safe, padded or not, at each of the three byte offsets it can start at inside
+//! longer data), hex (lower and upper case) and percent-encoding.
 
+use base64::Engine;
+use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
 use serde_json::Value;
 
 use crate::llm::{ContentBlock, ToolResultContent};
@@ -20,12 +25,55 @@ pub struct Redactor {
     keys: Vec<String>,
 }
 
+/// The ways a program could write `key` so that its plain text no longer shows: each is
+/// redacted like the key itself. A key inside longer base64 data is found by the characters
+/// that encode only its bytes (whole groups of three), whatever comes before and after it.
+fn encodings(key: &str) -> Vec<String> {
+    let bytes = key.as_bytes();
+    let mut found = Vec::new();
+    for offset in 0..3 {
+        let mut data = vec![0u8; offset];
+        data.extend_from_slice(bytes);
+        // Groups of three bytes that hold key bytes only, and the characters they encode.
+        let first = offset.div_ceil(3);
+        let last = data.len() / 3;
+        if last <= first {
+            continue;
+        }
+        let (from, to) = (first * 4, last * 4);
+        for engine in [STANDARD_NO_PAD, URL_SAFE_NO_PAD] {
+            found.push(engine.encode(&data)[from..to].to_string());
+        }
+    }
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    found.push(hex.to_ascii_uppercase());
+    found.push(hex);
+    let every: String = bytes.iter().map(|b| format!("%{b:02X}")).collect();
+    found.push(every.to_ascii_lowercase());
+    found.push(every);
+    let percent: String = bytes
+        .iter()
+        .map(|&b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    found.push(percent.to_ascii_lowercase());
+    found.push(percent);
+    found
+}
+
 impl Redactor {
+    /// Redacts each of `keys` (at least [`MIN_KEY_LENGTH`] bytes long) and its encodings.
     pub fn new<'a>(keys: impl IntoIterator<Item = &'a str>) -> Self {
         let mut kept: Vec<String> = Vec::new();
-        for key in keys {
-            if key.len() >= MIN_KEY_LENGTH && !kept.iter().any(|k| k == key) {
-                kept.push(key.to_string());
+        for key in keys.into_iter().filter(|key| key.len() >= MIN_KEY_LENGTH) {
+            for form in std::iter::once(key.to_string()).chain(encodings(key)) {
+                if form.len() >= MIN_KEY_LENGTH && !kept.contains(&form) {
+                    kept.push(form);
+                }
             }
         }
         // Longest first, so that a key containing another is replaced whole.
@@ -171,6 +219,63 @@ mod tests {
             ContentBlock::text(format!("a {REDACTED} b {REDACTED}"))
         );
         assert!(shown.contains("short"), "keys under 8 bytes are left alone");
+    }
+
+    #[test]
+    fn a_key_is_redacted_in_base64_hex_and_percent_encoding_too() {
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+        let key = "sk-ant-api03-Zm9v/Yg+secret?value";
+        let redactor = Redactor::new([key]);
+        let mut written = vec![
+            STANDARD.encode(key),
+            URL_SAFE.encode(key),
+            URL_SAFE_NO_PAD.encode(key),
+            hex(key).to_ascii_uppercase(),
+            hex(key),
+            key.replace('/', "%2F")
+                .replace('+', "%2B")
+                .replace('?', "%3F"),
+            key.bytes().map(|b| format!("%{b:02x}")).collect(),
+        ];
+        // Inside longer data, at each offset: `KEY=<key>\n` and a JSON document.
+        for prefix in ["", "K", "KE", "KEY=", "{\"token\": \""] {
+            let data = format!("{prefix}{key}\n and more after it");
+            written.push(STANDARD.encode(&data));
+            written.push(URL_SAFE_NO_PAD.encode(&data));
+        }
+        for text in written {
+            let mut shown = text.clone();
+            redactor.text(&mut shown);
+            assert!(shown.contains(REDACTED), "{text} was left as it was");
+            assert!(!leaks(&shown, key), "{text} still shows the key as {shown}");
+        }
+        let mut plain = "an ordinary sentence with c2stYW50 in it".to_string();
+        redactor.text(&mut plain);
+        assert!(!plain.contains(REDACTED), "{plain}");
+    }
+
+    fn hex(text: &str) -> String {
+        text.bytes().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Whether more than 4 bytes of `key` can be read back from what was shown.
+    fn leaks(shown: &str, key: &str) -> bool {
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+        let pieces = shown.split(REDACTED);
+        pieces.into_iter().any(|piece| {
+            let piece = piece.trim_end_matches('=');
+            (0..piece.len()).any(|start| {
+                let tail = &piece[start..];
+                let cut = &tail[..tail.len() - tail.len() % 4];
+                [STANDARD, URL_SAFE].iter().any(|engine| {
+                    engine.decode(cut).is_ok_and(|bytes| {
+                        bytes
+                            .windows(5)
+                            .any(|w| key.as_bytes().windows(5).any(|k| k == w))
+                    })
+                })
+            })
+        })
     }
 
     #[test]

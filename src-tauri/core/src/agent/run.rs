@@ -7,7 +7,7 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::approval::{
-    ApprovalGate, ApprovalRequest, DecidedBy, Decision, Precheck, with_safety_checks,
+    Answerer, ApprovalGate, ApprovalRequest, Decision, Precheck, with_safety_checks,
 };
 use super::context::{ContextPolicy, Summary, estimate_request};
 use super::event::{AgentEvent, RunStatus, ToolStatus};
@@ -141,7 +141,7 @@ impl Agent {
             self.provider
                 .api_key()
                 .into_iter()
-                .chain(crate::key_guard::environment_keys()),
+                .chain(crate::key_guard::environment_secrets()),
         );
         let mut user_content = input;
         redactor.blocks(&mut user_content);
@@ -526,8 +526,11 @@ impl Agent {
             Ok(planned) => planned,
             Err(message) => return failed(message),
         };
-        let (decision, by) = match self.gate.precheck(&plan) {
-            Precheck::Decided(decision, by) => (decision, by),
+        let precheck = self.gate.precheck(&plan);
+        // Whether a person was asked (and saw the plan that must still hold when it runs).
+        let asked = matches!(precheck, Precheck::AskUser);
+        let (decision, answerer) = match precheck {
+            Precheck::Decided(decision, by) => (decision, Answerer::new(by)),
             Precheck::AskUser => {
                 let request = ApprovalRequest {
                     tool_use_id: id.into(),
@@ -539,7 +542,7 @@ impl Agent {
                     request: request.clone(),
                 });
                 tokio::select! {
-                    decision = self.gate.ask(&request) => (decision, DecidedBy::User),
+                    answered = self.gate.ask(&request) => answered,
                     () = cancel.cancelled() => return (ToolOutput::error(CANCELLED), ToolStatus::Cancelled, 0.0),
                 }
             }
@@ -547,15 +550,16 @@ impl Agent {
         sink(AgentEvent::ApprovalDecided {
             id: id.into(),
             decision: decision.clone(),
-            by,
+            by: answerer.by,
+            client: answerer.client,
         });
         if let Decision::Deny { reason } = decision {
-            let why = match (by, reason) {
-                (DecidedBy::User, _) if !safety_checks.is_empty() => {
+            let why = match (asked, reason) {
+                (true, _) if !safety_checks.is_empty() => {
                     "not run: the user did not acknowledge the safety check".to_string()
                 }
-                (DecidedBy::User, Some(reason)) => format!("the user denied this action: {reason}"),
-                (DecidedBy::User, None) => "the user denied this action".to_string(),
+                (true, Some(reason)) => format!("the user denied this action: {reason}"),
+                (true, None) => "the user denied this action".to_string(),
                 (_, Some(reason)) => format!("not allowed: {reason}"),
                 (_, None) => "not allowed by the approval policy".to_string(),
             };
@@ -563,7 +567,7 @@ impl Agent {
         }
         // What runs must be what the person saw: a file edited while they read the diff
         // would otherwise be written with changes they never approved.
-        if by == DecidedBy::User {
+        if asked {
             match plan_of(input) {
                 Ok((now, checked)) if now == plan => call = checked,
                 Ok(_) => return failed(CHANGED_WHILE_ASKING.into()),

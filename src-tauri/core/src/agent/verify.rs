@@ -161,9 +161,9 @@ pub const CHECK_NOT_RUN_EXIT: i32 = 7;
 /// Exit status: no check, and `--require-verified` was given.
 pub const UNVERIFIED_EXIT: i32 = 8;
 
-/// Runs `check` with this process's display and environment (API keys withheld; the
-/// check's own variables added), killing
-/// it and everything it started after its timeout.
+/// Runs `check` with the environment of the agent's programs (`program_env`: no secret, no
+/// runtime directory) and the check's own variables, under a keeper (`processes`), so that
+/// it and everything it started end after its timeout and the local API knows them.
 pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verification {
     let mut result = Verification {
         check: Some(check.command.clone()),
@@ -177,10 +177,9 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    for name in crate::program_env::withheld() {
-        command.env_remove(name);
-    }
+    crate::program_env::apply(&mut command);
     command.envs(check.env.iter().map(|(k, v)| (k, v)));
+    crate::processes::keep(&mut command);
     let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -237,6 +236,8 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
         Ok((Err(e), _)) => result.error = Some(format!("the check could not be waited for: {e}")),
         Err(why) => {
             if let Some(group) = group {
+                // The keeper ends the check's whole tree, whatever left the group.
+                crate::processes::end(group as u32);
                 // SAFETY: kill(2) on the check's own process group (started with
                 // `process_group(0)`), never this process's.
                 unsafe {

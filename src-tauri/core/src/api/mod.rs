@@ -4,9 +4,11 @@
 //! `docs/api.md` and `docs/openapi.yaml`.
 
 mod access;
+mod peer;
 mod routes;
 mod socket;
 
 pub use access::{API_TOKEN, api_token};
-pub use routes::{ROUTES, router};
+pub use peer::Peer;
+pub use routes::{ROUTES, router, serve};
 pub use socket::{ServeError, SocketFile, bind_socket, default_socket_path};

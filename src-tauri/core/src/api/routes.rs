@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -19,8 +19,9 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::peer::Peer;
 use crate::agent::stall::StallAnswer;
-use crate::agent::{ApprovalPolicy, Decision};
+use crate::agent::{Answerer, ApprovalPolicy, Decision};
 use crate::llm::ContentBlock;
 use crate::llm::config::ProviderSettings;
 use crate::secrets::ApiKey;
@@ -133,8 +134,29 @@ fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(bytes).map_err(|e| ApiError::invalid(format!("the request body: {e}")))
 }
 
+/// Serves `router` on `listener` (the Unix socket, or TCP) with each connection's [`Peer`]
+/// known, which the router requires, until `stop`.
+pub async fn serve<L>(
+    listener: L,
+    router: Router,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()>
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+    Peer: for<'a> axum::extract::connect_info::Connected<axum::serve::IncomingStream<'a, L>>,
+{
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<Peer>(),
+    )
+    .with_graceful_shutdown(stop)
+    .await
+}
+
 /// The API. `token`: the bearer token every request must carry (the TCP listener); `None`
-/// for the Unix socket, which the file system guards.
+/// for the Unix socket, which the file system guards. Every request is refused to a run's
+/// own programs, and to a connection whose peer is unknown ([`serve`] knows it).
 pub fn router(engine: Engine, token: Option<ApiKey>) -> Router {
     let routes = Router::new()
         .route("/v1/tasks", get(list_tasks).post(submit))
@@ -158,7 +180,26 @@ pub fn router(engine: Engine, token: Option<ApiKey>) -> Router {
         }
         None => routes,
     };
-    routes.layer(middleware::map_response(stamp_version))
+    routes
+        .layer(middleware::from_fn(refuse_run_programs))
+        .layer(middleware::map_response(stamp_version))
+}
+
+/// Refuses the agent's programs (see `peer`) before anything else, the token included.
+async fn refuse_run_programs(request: Request, next: Next) -> Response {
+    let refusal = match request.extensions().get::<ConnectInfo<Peer>>() {
+        Some(ConnectInfo(peer)) => peer.refusal(),
+        None => Some("the API cannot tell who is on this connection".into()),
+    };
+    match refusal {
+        None => next.run(request).await,
+        Some(message) => ApiError {
+            status: StatusCode::FORBIDDEN,
+            kind: "forbidden",
+            message,
+        }
+        .into_response(),
+    }
 }
 
 /// Every answer, refusals too, says which API version speaks: a client (a parent's
@@ -226,6 +267,8 @@ struct SubmitBody {
     provider: Option<String>,
     model: Option<String>,
     base_url: Option<String>,
+    /// The key for `base_url`: the service's own keys never go to a URL a request names.
+    api_key: Option<String>,
     system: Option<String>,
     max_cost_usd: Option<f64>,
     max_tokens: Option<u64>,
@@ -316,6 +359,7 @@ impl SubmitBody {
             ("provider", &self.provider),
             ("model", &self.model),
             ("base_url", &self.base_url),
+            ("api_key", &self.api_key),
         ];
         if let Some((name, _)) = short
             .iter()
@@ -379,6 +423,19 @@ impl SubmitBody {
                 "keep_desktop needs \"desktop\": \"agent\"",
             ));
         }
+        let api_key = self
+            .api_key
+            .map(ApiKey::new)
+            .transpose()
+            .map_err(|e| ApiError::invalid(format!("`api_key`: {e}")))?;
+        let base_url_from_request = self.base_url.is_some();
+        if base_url_from_request && api_key.is_none() {
+            return Err(ApiError::invalid(
+                "`base_url` needs `api_key`, the key for that server: the service's own keys \
+                 go only to the base URLs its own settings name (a server that needs no key \
+                 takes any `api_key`)",
+            ));
+        }
         let sandbox = crate::sandbox::SandboxChoice::for_run(
             agent_desktop,
             self.sandbox,
@@ -395,6 +452,8 @@ impl SubmitBody {
                     model: self.model,
                     base_url: self.base_url,
                 },
+                api_key,
+                base_url_from_request,
                 tools: self.tools,
                 approval: self.approve.unwrap_or_default(),
                 max_turns,
@@ -503,6 +562,7 @@ struct DenyBody {
 
 async fn approve(
     State(api): State<Api>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
     id: Result<Path<String>, PathRejection>,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
@@ -513,14 +573,18 @@ async fn approve(
     } else {
         Decision::Approve
     };
-    let call = api
-        .engine
-        .answer(&id, request.tool_use_id.as_deref(), decision)?;
+    let call = api.engine.answer(
+        &id,
+        request.tool_use_id.as_deref(),
+        decision,
+        Answerer::api(peer.describe()),
+    )?;
     Ok(Json(json!({"tool_use_id": call})))
 }
 
 async fn deny(
     State(api): State<Api>,
+    ConnectInfo(peer): ConnectInfo<Peer>,
     id: Result<Path<String>, PathRejection>,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
@@ -534,6 +598,7 @@ async fn deny(
         &id,
         request.tool_use_id.as_deref(),
         Decision::Deny { reason },
+        Answerer::api(peer.describe()),
     )?;
     Ok(Json(json!({"tool_use_id": call})))
 }

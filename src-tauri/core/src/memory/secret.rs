@@ -1,7 +1,7 @@
 //! Recognises secrets in text meant for a note. A note is sent to the model in every later
 //! run, so a secret written into one would leak for good. Two kinds are looked for:
-//! - the keys this process knows (the run's provider key, the key variables it started
-//!   with): as they are, spaced or punctuated, split in pieces, and inside base64, hex or
+//! - the keys this process knows (the run's provider key, the values of the secret variables
+//!   it started with, `key_guard`): as they are, spaced or punctuated, split in pieces, and inside base64, hex or
 //!   percent-encoded runs of the note, which are decoded and looked at again;
 //! - secrets by their form: provider, GitHub, GitLab, Slack and AWS keys, JWTs, long
 //!   hexadecimal and base64 strings, `…API_KEY=value` assignments, and passwords, tokens and
@@ -60,7 +60,7 @@ pub fn looks_like_secret(text: &str, run_keys: &[String]) -> Option<&'static str
     if text.contains(crate::agent::REDACTED) {
         return Some("this run's API key (shown to you as \"[redacted API key]\")");
     }
-    let environment: Vec<String> = crate::key_guard::environment_keys()
+    let environment: Vec<String> = crate::key_guard::environment_secrets()
         .map(str::to_string)
         .chain(std::env::vars_os().filter_map(|(name, value)| {
             let name = name.to_str()?.to_ascii_uppercase();
@@ -73,7 +73,7 @@ pub fn looks_like_secret(text: &str, run_keys: &[String]) -> Option<&'static str
         return Some("this run's API key, or a piece or an encoding of it");
     }
     if holds_key(text, &environment) {
-        return Some("the value of an API key variable of this machine");
+        return Some("the value of a secret variable of this machine, or a piece or an encoding of it");
     }
     if let Some(format) = tokens(text).find_map(key_format) {
         return Some(format);

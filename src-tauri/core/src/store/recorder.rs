@@ -257,6 +257,7 @@ impl Recorder {
                 id: call,
                 decision,
                 by,
+                ..
             } => {
                 if let Some(&row) = self.actions.get(call) {
                     actions::decided(tx, row, decision, *by, now)?;

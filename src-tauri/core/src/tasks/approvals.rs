@@ -11,7 +11,7 @@ use tokio::sync::oneshot;
 
 use super::TaskError;
 use crate::agent::stall::{StallAnswer, StallQuestion};
-use crate::agent::{Answer, ApprovalRequest, Approver, Decision};
+use crate::agent::{Answer, Answerer, ApprovalRequest, Approver, Decision};
 
 /// One question. It is opened when the `approval_needed` event goes out, before the gate
 /// waits on it, so an answer can never arrive before its question exists.
@@ -75,8 +75,13 @@ impl PendingApprovals {
         self.questions().get(id).is_some_and(|q| q.answer.is_some())
     }
 
-    /// An answer. `NotPending` if nothing with that id waits for one.
-    pub fn answer(&self, id: &str, decision: Decision) -> Result<(), TaskError> {
+    /// An answer, and who gave it. `NotPending` if nothing with that id waits for one.
+    pub fn answer(
+        &self,
+        id: &str,
+        decision: Decision,
+        answerer: Answerer,
+    ) -> Result<(), TaskError> {
         let not_pending = || TaskError::NotPending(id.to_string());
         let sender = self
             .questions()
@@ -87,6 +92,7 @@ impl PendingApprovals {
             .send(Answer {
                 tool_use_id: id.to_string(),
                 decision,
+                answerer,
             })
             .map_err(|_| not_pending())
     }
@@ -131,10 +137,12 @@ impl Approver for TaskApprover {
     async fn decide(&self, request: &ApprovalRequest) -> Answer {
         let waiting = self.approvals.wait(&request.tool_use_id);
         let _close = CloseOnDrop(&self.approvals, &request.tool_use_id);
-        waiting.await.unwrap_or_else(|_| {
-            request.answer(Decision::Deny {
+        waiting.await.unwrap_or_else(|_| Answer {
+            tool_use_id: request.tool_use_id.clone(),
+            decision: Decision::Deny {
                 reason: Some("the task ended before an answer came".into()),
-            })
+            },
+            answerer: Answerer::new(crate::agent::DecidedBy::Policy),
         })
     }
 
@@ -180,6 +188,10 @@ mod tests {
         }
     }
 
+    fn terminal() -> Answerer {
+        Answerer::new(crate::agent::DecidedBy::Terminal)
+    }
+
     #[tokio::test]
     async fn an_answer_before_the_wait_is_kept_and_unknown_ids_are_refused() {
         let approvals = Arc::new(PendingApprovals::default());
@@ -187,13 +199,15 @@ mod tests {
             approvals: approvals.clone(),
         };
         approvals.open("t1");
-        approvals.answer("t1", Decision::ApproveKind).unwrap();
+        approvals
+            .answer("t1", Decision::ApproveKind, terminal())
+            .unwrap();
         assert_eq!(
             approver.decide(&request("t1")).await.decision,
             Decision::ApproveKind
         );
         assert!(matches!(
-            approvals.answer("t1", Decision::Approve),
+            approvals.answer("t1", Decision::Approve, terminal()),
             Err(TaskError::NotPending(_))
         ));
         let waiting = tokio::spawn({
@@ -201,14 +215,17 @@ mod tests {
             async move { TaskApprover { approvals }.decide(&request("t2")).await }
         });
         while approvals
-            .answer("t2", Decision::Deny { reason: None })
+            .answer("t2", Decision::Deny { reason: None }, terminal())
             .is_err()
         {
             tokio::task::yield_now().await;
         }
         assert_eq!(
             waiting.await.unwrap(),
-            request("t2").answer(Decision::Deny { reason: None })
+            Answer {
+                answerer: terminal(),
+                ..request("t2").answer(Decision::Deny { reason: None })
+            }
         );
     }
 
@@ -225,10 +242,15 @@ mod tests {
             tokio::task::yield_now().await;
         }
         approvals.open("d.c1");
-        approvals.answer("d.c1", Decision::Approve).unwrap();
+        approvals
+            .answer("d.c1", Decision::Approve, terminal())
+            .unwrap();
         assert_eq!(
             waiting.await.unwrap(),
-            request("d.c1").answer(Decision::Approve)
+            Answer {
+                answerer: terminal(),
+                ..request("d.c1").answer(Decision::Approve)
+            }
         );
     }
 

@@ -13,7 +13,7 @@ use super::approvals::PendingApprovals;
 use super::lock::SessionLock;
 use super::prepare::{self, Resolved, RunSettings, ToolWrapper};
 use super::state::{Origin, TaskInfo, TaskState};
-use crate::agent::{AgentEvent, ApprovalGate, ApprovalPolicy, Decision, SessionRules};
+use crate::agent::{AgentEvent, Answerer, ApprovalGate, ApprovalPolicy, Decision, SessionRules};
 use crate::desktop::AgentDesktop;
 use crate::llm::ContentBlock;
 use crate::store::{Recorder, Store};
@@ -304,12 +304,14 @@ impl Engine {
     }
 
     /// Answers the action the task waits for: `tool_use_id` names it (`None`: whichever
-    /// waits now). Refused when nothing with that id waits.
+    /// waits now); `answerer` says who did, for the history. Refused when nothing with that
+    /// id waits.
     pub fn answer(
         &self,
         id: &str,
         tool_use_id: Option<&str>,
         decision: Decision,
+        answerer: Answerer,
     ) -> Result<String, TaskError> {
         let live = self.live(id)?;
         let call = match tool_use_id {
@@ -320,7 +322,7 @@ impl Engine {
                 .map(|request| request.tool_use_id.clone())
                 .ok_or_else(|| TaskError::NothingPending(id.into()))?,
         };
-        live.approvals.answer(&call, decision)?;
+        live.approvals.answer(&call, decision, answerer)?;
         Ok(call)
     }
 

@@ -52,6 +52,10 @@ pub struct RunSettings {
     /// The provider's key when the front end has looked it up already; else the provider's
     /// variable, then the OS keyring.
     pub api_key: Option<ApiKey>,
+    /// Whether `provider.base_url` was chosen by a request (the local API), not by the
+    /// person's own configuration: then only `api_key` goes there, never a key of this
+    /// machine's environment or keyring.
+    pub base_url_from_request: bool,
     /// Tools and plugin servers by name; `None`: every tool that works here and every
     /// enabled plugin server.
     pub tools: Option<Vec<String>>,
@@ -149,6 +153,7 @@ impl Default for RunSettings {
             provider: ProviderSettings::default(),
             made_provider: None,
             api_key: None,
+            base_url_from_request: false,
             tools: None,
             approval: ApprovalPolicy::Ask,
             max_turns: DEFAULT_MAX_TURNS,
@@ -238,6 +243,11 @@ impl Resolved {
     }
 }
 
+/// Why a run whose base URL a request chose has no key when the request brought none.
+const KEY_STAYS_HOME: &str = "a base URL chosen by the request gets only a key the request \
+     brings (`api_key`): the keys of this machine go only to the base URLs its own settings \
+     name";
+
 /// Picks the provider and checks the budget, the plugin selection and the bash timeout.
 pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, PrepareError> {
     let bash_timeout = match settings.bash_timeout {
@@ -266,11 +276,22 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
         ),
         None => {
             let given = settings.api_key.clone();
+            let only_given = settings.base_url_from_request && settings.provider.base_url.is_some();
+            // A base URL a request chose never gets a secret of this machine's environment.
+            let env = |name: &str| {
+                let secret = crate::program_env::is_secret_name(std::ffi::OsStr::new(name));
+                if only_given && secret {
+                    None
+                } else {
+                    config::process_env(name)
+                }
+            };
             let chosen = config::choose(
                 &settings.provider,
-                &config::process_env,
+                &env,
                 &|id| match &given {
                     Some(key) => Ok(Some(key.expose().to_string())),
+                    None if only_given => Err(KEY_STAYS_HOME.into()),
                     None => secrets::stored_key(&OsKeyring::default(), id),
                 },
                 RetryPolicy::default(),
@@ -278,6 +299,7 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
             (chosen.provider, chosen.model)
         }
     };
+    crate::program_env::pass_on(crate::program_env::passed_setting(store)?);
     let stored = store.budget()?;
     let budget = Budget {
         max_cost_usd: settings.max_cost_usd.or(stored.max_cost_usd),

@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 use super::detail::DelegateDetail;
 use super::{ActionDetail, ActionPlan, Progress, Tool, ToolContext, ToolOutput};
-use crate::agent::{AgentEvent, ApprovalRequest, Approver, DecidedBy, Decision};
+use crate::agent::{AgentEvent, Answer, ApprovalRequest, Approver, Decision};
 use crate::llm::{ContentBlock, ToolDefinition};
 use crate::secrets::ApiKey;
 use crate::tasks::{
@@ -418,10 +418,11 @@ impl Follow<'_> {
         self.emit(AgentEvent::ApprovalDecided {
             id: asked.tool_use_id,
             decision: answer.decision.clone(),
-            by: DecidedBy::User,
+            by: answer.answerer.by,
+            client: answer.answerer.client.clone(),
         });
         self.child
-            .answer(&child_call, answer.decision)
+            .answer(&child_call, answer)
             .await
             .map_err(Stop::Failed)
     }
@@ -511,10 +512,15 @@ impl Child {
         }
     }
 
-    async fn answer(&self, call: &str, decision: Decision) -> Result<(), String> {
+    /// Passes the parent's answer on: a local child records who gave it; a remote one
+    /// records this Deskhand, an API client with its token.
+    async fn answer(&self, call: &str, answer: Answer) -> Result<(), String> {
+        let Answer {
+            decision, answerer, ..
+        } = answer;
         match self {
             Self::Local { engine, task, .. } => engine
-                .answer(task, Some(call), decision)
+                .answer(task, Some(call), decision, answerer)
                 .map(drop)
                 .map_err(|e| e.to_string()),
             Self::Remote(remote) => remote.answer(call, decision).await,
@@ -898,7 +904,9 @@ mod tests {
 
     #[test]
     fn the_agents_programs_never_get_a_delegate_token() {
-        let withheld = |name: &str| crate::program_env::is_withheld(std::ffi::OsStr::new(name));
+        let withheld = |name: &str| {
+            crate::program_env::is_secret(std::ffi::OsStr::new(name), std::ffi::OsStr::new("t"))
+        };
         assert!(withheld("DESKHAND_DELEGATE_TOKEN_FAR"));
         assert!(withheld("deskhand_delegate_token_far"));
         assert!(!withheld("DESKHAND_DELEGATE"));

@@ -18,8 +18,8 @@ pub struct Launch {
 }
 
 impl Launch {
-    /// `program` with `args`, under the wrapper, with this launch's environment and without
-    /// the variables no program gets (`program_env`).
+    /// `program` with `args`, under the wrapper, with the agent's programs' environment
+    /// (`program_env`) and this launch's.
     pub fn command(&self, program: &str, args: &[&str]) -> Command {
         let mut command = match self.wrapper.split_first() {
             Some((first, rest)) => {
@@ -30,9 +30,7 @@ impl Launch {
             None => Command::new(program),
         };
         command.args(args);
-        for name in crate::program_env::withheld() {
-            command.env_remove(name);
-        }
+        crate::program_env::apply(&mut command);
         for name in &self.remove {
             command.env_remove(name);
         }

@@ -56,6 +56,11 @@ impl Serve {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The TCP listener's URL.
     pub fn url(&self) -> String {
         format!("http://{}", self.address)

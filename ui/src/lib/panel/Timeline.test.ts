@@ -39,6 +39,32 @@ describe('Timeline', () => {
     expect(stall).toHaveTextContent('Stuck, run ended: the last 2 actions went round in a cycle');
   });
 
+  it('says which front end answered, and names a program that answered through the API', () => {
+    render(Timeline, {
+      entries: entries(
+        started(),
+        toolCall('t1'),
+        { type: 'approval_decided', id: 't1', decision: 'approve', by: 'window' },
+        toolCall('t2'),
+        {
+          type: 'approval_decided',
+          id: 't2',
+          decision: 'approve',
+          by: 'api',
+          client: 'a client on the API\'s socket (pid 42, uid 1000)',
+        },
+      ),
+      onopen: vi.fn(),
+    });
+    const decisions = [...document.querySelectorAll('.decision')].map((p) =>
+      p.textContent?.replace(/\s+/g, ' ').trim(),
+    );
+    expect(decisions).toEqual([
+      'Approved by you, in the window',
+      "Approved by a program through the local API (a client on the API's socket (pid 42, uid 1000))",
+    ]);
+  });
+
   it('draws a click marker where the plan says, scaled to the screenshot', async () => {
     const calls = fakeShell();
     render(Timeline, {

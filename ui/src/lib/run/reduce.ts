@@ -61,11 +61,11 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       return;
     }
     case 'approval_decided': {
-      const { id, by } = event;
+      const { id, by, client } = event;
       const decision =
         event.decision === 'deny'
-          ? { decision: event.decision, reason: event.reason, by }
-          : { decision: event.decision, by };
+          ? { decision: event.decision, reason: event.reason, by, client }
+          : { decision: event.decision, by, client };
       const entry = findEntry(state, id);
       if (entry) {
         entry.decision = decision;

@@ -87,7 +87,7 @@ export interface TimelineEntry {
   input: unknown;
   /** Known when the action was put to the person. */
   plan: ActionPlan | null;
-  decision: (Decision & { by: DecidedBy }) | null;
+  decision: (Decision & { by: DecidedBy; client?: string }) | null;
   result: ActionResult | null;
   phase: ActionPhase;
   stall: StallMark | null;

@@ -8,7 +8,9 @@ use clap::Args;
 use deskhand::agent::history;
 use deskhand::agent::stall::{StallAnswer, StallStep};
 use deskhand::agent::verify::{Check, DEFAULT_CHECK_TIMEOUT, Verification};
-use deskhand::agent::{AgentEvent, ApprovalPolicy, DEFAULT_MAX_TURNS, Decision, RunStatus};
+use deskhand::agent::{
+    AgentEvent, Answerer, ApprovalPolicy, DEFAULT_MAX_TURNS, DecidedBy, Decision, RunStatus,
+};
 use deskhand::images::load_attachment;
 use deskhand::llm::config::ProviderSettings;
 use deskhand::sandbox::SandboxChoice;
@@ -196,6 +198,8 @@ impl AskArgs {
                 },
                 made_provider: None,
                 api_key: None,
+                // `--base-url` is the person's own choice.
+                base_url_from_request: false,
                 tools: self.tools.clone(),
                 approval,
                 max_turns: self.max_turns,
@@ -283,7 +287,10 @@ pub async fn run(args: AskArgs) -> Result<i32> {
         // The task may have ended meanwhile (a stop): nothing waits then.
         let _ = match reply {
             Reply::Approval { call, decision } => {
-                engine.answer(&task.id, Some(&call), decision).map(drop)
+                let terminal = Answerer::new(DecidedBy::Terminal);
+                engine
+                    .answer(&task.id, Some(&call), decision, terminal)
+                    .map(drop)
             }
             Reply::Stall(answer) => engine.answer_stall(&task.id, answer),
         };

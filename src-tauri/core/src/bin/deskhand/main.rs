@@ -65,7 +65,7 @@ enum Command {
 
 fn main() -> ExitCode {
     // SAFETY: the first thing main does, before any other thread exists.
-    unsafe { deskhand::key_guard::protect_keys() };
+    unsafe { deskhand::key_guard::protect_secrets() };
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,

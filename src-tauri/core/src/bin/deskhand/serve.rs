@@ -31,6 +31,9 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         println!("{}", token.expose());
         return Ok(());
     }
+    // What a run's program leaves behind when it kills its keeper comes here, where the
+    // API still knows it for the agent's.
+    deskhand::processes::adopt_orphans();
     let store = Store::open_default(args.service.data_dir.clone())?;
     let engine = Engine::new(store);
     let (listener, socket) = api::bind_socket(&args.service.socket_path())?;
@@ -55,21 +58,11 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             listener.local_addr()?
         );
         let router = api::router(engine.clone(), Some(token));
-        let stop = stop.clone();
-        servers.spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await
-        });
+        servers.spawn(api::serve(listener, router, stop.clone().cancelled_owned()));
     }
     {
         let router = api::router(engine.clone(), None);
-        let stop = stop.clone();
-        servers.spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(stop.cancelled_owned())
-                .await
-        });
+        servers.spawn(api::serve(listener, router, stop.clone().cancelled_owned()));
     }
     shutdown_signal().await;
     eprintln!("deskhand: stopping: cancelling running tasks");

@@ -9,6 +9,7 @@ use deskhand::agent::stall::StallPolicy;
 use deskhand::agent::{Budget, SecretPlaces};
 use deskhand::elements::marks;
 use deskhand::memory;
+use deskhand::program_env;
 use deskhand::tools::delegate::{self, RemoteTarget};
 use serde_json::Value;
 
@@ -54,10 +55,15 @@ enum Setting {
     /// Remote `deskhand serve`s the `delegate` tool may hand tasks to, for every front end:
     /// `NAME=URL` entries separated by `,` (each token from DESKHAND_DELEGATE_TOKEN_<NAME>).
     DelegateTargets,
+    /// More environment variables the agent's programs (its shell, plugin servers, checks)
+    /// get beside PATH, HOME, the locale, TERM, the display and XDG_* (but
+    /// XDG_RUNTIME_DIR): names separated by `,`. A secret (a name with TOKEN, SECRET,
+    /// PASSWORD, PASSWD, KEY or AUTH, or a URL with a password) is never passed on.
+    PassEnv,
 }
 
 impl Setting {
-    const ALL: [Setting; 9] = [
+    const ALL: [Setting; 10] = [
         Setting::MaxCost,
         Setting::MaxTokens,
         Setting::SecretPaths,
@@ -67,6 +73,7 @@ impl Setting {
         Setting::Memory,
         Setting::SetOfMarks,
         Setting::DelegateTargets,
+        Setting::PassEnv,
     ];
 
     fn key(self) -> &'static str {
@@ -77,6 +84,7 @@ impl Setting {
             Self::Memory => memory::IN_PROMPT_SETTING,
             Self::SetOfMarks => marks::SETTING,
             Self::DelegateTargets => delegate::TARGETS_SETTING,
+            Self::PassEnv => program_env::PASS_SETTING,
             Self::StallRepeats => StallPolicy::REPEATS_SETTING,
             Self::StallNoOps => StallPolicy::NO_OPS_SETTING,
             Self::StallCycles => StallPolicy::CYCLES_SETTING,
@@ -91,6 +99,7 @@ impl Setting {
             Self::Memory => "memory",
             Self::SetOfMarks => "set-of-marks",
             Self::DelegateTargets => "delegate-targets",
+            Self::PassEnv => "pass-env",
             Self::StallRepeats => "stall-repeats",
             Self::StallNoOps => "stall-no-ops",
             Self::StallCycles => "stall-cycles",
@@ -132,6 +141,26 @@ impl Setting {
                     targets.insert(target.name, Value::from(target.url));
                 }
                 Value::Object(targets)
+            }
+            Self::PassEnv => {
+                let names: Vec<&str> = text.split(',').map(str::trim).collect();
+                let names: Vec<&str> = names.into_iter().filter(|n| !n.is_empty()).collect();
+                if let Some(wrong) = names.iter().find(|n| {
+                    !n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                        || n.starts_with(|c: char| c.is_ascii_digit())
+                }) {
+                    bail!("pass-env takes variable names separated by `,`; `{wrong}` is not one");
+                }
+                if let Some(secret) = names
+                    .iter()
+                    .find(|n| program_env::is_secret_name(std::ffi::OsStr::new(n)))
+                {
+                    bail!(
+                        "`{secret}` looks like a secret: the agent's programs never get one, \
+                         listed or not"
+                    );
+                }
+                Value::from(names)
             }
             Self::StallRepeats | Self::StallNoOps | Self::StallCycles => {
                 match text.parse::<u32>() {

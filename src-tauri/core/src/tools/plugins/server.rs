@@ -306,14 +306,7 @@ impl PluginServer {
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         crate::processes::keep(&mut command);
-        for name in crate::program_env::withheld() {
-            let configured = name
-                .to_str()
-                .is_some_and(|n| self.config.env.contains_key(n));
-            if !configured {
-                command.env_remove(name);
-            }
-        }
+        crate::program_env::apply(&mut command);
         command.envs(&self.config.env);
         let mut child = command
             .spawn()

@@ -1,0 +1,180 @@
+//! Who is on the other end of a connection to the API, and the rule that the programs a run
+//! started (its shell, plugin servers, checks, its desktop's programs, and everything they
+//! started) never drive it: an agent that could submit tasks or answer its own approvals
+//! would need no person. The kernel names the peer (`SO_PEERCRED` on the Unix socket; on
+//! loopback TCP, the process holding the connection's other end), and `processes::kept_by`
+//! says whether it runs under a keeper, in this Deskhand or any other.
+
+use std::net::{IpAddr, SocketAddr};
+
+use axum::extract::connect_info::Connected;
+use axum::serve::IncomingStream;
+use tokio::net::{TcpListener, UnixListener};
+
+/// A connection's client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Peer {
+    /// On the Unix socket, as `SO_PEERCRED` tells it (no pid: it is in a namespace the
+    /// service cannot see into).
+    Socket { pid: Option<u32>, uid: Option<u32> },
+    /// On the TCP listener (which requires the token): its address, and its process when it
+    /// is on this machine and this user's.
+    Tcp {
+        address: SocketAddr,
+        pid: Option<u32>,
+    },
+}
+
+impl Connected<IncomingStream<'_, UnixListener>> for Peer {
+    fn connect_info(stream: IncomingStream<'_, UnixListener>) -> Self {
+        let credentials = stream.io().peer_cred().ok();
+        Peer::Socket {
+            pid: credentials
+                .and_then(|c| c.pid())
+                .and_then(|pid| u32::try_from(pid).ok())
+                .filter(|&pid| pid > 0),
+            uid: credentials.map(|c| c.uid()),
+        }
+    }
+}
+
+impl Connected<IncomingStream<'_, TcpListener>> for Peer {
+    fn connect_info(stream: IncomingStream<'_, TcpListener>) -> Self {
+        let address = *stream.remote_addr();
+        let pid = match stream.io().local_addr() {
+            Ok(local) if canonical(address).ip().is_loopback() => loopback_pid(address, local),
+            _ => None,
+        };
+        Peer::Tcp { address, pid }
+    }
+}
+
+impl Peer {
+    fn pid(&self) -> Option<u32> {
+        match self {
+            Peer::Socket { pid, .. } | Peer::Tcp { pid, .. } => *pid,
+        }
+    }
+
+    /// The client as the history names one who answered an approval.
+    pub fn describe(&self) -> String {
+        let pid = self.pid().map_or("unknown".into(), |pid| pid.to_string());
+        match self {
+            Peer::Socket { uid, .. } => {
+                let uid = uid.map_or("unknown".into(), |uid| uid.to_string());
+                format!("a client on the API's socket (pid {pid}, uid {uid})")
+            }
+            Peer::Tcp { address, .. } => {
+                format!("a client with the API's token from {address} (pid {pid})")
+            }
+        }
+    }
+
+    /// Why this client may not use the API, if it may not: it is one of a run's programs,
+    /// or, on the socket, the kernel could not say which process it is.
+    pub fn refusal(&self) -> Option<String> {
+        let Some(pid) = self.pid() else {
+            return match self {
+                Peer::Socket { .. } => Some(
+                    "the API cannot tell which process is on this connection (it is in another \
+                     PID namespace), so it cannot tell it from the agent's programs"
+                        .into(),
+                ),
+                // Another machine's, or another user's: the token is what admits it.
+                Peer::Tcp { .. } => None,
+            };
+        };
+        let keeper = crate::processes::kept_by(pid)?;
+        let under = if keeper == std::process::id() {
+            "started by this service, its keeper gone".to_string()
+        } else {
+            format!("under keeper {keeper}")
+        };
+        Some(format!(
+            "this connection comes from a program Deskhand started for an agent's run (pid \
+             {pid}, {under}): the agent's programs cannot use Deskhand's local API"
+        ))
+    }
+}
+
+/// An IPv4 address as itself, not mapped into IPv6 (a dual-stack listener's view of it).
+fn canonical(address: SocketAddr) -> SocketAddr {
+    match address.ip() {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(IpAddr::V4(v4), address.port()),
+            None => address,
+        },
+        IpAddr::V4(_) => address,
+    }
+}
+
+/// The process on this machine holding the client end of a loopback connection from `peer`
+/// to `local`: its socket's inode from `/proc/net/tcp{,6}`, then the process with that
+/// socket among its files. `None` when it is not this user's (or hides its files).
+fn loopback_pid(peer: SocketAddr, local: SocketAddr) -> Option<u32> {
+    let (peer, local) = (canonical(peer), canonical(local));
+    let inode = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .find_map(|table| {
+            let text = std::fs::read_to_string(table).ok()?;
+            text.lines().skip(1).find_map(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                let (from, to) = (proc_address(fields.get(1)?)?, proc_address(fields.get(2)?)?);
+                (from == peer && to == local).then(|| fields.get(9)?.parse::<u64>().ok())?
+            })
+        })?;
+    let link = format!("socket:[{inode}]");
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|process| {
+            let pid: u32 = process.file_name().to_str()?.parse().ok()?;
+            let files = std::fs::read_dir(process.path().join("fd")).ok()?;
+            files
+                .flatten()
+                .any(|file| std::fs::read_link(file.path()).is_ok_and(|target| target == *link))
+                .then_some(pid)
+        })
+}
+
+/// An address as `/proc/net/tcp{,6}` writes it: the address's bytes as 32-bit words in host
+/// order, in hex, then `:` and the port in hex.
+fn proc_address(text: &str) -> Option<SocketAddr> {
+    let (address, port) = text.split_once(':')?;
+    let port = u16::from_str_radix(port, 16).ok()?;
+    let mut bytes = Vec::with_capacity(16);
+    for word in address.as_bytes().chunks(8) {
+        let word = u32::from_str_radix(std::str::from_utf8(word).ok()?, 16).ok()?;
+        bytes.extend(word.to_ne_bytes());
+    }
+    let ip = match bytes.len() {
+        4 => IpAddr::from(<[u8; 4]>::try_from(bytes).ok()?),
+        16 => IpAddr::from(<[u8; 16]>::try_from(bytes).ok()?),
+        _ => return None,
+    };
+    Some(canonical(SocketAddr::new(ip, port)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg(target_endian = "little")]
+    fn addresses_are_read_as_the_kernel_writes_them() {
+        let v4 = proc_address("0100007F:1F90");
+        assert_eq!(v4, Some("127.0.0.1:8080".parse().unwrap()));
+        let v6 = proc_address("0000000000000000FFFF00000100007F:0050");
+        assert_eq!(v6, Some("127.0.0.1:80".parse().unwrap()));
+    }
+
+    #[tokio::test]
+    async fn a_loopback_client_is_found_by_its_socket() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let local = listener.local_addr().unwrap();
+        let client = std::net::TcpStream::connect(local).unwrap();
+        let (_server_end, peer) = listener.accept().unwrap();
+        assert_eq!(loopback_pid(peer, local), Some(std::process::id()));
+        drop(client);
+    }
+}

@@ -4,9 +4,13 @@
 //! `docs/api.md` and `docs/openapi.yaml`.
 
 mod access;
+mod connections;
 mod routes;
 mod socket;
 
 pub use access::{API_TOKEN, api_token};
-pub use routes::{ROUTES, router};
+pub use connections::{
+    HEADER_TIMEOUT, Listener, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER, bind_tcp, serve,
+};
+pub use routes::{BODY_TIMEOUT, MAX_WATCHERS_PER_TASK, ROUTES, TcpAccess, router};
 pub use socket::{ServeError, SocketFile, bind_socket, default_socket_path};

@@ -46,6 +46,10 @@ pub const ROUTES: &[(&str, &str)] = &[
 
 /// Request bodies are small JSON documents.
 const BODY_LIMIT: usize = 1 << 20;
+/// How long a client has to send a request's body once its head arrived.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most event streams open on one task at once.
+pub const MAX_WATCHERS_PER_TASK: usize = 16;
 /// The longest prompt, reason or name accepted.
 const MAX_PROMPT: usize = 100_000;
 const MAX_TEXT: usize = 2_000;
@@ -53,6 +57,62 @@ const MAX_TEXT: usize = 2_000;
 #[derive(Clone)]
 struct Api {
     engine: Engine,
+    /// The event streams open on each task.
+    watchers: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+/// A place among a task's [`MAX_WATCHERS_PER_TASK`] event streams, given back when the
+/// stream ends (or its client leaves).
+struct WatcherTicket {
+    watchers: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    task: String,
+}
+
+impl Api {
+    fn watcher(&self, task: &str) -> Result<WatcherTicket, ApiError> {
+        let mut watchers = self.watchers.lock().unwrap_or_else(|e| e.into_inner());
+        let open = watchers.entry(task.to_string()).or_default();
+        if *open >= MAX_WATCHERS_PER_TASK {
+            return Err(ApiError {
+                status: StatusCode::TOO_MANY_REQUESTS,
+                kind: "too_many_watchers",
+                message: format!(
+                    "task `{task}` already has {MAX_WATCHERS_PER_TASK} event streams open; \
+                     close one and try again"
+                ),
+            });
+        }
+        *open += 1;
+        Ok(WatcherTicket {
+            watchers: self.watchers.clone(),
+            task: task.to_string(),
+        })
+    }
+}
+
+impl Drop for WatcherTicket {
+    fn drop(&mut self) {
+        let mut watchers = self.watchers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(open) = watchers.get_mut(&self.task) {
+            *open -= 1;
+            if *open == 0 {
+                watchers.remove(&self.task);
+            }
+        }
+    }
+}
+
+/// What the TCP listener requires of a request: the bearer token, a `Host` that names this
+/// machine's loopback or one of `hosts`, and no `Origin` unless it is one of `origins`. A
+/// web page the person visits can reach a loopback port (by DNS rebinding, or by a simple
+/// request that needs no preflight); these checks refuse it.
+pub struct TcpAccess {
+    pub token: ApiKey,
+    /// Host names (or addresses) besides the loopback ones, as a client writes them in the
+    /// URL: the listener's own address, and what `--allow-host` adds.
+    pub hosts: Vec<String>,
+    /// Browser origins allowed (`--allow-origin`), e.g. `https://example.org`.
+    pub origins: Vec<String>,
 }
 
 /// A refusal: its status, a kind a program can match, and a message for a person.
@@ -133,9 +193,9 @@ fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(bytes).map_err(|e| ApiError::invalid(format!("the request body: {e}")))
 }
 
-/// The API. `token`: the bearer token every request must carry (the TCP listener); `None`
-/// for the Unix socket, which the file system guards.
-pub fn router(engine: Engine, token: Option<ApiKey>) -> Router {
+/// The API. `tcp`: what every request on the TCP listener must carry and name; `None` for
+/// the Unix socket, which the file system guards.
+pub fn router(engine: Engine, tcp: Option<TcpAccess>) -> Router {
     let routes = Router::new()
         .route("/v1/tasks", get(list_tasks).post(submit))
         .route("/v1/tasks/{id}", get(show_task))
@@ -148,17 +208,119 @@ pub fn router(engine: Engine, token: Option<ApiKey>) -> Router {
         .route("/v1/sessions/{id}", get(show_session))
         .route("/v1/images/{sha256}", get(image))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .with_state(Api { engine });
-    let routes = match token {
-        Some(token) => {
-            let token: Arc<ApiKey> = Arc::new(token);
-            routes.layer(middleware::from_fn(move |request, next| {
-                authorize(token.clone(), request, next)
-            }))
+        .layer(middleware::from_fn(read_body_in_time))
+        .with_state(Api {
+            engine,
+            watchers: Arc::default(),
+        });
+    let routes = match tcp {
+        Some(access) => {
+            let access = Arc::new(access);
+            let token = access.clone();
+            routes
+                .layer(middleware::from_fn(move |request, next| {
+                    authorize(token.clone(), request, next)
+                }))
+                .layer(middleware::from_fn(move |request, next| {
+                    check_host_and_origin(access.clone(), request, next)
+                }))
         }
         None => routes,
     };
     routes.layer(middleware::map_response(stamp_version))
+}
+
+/// Reads the request's body within [`BODY_TIMEOUT`] (and [`BODY_LIMIT`]) before the route
+/// sees it: a client that sends a head and then trickles or withholds its body is cut off.
+async fn read_body_in_time(request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let read = tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, BODY_LIMIT)).await;
+    let refusal = |status, kind, message: String| {
+        ApiError {
+            status,
+            kind,
+            message,
+        }
+        .into_response()
+    };
+    match read {
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+                .await
+        }
+        Ok(Err(e)) => refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid",
+            format!("the request body: {e} (at most {BODY_LIMIT} bytes)"),
+        ),
+        Err(_) => refusal(
+            StatusCode::REQUEST_TIMEOUT,
+            "timeout",
+            format!(
+                "the request body did not arrive within {} s",
+                BODY_TIMEOUT.as_secs()
+            ),
+        ),
+    }
+}
+
+/// Refuses a request whose `Host` is not this machine's loopback or a configured name, and
+/// one from a browser page (`Origin`) not configured.
+async fn check_host_and_origin(access: Arc<TcpAccess>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if !host_allowed(host, &access.hosts) {
+        return ApiError {
+            status: StatusCode::MISDIRECTED_REQUEST,
+            kind: "wrong_host",
+            message: format!(
+                "this listener answers requests to a loopback name or one it was given \
+                 (`--allow-host`), not to `{host}`"
+            ),
+        }
+        .into_response();
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or_default();
+        if !access.origins.iter().any(|allowed| allowed == origin) {
+            return ApiError {
+                status: StatusCode::FORBIDDEN,
+                kind: "forbidden_origin",
+                message: format!(
+                    "requests from web pages are refused (this one came from `{origin}`); \
+                     allow an origin with `--allow-origin`"
+                ),
+            }
+            .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// Whether a `Host` header names a loopback address, `localhost`, or one of `hosts`, with
+/// any port.
+fn host_allowed(host: &str, hosts: &[String]) -> bool {
+    let name = match host.strip_prefix('[') {
+        // `[::1]:8765`
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    }
+    .to_ascii_lowercase();
+    if name.is_empty() {
+        return false;
+    }
+    let loopback = name == "localhost"
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    loopback
+        || hosts.iter().any(|allowed| {
+            let allowed = allowed.trim_start_matches('[').trim_end_matches(']');
+            allowed.eq_ignore_ascii_case(&name)
+        })
 }
 
 /// Every answer, refusals too, says which API version speaks: a client (a parent's
@@ -172,7 +334,8 @@ async fn stamp_version(mut response: Response) -> Response {
 }
 
 /// Refuses a request without the token, saying only that one is needed.
-async fn authorize(token: Arc<ApiKey>, request: Request, next: Next) -> Response {
+async fn authorize(access: Arc<TcpAccess>, request: Request, next: Next) -> Response {
+    let token = &access.token;
     let given = request
         .headers()
         .get(header::AUTHORIZATION)
@@ -247,6 +410,16 @@ struct SubmitBody {
     network: Option<bool>,
     /// Keep the agent desktop after the task for the session's next one (default false).
     keep_desktop: Option<bool>,
+    /// Set by a delegating Deskhand: how many delegations led here, and the tasks they came
+    /// from, root first (`crate::tasks::Lineage`).
+    delegation: Option<DelegationBody>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DelegationBody {
+    hops: usize,
+    chain: Vec<String>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -386,6 +559,12 @@ impl SubmitBody {
             self.network.unwrap_or(true),
         )
         .map_err(ApiError::invalid)?;
+        let lineage = match self.delegation {
+            Some(given) => {
+                crate::tasks::Lineage::stated(given.hops, given.chain).map_err(ApiError::invalid)?
+            }
+            None => crate::tasks::Lineage::default(),
+        };
         Ok(TaskSpec {
             session: self.session_id,
             input: vec![ContentBlock::text(self.prompt)],
@@ -410,6 +589,7 @@ impl SubmitBody {
                 agent_desktop,
                 keep_desktop,
                 sandbox,
+                lineage,
                 ..RunSettings::default()
             },
             origin: Origin::Api,
@@ -420,6 +600,12 @@ impl SubmitBody {
 
 async fn submit(State(api): State<Api>, bytes: Bytes) -> Result<Response, ApiError> {
     let spec = body::<SubmitBody>(&bytes)?.spec()?;
+    // Delegated tasks from other services come here (a local child shares the store, and
+    // never delegates again).
+    spec.settings
+        .lineage
+        .check(api.engine.store())
+        .map_err(ApiError::invalid)?;
     let task = api.engine.submit(spec).await?;
     Ok((StatusCode::ACCEPTED, Json(task)).into_response())
 }
@@ -459,11 +645,15 @@ async fn events(
             .ok_or_else(|| ApiError::invalid("Last-Event-ID must be an event id (a number)"))?,
         None => query.after.unwrap_or(0).max(0),
     };
+    let ticket = api.watcher(&id)?;
     let watch = api.engine.watch(&id, after)?;
-    let stream = futures_util::stream::unfold(watch, |mut watch: Watch| async move {
-        let update = watch.next().await?;
-        Some((Ok::<_, Infallible>(sse_event(update)), watch))
-    });
+    let stream = futures_util::stream::unfold(
+        (watch, ticket),
+        |(mut watch, ticket): (Watch, WatcherTicket)| async move {
+            let update = watch.next().await?;
+            Some((Ok::<_, Infallible>(sse_event(update)), (watch, ticket)))
+        },
+    );
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response())

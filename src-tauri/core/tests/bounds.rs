@@ -351,7 +351,7 @@ fn a_flooding_remote_child_is_capped() {
 
 /// Target: six clients that ask for the whole event stream of a task with 160 MB of stored
 /// events and never read. Each replay holds a page at a time, so the service stays under
-/// 300 MB and its socket answers within 1 s.
+/// 300 MB and its socket answers within 1 s. A task takes 16 streams; a 17th is refused.
 #[test]
 fn six_clients_that_never_read_a_long_replay_are_bounded() {
     let dir = tempfile::tempdir().unwrap();
@@ -389,18 +389,17 @@ fn six_clients_that_never_read_a_long_replay_are_bounded() {
     let api = StandIn::spawn([]);
     let serve = Serve::start(&api, dir.path());
     let before = serve.memory_mb().0;
-    let clients: Vec<std::os::unix::net::UnixStream> = (0..6)
-        .map(|_| {
-            let mut client = std::os::unix::net::UnixStream::connect(&serve.socket).unwrap();
-            client
-                .write_all(
-                    format!("GET /v1/tasks/{task_id}/events HTTP/1.1\r\nhost: deskhand\r\n\r\n")
-                        .as_bytes(),
-                )
-                .unwrap();
-            client
-        })
-        .collect();
+    let watch = |_: usize| {
+        let mut client = std::os::unix::net::UnixStream::connect(&serve.socket).unwrap();
+        client
+            .write_all(
+                format!("GET /v1/tasks/{task_id}/events HTTP/1.1\r\nhost: deskhand\r\n\r\n")
+                    .as_bytes(),
+            )
+            .unwrap();
+        client
+    };
+    let clients: Vec<std::os::unix::net::UnixStream> = (0..6).map(watch).collect();
     let started = Instant::now();
     let mut slowest = Duration::ZERO;
     while started.elapsed() < Duration::from_secs(6) {
@@ -416,6 +415,15 @@ fn six_clients_that_never_read_a_long_replay_are_bounded() {
     assert!(peak < 300.0, "peak {peak} MB");
     // A seventh reader of the end of the stream still gets it.
     let tail = serve.events(task_id, Some(2495));
+    // Sixteen streams may be open on one task; the seventeenth is refused, saying why.
+    let more: Vec<_> = (6..deskhand::api::MAX_WATCHERS_PER_TASK)
+        .map(watch)
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let (status, error) = serve.curl("GET", &format!("/v1/tasks/{task_id}/events"), None);
+    assert_eq!(status, 429, "{error}");
+    assert_eq!(error["error"]["kind"], "too_many_watchers", "{error}");
+    drop(more);
     assert_eq!(
         tail.len(),
         5,

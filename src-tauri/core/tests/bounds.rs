@@ -578,8 +578,9 @@ fn header_and_body_reads_time_out() {
     );
 }
 
-/// On TCP, a `Host` that is not a loopback name (or one given with `--allow-host`) is
-/// refused, and so is a browser's `Origin` unless given with `--allow-origin`, token or not.
+/// On TCP, a `Host` that is not a loopback name (or one given with `--allow-host` or
+/// `$DESKHAND_ALLOW_HOST`) is refused, and so is a browser's `Origin` unless given with
+/// `--allow-origin`, token or not.
 #[test]
 fn tcp_refuses_other_hosts_and_browser_origins() {
     let api = StandIn::spawn([]);
@@ -587,13 +588,8 @@ fn tcp_refuses_other_hosts_and_browser_origins() {
     let serve = Serve::start_with(
         &api,
         dir.path(),
-        &[],
-        &[
-            "--allow-host",
-            "deskhand.lan",
-            "--allow-origin",
-            "https://ok.example",
-        ],
+        &[("DESKHAND_ALLOW_HOST", "deskhand.lan,other.lan")],
+        &["--allow-origin", "https://ok.example"],
     );
     let port = serve.address.rsplit_once(':').unwrap().1.to_string();
     let get = |headers: &[String]| {
@@ -610,6 +606,7 @@ fn tcp_refuses_other_hosts_and_browser_origins() {
         vec![format!("Host: localhost:{port}")],
         vec![format!("Host: [::1]:{port}")],
         vec![format!("Host: deskhand.lan:{port}")],
+        vec!["Host: OTHER.lan".to_string()],
         vec!["Origin: https://ok.example".to_string()],
     ] {
         assert_eq!(get(&fine).0, 200, "{fine:?}");

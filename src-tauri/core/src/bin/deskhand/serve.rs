@@ -20,12 +20,26 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
     /// A host name (or address) the TCP listener answers to besides the loopback ones and
-    /// its own address: what clients write in its URL. Repeatable.
-    #[arg(long, value_name = "HOST", requires = "listen")]
+    /// its own address: what clients write in its URL. Repeatable, or comma-separated in
+    /// $DESKHAND_ALLOW_HOST.
+    #[arg(
+        long,
+        value_name = "HOST",
+        requires = "listen",
+        env = "DESKHAND_ALLOW_HOST",
+        value_delimiter = ','
+    )]
     allow_host: Vec<String>,
     /// A browser origin (e.g. https://example.org) whose pages may call the TCP listener;
-    /// by default any request with an `Origin` header is refused. Repeatable.
-    #[arg(long, value_name = "ORIGIN", requires = "listen")]
+    /// by default any request with an `Origin` header is refused. Repeatable, or
+    /// comma-separated in $DESKHAND_ALLOW_ORIGIN.
+    #[arg(
+        long,
+        value_name = "ORIGIN",
+        requires = "listen",
+        env = "DESKHAND_ALLOW_ORIGIN",
+        value_delimiter = ','
+    )]
     allow_origin: Vec<String>,
     /// Print the TCP listener's bearer token (made and stored in the keyring if there is
     /// none) and exit.

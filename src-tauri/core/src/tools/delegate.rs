@@ -774,9 +774,23 @@ impl Remote {
             ));
         }
         if !response.status().is_success() {
-            return Err(format!("{} answered {}", self.base, response.status()));
+            return Err(self.refusal(response).await);
         }
         Ok(())
+    }
+
+    /// A refusal in the API's words (its error message), else its status.
+    async fn refusal(&self, response: reqwest::Response) -> String {
+        let status = response.status();
+        let body = self
+            .read_capped(response, MAX_ANSWER_BYTES, "an answer")
+            .await
+            .unwrap_or_default();
+        let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        match answer["error"]["message"].as_str() {
+            Some(message) => format!("{} refused: {message}", self.base),
+            None => format!("{} answered {status}", self.base),
+        }
     }
 
     /// A GET of `path` with the token, within the request timeout.
@@ -851,18 +865,13 @@ impl Remote {
             .send()
             .await
             .map_err(|e| unreachable(&self.base, &e))?;
-        let status = response.status();
+        if !response.status().is_success() {
+            return Err(self.refusal(response).await);
+        }
         let body = self
             .read_capped(response, MAX_ANSWER_BYTES, "an answer")
             .await?;
-        let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        if status.is_success() {
-            return Ok(answer);
-        }
-        let message = answer["error"]["message"]
-            .as_str()
-            .map_or_else(|| status.to_string(), str::to_string);
-        Err(format!("{} refused: {message}", self.base))
+        Ok(serde_json::from_slice(&body).unwrap_or(Value::Null))
     }
 
     async fn open_stream(&mut self) -> Result<(), String> {

@@ -81,6 +81,16 @@ fn sse(id: usize, event: &Value) -> Vec<u8> {
 
 /// `deskhand ask --json` whose model delegates `call` to the remote `far` at `url`.
 fn ask_delegating(dir: &std::path::Path, url: &str, call: Value) -> (StandIn, Vec<Value>) {
+    ask_delegating_with(dir, url, call, &[])
+}
+
+/// [`ask_delegating`] with more arguments for the parent.
+fn ask_delegating_with(
+    dir: &std::path::Path,
+    url: &str,
+    call: Value,
+    args: &[&str],
+) -> (StandIn, Vec<Value>) {
     let api = StandIn::spawn([
         Turn::tool_use("delegate", call),
         Turn::text("The parent is done."),
@@ -88,6 +98,7 @@ fn ask_delegating(dir: &std::path::Path, url: &str, call: Value) -> (StandIn, Ve
     let (output, stdout, stderr) = support::cli::run(
         deskhand_at(&api, dir)
             .args(["ask", "--json", "--approve", "auto", "--tools", "delegate"])
+            .args(args)
             .arg("--delegate-to")
             .arg(format!("far={url}"))
             .env("DESKHAND_DELEGATE_TOKEN_FAR", TOKEN)
@@ -242,6 +253,48 @@ fn remote_images_are_sniffed_and_capped() {
     let shots = dir.path().join(deskhand::store::SCREENSHOTS_DIR);
     let kept = std::fs::read_dir(&shots).map(|d| d.count()).unwrap_or(0);
     assert_eq!(kept, 0, "files in {}", shots.display());
+}
+
+/// A remote child is submitted with at most its parent's rights (its approval mode, and
+/// for a sandboxed parent the sandbox and its network) and with its lineage: one hop, from
+/// the parent's task.
+#[test]
+fn a_remote_child_is_submitted_with_the_parents_bounds_and_lineage() {
+    let remote = fake_remote(
+        || {
+            let done = json!({"type": "done", "status": "done", "turns": 1, "cost_usd": 0.0});
+            Box::new(std::iter::once(sse(1, &done)))
+        },
+        |_| Vec::new(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (_api, events) = ask_delegating_with(
+        dir.path(),
+        &remote.url(),
+        json!({"prompt": "go", "to": "far"}),
+        &["--sandbox", "--no-network"],
+    );
+    assert_eq!(delegate_result(&events)["is_error"], false);
+    let submit = remote
+        .requests()
+        .into_iter()
+        .find(|r| r.head.starts_with("POST /v1/tasks "))
+        .expect("the child was submitted")
+        .json();
+    assert_eq!(submit["approve"], "auto", "{submit}");
+    assert_eq!(submit["sandbox"], true, "{submit}");
+    assert_eq!(submit["network"], false, "{submit}");
+    assert!(submit.get("share").is_none(), "{submit}");
+    assert_eq!(submit["delegation"]["hops"], 1, "{submit}");
+    let parent_task = deskhand::store::Store::open(dir.path())
+        .unwrap()
+        .tasks(10)
+        .unwrap();
+    assert_eq!(
+        submit["delegation"]["chain"],
+        json!([parent_task[0].id]),
+        "{submit}"
+    );
 }
 
 /// Sizes of the history's files, in MB.

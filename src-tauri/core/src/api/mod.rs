@@ -7,10 +7,12 @@ mod access;
 mod connections;
 mod routes;
 mod socket;
+mod tcp;
 
 pub use access::{API_TOKEN, api_token};
 pub use connections::{
     HEADER_TIMEOUT, Listener, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER, bind_tcp, serve,
 };
-pub use routes::{BODY_TIMEOUT, MAX_WATCHERS_PER_TASK, ROUTES, TcpAccess, router};
+pub use routes::{BODY_TIMEOUT, MAX_WATCHERS_PER_TASK, ROUTES, router};
 pub use socket::{ServeError, SocketFile, bind_socket, default_socket_path};
+pub use tcp::TcpAccess;

@@ -297,6 +297,92 @@ fn a_remote_child_is_submitted_with_the_parents_bounds_and_lineage() {
     );
 }
 
+/// The approval mode a child gets is the parent's as it is when the call runs: a parent
+/// switched from auto to ask mid-run (as the window's toggle does) asks before it
+/// delegates, says so, and submits its child with `ask`, never the `auto` it started with.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_child_gets_the_parents_approval_mode_as_it_is_now() {
+    use deskhand::agent::{ApprovalPolicy, Decision};
+    use deskhand::tasks::{Engine, Origin, RunSettings, TaskSpec, TaskUpdate};
+    let remote = fake_remote(
+        || {
+            let done = json!({"type": "done", "status": "done", "turns": 1, "cost_usd": 0.0});
+            Box::new(std::iter::once(sse(1, &done)))
+        },
+        |_| Vec::new(),
+    );
+    // The same value for every test of this binary that reads it.
+    // SAFETY: no other thread of this binary writes the environment.
+    unsafe { std::env::set_var("DESKHAND_DELEGATE_TOKEN_FAR", TOKEN) };
+    let api = StandIn::spawn([
+        Turn::from(
+            deskhand_standin::Reply::new()
+                .tool_use("delegate", json!({"prompt": "go", "to": "far"}))
+                .delay_ms(1000),
+        ),
+        Turn::text("The parent is done."),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let engine = Engine::new(deskhand::store::Store::open(dir.path()).unwrap());
+    let settings = RunSettings {
+        provider: deskhand::llm::config::ProviderSettings {
+            provider: Some("anthropic".into()),
+            model: None,
+            base_url: Some(api.url()),
+        },
+        api_key: Some(deskhand::secrets::ApiKey::new(support::API_KEY).unwrap()),
+        tools: Some(vec!["delegate".into()]),
+        approval: ApprovalPolicy::Auto,
+        delegate_to: vec![
+            deskhand::tools::delegate::RemoteTarget::parse(&format!("far={}", remote.url()))
+                .unwrap(),
+        ],
+        ..RunSettings::default()
+    };
+    let task = engine
+        .submit(TaskSpec {
+            session: None,
+            input: vec![deskhand::llm::ContentBlock::text("hand it on")],
+            settings,
+            origin: Origin::Api,
+            wrap_tools: None,
+        })
+        .await
+        .unwrap();
+    let mut watch = engine.watch(&task.id, 0).unwrap();
+    let next = async |watch: &mut deskhand::tasks::Watch, kind: &str| loop {
+        let update = tokio::time::timeout(Duration::from_secs(20), watch.next())
+            .await
+            .expect("in time")
+            .expect("the task goes on");
+        if let TaskUpdate::Event { wire, .. } = update
+            && wire["type"] == kind
+        {
+            return wire;
+        }
+    };
+    next(&mut watch, "started").await;
+    engine.set_policy(&task.id, ApprovalPolicy::Ask).unwrap();
+    let asked = next(&mut watch, "approval_needed").await;
+    let summary = asked["request"]["summary"].as_str().unwrap().to_string();
+    assert!(
+        summary.contains("(the child may: approvals asked of you"),
+        "{summary}"
+    );
+    engine
+        .answer(&task.id, None, Decision::Approve)
+        .expect("the delegate call waits");
+    let done = next(&mut watch, "done").await;
+    assert_eq!(done["status"], "done", "{done}");
+    let submit = remote
+        .requests()
+        .into_iter()
+        .find(|r| r.head.starts_with("POST /v1/tasks "))
+        .expect("the child was submitted")
+        .json();
+    assert_eq!(submit["approve"], "ask", "{submit}");
+}
+
 /// Sizes of the history's files, in MB.
 fn history_mb(dir: &std::path::Path) -> f64 {
     let db = deskhand::store::DB_FILE;

@@ -353,6 +353,14 @@ impl Engine {
         Ok(())
     }
 
+    /// The approval mode a task this engine runs is under now (it can change mid-run);
+    /// `None` for another task, or before its run has begun.
+    pub fn policy(&self, id: &str) -> Option<ApprovalPolicy> {
+        let live = lock(&self.inner.live).get(id).cloned()?;
+        let gate = lock(&live.gate).clone()?;
+        Some(gate.policy())
+    }
+
     /// The display (`:N`) of the session's agent desktop, while its task runs there or after
     /// a run that kept it.
     pub fn desktop_display(&self, session_id: &str) -> Option<String> {

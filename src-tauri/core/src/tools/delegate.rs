@@ -292,11 +292,23 @@ impl Tool for DelegateTool {
 impl DelegateTool {
     async fn start(&self, call: &Call) -> Result<Child, String> {
         match self.delegation.remotes.iter().find(|r| r.name == call.to) {
-            Some(remote) => Remote::submit(remote, call, &self.delegation)
+            Some(remote) => Remote::submit(remote, call, &self.delegation, self.parent_policy())
                 .await
                 .map(Child::Remote),
             None => self.start_local(call).await,
         }
+    }
+
+    /// The parent's approval mode as it is now (the window can switch it mid-run), else as
+    /// the run began: the child's.
+    fn parent_policy(&self) -> crate::agent::ApprovalPolicy {
+        let delegation = &self.delegation;
+        delegation
+            .lineage
+            .chain
+            .last()
+            .and_then(|parent| delegation.engine.policy(parent))
+            .unwrap_or(delegation.settings.approval)
     }
 
     /// What a child may do, for the approval: never more than its parent. It gets the
@@ -305,7 +317,7 @@ impl DelegateTool {
     /// sandboxed, and no shares.
     fn child_may(&self, remote: bool) -> String {
         let parent = &self.delegation.settings;
-        let approvals = match parent.approval {
+        let approvals = match self.parent_policy() {
             crate::agent::ApprovalPolicy::Ask => "approvals asked of you",
             crate::agent::ApprovalPolicy::Auto => "act without asking (auto)",
             crate::agent::ApprovalPolicy::ReadOnly => "read-only actions only",
@@ -350,6 +362,7 @@ impl DelegateTool {
             may_delegate: false,
             delegate_to: Vec::new(),
             lineage: self.delegation.lineage.clone(),
+            approval: self.parent_policy(),
             ..parent.clone()
         };
         let spec = TaskSpec {
@@ -693,6 +706,7 @@ impl Remote {
         target: &RemoteTarget,
         call: &Call,
         delegation: &Delegation,
+        policy: crate::agent::ApprovalPolicy,
     ) -> Result<Self, String> {
         let variable = target.token_variable();
         let token = crate::key_guard::env_var(&variable)
@@ -718,7 +732,7 @@ impl Remote {
         let mut body = json!({
             "prompt": call.prompt,
             "max_turns": call.max_turns,
-            "approve": delegation.settings.approval,
+            "approve": policy,
             "delegation": {"hops": lineage.hops(), "chain": lineage.chain},
         });
         if let Some(usd) = call.max_cost_usd {

@@ -76,9 +76,8 @@ fn serve(dir: &std::path::Path) -> (Engine, reqwest::Client) {
     let router = deskhand::api::router(engine.clone(), None);
     tokio::spawn(async move {
         let _file = file;
-        deskhand::api::serve(listener, router, std::future::pending())
-            .await
-            .unwrap();
+        let stop = tokio_util::sync::CancellationToken::new();
+        deskhand::api::serve(deskhand::api::Listener::Unix(listener), router, stop).await;
     });
     (engine, client(&socket))
 }

@@ -92,6 +92,19 @@ pub fn media_type_of(bytes: &[u8]) -> Option<&'static str> {
 
 /// An image block from encoded bytes, refused with a clear error if the API would refuse it.
 pub fn image_block(bytes: &[u8], name: &str) -> Result<ContentBlock, ImageError> {
+    let media_type = checked_media_type(bytes, name)?;
+    Ok(ContentBlock::Image {
+        source: ImageSource::Base64 {
+            media_type: media_type.into(),
+            data: BASE64.encode(bytes),
+        },
+    })
+}
+
+/// The media type of bytes the API would take as an image (PNG, JPEG, GIF or WebP by their
+/// magic numbers, a readable size within the limits), whatever they were labelled: an
+/// attachment, or an image a remote service sends.
+pub fn checked_media_type(bytes: &[u8], name: &str) -> Result<&'static str, ImageError> {
     let path = name.to_string();
     let media_type =
         media_type_of(bytes).ok_or_else(|| ImageError::UnsupportedFormat { path: path.clone() })?;
@@ -110,12 +123,7 @@ pub fn image_block(bytes: &[u8], name: &str) -> Result<ContentBlock, ImageError>
             height: size.height,
         });
     }
-    Ok(ContentBlock::Image {
-        source: ImageSource::Base64 {
-            media_type: media_type.into(),
-            data: BASE64.encode(bytes),
-        },
-    })
+    Ok(media_type)
 }
 
 /// An image file attached to a message: a regular file of at most [`MAX_IMAGE_BYTES`],

@@ -4,11 +4,17 @@
 //! `docs/api.md` and `docs/openapi.yaml`.
 
 mod access;
+mod connections;
 mod peer;
 mod routes;
 mod socket;
+mod tcp;
 
 pub use access::{API_TOKEN, api_token};
+pub use connections::{
+    HEADER_TIMEOUT, Listener, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER, bind_tcp, serve,
+};
 pub use peer::Peer;
-pub use routes::{ROUTES, router, serve};
+pub use routes::{BODY_TIMEOUT, MAX_WATCHERS_PER_TASK, ROUTES, router};
 pub use socket::{ServeError, SocketFile, bind_socket, default_socket_path};
+pub use tcp::TcpAccess;

@@ -7,9 +7,7 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use axum::extract::connect_info::Connected;
-use axum::serve::IncomingStream;
-use tokio::net::{TcpListener, UnixListener};
+use tokio::net::{TcpStream, UnixStream};
 
 /// A connection's client.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -25,9 +23,10 @@ pub enum Peer {
     },
 }
 
-impl Connected<IncomingStream<'_, UnixListener>> for Peer {
-    fn connect_info(stream: IncomingStream<'_, UnixListener>) -> Self {
-        let credentials = stream.io().peer_cred().ok();
+impl Peer {
+    /// The client on a Unix socket connection, as `SO_PEERCRED` names it.
+    pub fn of_socket(stream: &UnixStream) -> Self {
+        let credentials = stream.peer_cred().ok();
         Peer::Socket {
             pid: credentials
                 .and_then(|c| c.pid())
@@ -36,20 +35,18 @@ impl Connected<IncomingStream<'_, UnixListener>> for Peer {
             uid: credentials.map(|c| c.uid()),
         }
     }
-}
 
-impl Connected<IncomingStream<'_, TcpListener>> for Peer {
-    fn connect_info(stream: IncomingStream<'_, TcpListener>) -> Self {
-        let address = *stream.remote_addr();
-        let pid = match stream.io().local_addr() {
+    /// The client on a TCP connection from `address`. Finding a loopback client's process
+    /// reads `/proc` (milliseconds), so the connection's own task calls this, never the
+    /// accept loop.
+    pub fn of_tcp(stream: &TcpStream, address: SocketAddr) -> Self {
+        let pid = match stream.local_addr() {
             Ok(local) if canonical(address).ip().is_loopback() => loopback_pid(address, local),
             _ => None,
         };
         Peer::Tcp { address, pid }
     }
-}
 
-impl Peer {
     fn pid(&self) -> Option<u32> {
         match self {
             Peer::Socket { pid, .. } | Peer::Tcp { pid, .. } => *pid,

@@ -20,6 +20,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::peer::Peer;
+use super::tcp::TcpAccess;
 use crate::agent::stall::StallAnswer;
 use crate::agent::{Answerer, ApprovalPolicy, Decision};
 use crate::llm::ContentBlock;
@@ -47,6 +48,10 @@ pub const ROUTES: &[(&str, &str)] = &[
 
 /// Request bodies are small JSON documents.
 const BODY_LIMIT: usize = 1 << 20;
+/// How long a client has to send a request's body once its head arrived.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most event streams open on one task at once.
+pub const MAX_WATCHERS_PER_TASK: usize = 16;
 /// The longest prompt, reason or name accepted.
 const MAX_PROMPT: usize = 100_000;
 const MAX_TEXT: usize = 2_000;
@@ -54,13 +59,56 @@ const MAX_TEXT: usize = 2_000;
 #[derive(Clone)]
 struct Api {
     engine: Engine,
+    /// The event streams open on each task.
+    watchers: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+}
+
+/// A place among a task's [`MAX_WATCHERS_PER_TASK`] event streams, given back when the
+/// stream ends (or its client leaves).
+struct WatcherTicket {
+    watchers: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    task: String,
+}
+
+impl Api {
+    fn watcher(&self, task: &str) -> Result<WatcherTicket, ApiError> {
+        let mut watchers = self.watchers.lock().unwrap_or_else(|e| e.into_inner());
+        let open = watchers.entry(task.to_string()).or_default();
+        if *open >= MAX_WATCHERS_PER_TASK {
+            return Err(ApiError {
+                status: StatusCode::TOO_MANY_REQUESTS,
+                kind: "too_many_watchers",
+                message: format!(
+                    "task `{task}` already has {MAX_WATCHERS_PER_TASK} event streams open; \
+                     close one and try again"
+                ),
+            });
+        }
+        *open += 1;
+        Ok(WatcherTicket {
+            watchers: self.watchers.clone(),
+            task: task.to_string(),
+        })
+    }
+}
+
+impl Drop for WatcherTicket {
+    fn drop(&mut self) {
+        let mut watchers = self.watchers.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(open) = watchers.get_mut(&self.task) {
+            *open -= 1;
+            if *open == 0 {
+                watchers.remove(&self.task);
+            }
+        }
+    }
 }
 
 /// A refusal: its status, a kind a program can match, and a message for a person.
-struct ApiError {
-    status: StatusCode,
-    kind: &'static str,
-    message: String,
+pub(super) struct ApiError {
+    pub(super) status: StatusCode,
+    pub(super) kind: &'static str,
+    pub(super) message: String,
 }
 
 impl ApiError {
@@ -134,30 +182,10 @@ fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
     serde_json::from_slice(bytes).map_err(|e| ApiError::invalid(format!("the request body: {e}")))
 }
 
-/// Serves `router` on `listener` (the Unix socket, or TCP) with each connection's [`Peer`]
-/// known, which the router requires, until `stop`.
-pub async fn serve<L>(
-    listener: L,
-    router: Router,
-    stop: impl std::future::Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()>
-where
-    L: axum::serve::Listener,
-    L::Addr: std::fmt::Debug,
-    Peer: for<'a> axum::extract::connect_info::Connected<axum::serve::IncomingStream<'a, L>>,
-{
-    axum::serve(
-        listener,
-        router.into_make_service_with_connect_info::<Peer>(),
-    )
-    .with_graceful_shutdown(stop)
-    .await
-}
-
-/// The API. `token`: the bearer token every request must carry (the TCP listener); `None`
-/// for the Unix socket, which the file system guards. Every request is refused to a run's
-/// own programs, and to a connection whose peer is unknown ([`serve`] knows it).
-pub fn router(engine: Engine, token: Option<ApiKey>) -> Router {
+/// The API. `tcp`: what every request on the TCP listener must carry and name; `None` for
+/// the Unix socket, which the file system guards. Every request is refused to a run's
+/// own programs, and to a connection whose peer is unknown (`connections::serve` knows it).
+pub fn router(engine: Engine, tcp: Option<TcpAccess>) -> Router {
     let routes = Router::new()
         .route("/v1/tasks", get(list_tasks).post(submit))
         .route("/v1/tasks/{id}", get(show_task))
@@ -170,14 +198,13 @@ pub fn router(engine: Engine, token: Option<ApiKey>) -> Router {
         .route("/v1/sessions/{id}", get(show_session))
         .route("/v1/images/{sha256}", get(image))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .with_state(Api { engine });
-    let routes = match token {
-        Some(token) => {
-            let token: Arc<ApiKey> = Arc::new(token);
-            routes.layer(middleware::from_fn(move |request, next| {
-                authorize(token.clone(), request, next)
-            }))
-        }
+        .layer(middleware::from_fn(read_body_in_time))
+        .with_state(Api {
+            engine,
+            watchers: Arc::default(),
+        });
+    let routes = match tcp {
+        Some(access) => super::tcp::guarded(routes, access),
         None => routes,
     };
     routes
@@ -202,6 +229,40 @@ async fn refuse_run_programs(request: Request, next: Next) -> Response {
     }
 }
 
+/// Reads the request's body within [`BODY_TIMEOUT`] (and [`BODY_LIMIT`]) before the route
+/// sees it: a client that sends a head and then trickles or withholds its body is cut off.
+async fn read_body_in_time(request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    let read = tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, BODY_LIMIT)).await;
+    let refusal = |status, kind, message: String| {
+        ApiError {
+            status,
+            kind,
+            message,
+        }
+        .into_response()
+    };
+    match read {
+        Ok(Ok(bytes)) => {
+            next.run(Request::from_parts(parts, axum::body::Body::from(bytes)))
+                .await
+        }
+        Ok(Err(e)) => refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "invalid",
+            format!("the request body: {e} (at most {BODY_LIMIT} bytes)"),
+        ),
+        Err(_) => refusal(
+            StatusCode::REQUEST_TIMEOUT,
+            "timeout",
+            format!(
+                "the request body did not arrive within {} s",
+                BODY_TIMEOUT.as_secs()
+            ),
+        ),
+    }
+}
+
 /// Every answer, refusals too, says which API version speaks: a client (a parent's
 /// `delegate`) checks it before it submits anything.
 async fn stamp_version(mut response: Response) -> Response {
@@ -210,36 +271,6 @@ async fn stamp_version(mut response: Response) -> Response {
         axum::http::HeaderValue::from_static(crate::tools::delegate::API_VERSION),
     );
     response
-}
-
-/// Refuses a request without the token, saying only that one is needed.
-async fn authorize(token: Arc<ApiKey>, request: Request, next: Next) -> Response {
-    let given = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .unwrap_or_default();
-    if constant_time_eq(given.as_bytes(), token.expose().as_bytes()) {
-        return next.run(request).await;
-    }
-    let mut response = ApiError {
-        status: StatusCode::UNAUTHORIZED,
-        kind: "unauthorized",
-        message: "this listener requires the API's bearer token (`deskhand serve --print-token`)"
-            .into(),
-    }
-    .into_response();
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        "Bearer".parse().expect("a valid header"),
-    );
-    response
-}
-
-/// Compares without stopping at the first difference, so timing tells nothing of the token.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[derive(Deserialize)]
@@ -290,6 +321,16 @@ struct SubmitBody {
     network: Option<bool>,
     /// Keep the agent desktop after the task for the session's next one (default false).
     keep_desktop: Option<bool>,
+    /// Set by a delegating Deskhand: how many delegations led here, and the tasks they came
+    /// from, root first (`crate::tasks::Lineage`).
+    delegation: Option<DelegationBody>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DelegationBody {
+    hops: usize,
+    chain: Vec<String>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -443,6 +484,12 @@ impl SubmitBody {
             self.network.unwrap_or(true),
         )
         .map_err(ApiError::invalid)?;
+        let lineage = match self.delegation {
+            Some(given) => {
+                crate::tasks::Lineage::stated(given.hops, given.chain).map_err(ApiError::invalid)?
+            }
+            None => crate::tasks::Lineage::default(),
+        };
         Ok(TaskSpec {
             session: self.session_id,
             input: vec![ContentBlock::text(self.prompt)],
@@ -469,6 +516,7 @@ impl SubmitBody {
                 agent_desktop,
                 keep_desktop,
                 sandbox,
+                lineage,
                 ..RunSettings::default()
             },
             origin: Origin::Api,
@@ -479,6 +527,12 @@ impl SubmitBody {
 
 async fn submit(State(api): State<Api>, bytes: Bytes) -> Result<Response, ApiError> {
     let spec = body::<SubmitBody>(&bytes)?.spec()?;
+    // Delegated tasks from other services come here (a local child shares the store, and
+    // never delegates again).
+    spec.settings
+        .lineage
+        .check(api.engine.store())
+        .map_err(ApiError::invalid)?;
     let task = api.engine.submit(spec).await?;
     Ok((StatusCode::ACCEPTED, Json(task)).into_response())
 }
@@ -518,11 +572,15 @@ async fn events(
             .ok_or_else(|| ApiError::invalid("Last-Event-ID must be an event id (a number)"))?,
         None => query.after.unwrap_or(0).max(0),
     };
+    let ticket = api.watcher(&id)?;
     let watch = api.engine.watch(&id, after)?;
-    let stream = futures_util::stream::unfold(watch, |mut watch: Watch| async move {
-        let update = watch.next().await?;
-        Some((Ok::<_, Infallible>(sse_event(update)), watch))
-    });
+    let stream = futures_util::stream::unfold(
+        (watch, ticket),
+        |(mut watch, ticket): (Watch, WatcherTicket)| async move {
+            let update = watch.next().await?;
+            Some((Ok::<_, Infallible>(sse_event(update)), (watch, ticket)))
+        },
+    );
     Ok(Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response())

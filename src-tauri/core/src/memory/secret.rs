@@ -73,7 +73,9 @@ pub fn looks_like_secret(text: &str, run_keys: &[String]) -> Option<&'static str
         return Some("this run's API key, or a piece or an encoding of it");
     }
     if holds_key(text, &environment) {
-        return Some("the value of a secret variable of this machine, or a piece or an encoding of it");
+        return Some(
+            "the value of a secret variable of this machine, or a piece or an encoding of it",
+        );
     }
     if let Some(format) = tokens(text).find_map(key_format) {
         return Some(format);

@@ -92,21 +92,36 @@ impl Store {
         })
     }
 
-    /// A task's stored events after event `after` (0: all), oldest first, with their ids.
-    /// Streamed text is compacted into its message once that is stored, so a replay has the
-    /// message where a live watcher saw the pieces.
-    pub fn task_events(&self, task_id: &str, after: i64) -> Result<Vec<(i64, Value)>, StoreError> {
+    /// A page of a task's stored events after event `after` (0: from the start) up to event
+    /// `upto` (`None`: the last), oldest first, with their ids: as many as fit in
+    /// `max_bytes` of stored JSON, and at least one. Streamed text is compacted into its
+    /// message once that is stored, so a replay has the message where a live watcher saw the
+    /// pieces. Paged so that a replay holds one page in memory, never the whole task.
+    pub fn task_events(
+        &self,
+        task_id: &str,
+        after: i64,
+        upto: Option<i64>,
+        max_bytes: usize,
+    ) -> Result<Vec<(i64, Value)>, StoreError> {
         self.with(|conn| {
             let mut statement = conn.prepare_cached(
-                "SELECT id, body FROM events WHERE task_id = ?1 AND id > ?2 ORDER BY id",
+                "SELECT id, body FROM events WHERE task_id = ?1 AND id > ?2 AND id <= ?3 \
+                 ORDER BY id",
             )?;
-            let rows = statement.query_map(params![task_id, after], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-            })?;
+            let rows = statement
+                .query_map(params![task_id, after, upto.unwrap_or(i64::MAX)], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+                })?;
             let mut events = Vec::new();
+            let mut bytes = 0;
             for row in rows {
                 let (id, body) = row?;
+                bytes += body.len();
                 events.push((id, serde_json::from_str(&body)?));
+                if bytes >= max_bytes {
+                    break;
+                }
             }
             Ok(events)
         })

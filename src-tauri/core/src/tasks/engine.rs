@@ -283,24 +283,17 @@ impl Engine {
             }
             None => (None, None),
         };
-        let replay = self
-            .inner
-            .store
-            .task_events(id, after)?
-            .into_iter()
-            .filter(|(event_id, _)| upto.is_none_or(|upto| *event_id <= upto))
-            .map(|(event_id, wire)| TaskUpdate::Event {
-                id: Some(event_id),
-                wire,
-            })
-            .collect::<Vec<_>>();
-        Ok(Watch {
+        let mut watch = Watch {
             engine: self.clone(),
             task: id.into(),
             last_id: after,
-            replay: replay.into_iter(),
+            replay: Vec::new().into_iter(),
+            replay_upto: upto,
+            replay_done: false,
             receiver,
-        })
+        };
+        watch.next_page()?;
+        Ok(watch)
     }
 
     /// Answers the action the task waits for: `tool_use_id` names it (`None`: whichever
@@ -362,6 +355,14 @@ impl Engine {
         Ok(())
     }
 
+    /// The approval mode a task this engine runs is under now (it can change mid-run);
+    /// `None` for another task, or before its run has begun.
+    pub fn policy(&self, id: &str) -> Option<ApprovalPolicy> {
+        let live = lock(&self.inner.live).get(id).cloned()?;
+        let gate = lock(&live.gate).clone()?;
+        Some(gate.policy())
+    }
+
     /// The display (`:N`) of the session's agent desktop, while its task runs there or after
     /// a run that kept it.
     pub fn desktop_display(&self, session_id: &str) -> Option<String> {
@@ -403,6 +404,9 @@ fn process_alive(pid: u32) -> bool {
 
 /// How often a watcher looks in the store for events of a task another process runs.
 const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100);
+/// How much stored JSON a watcher replays at a time: a replay holds one page in memory,
+/// however many events the task stored.
+const REPLAY_PAGE_BYTES: usize = 256 * 1024;
 
 /// A watcher's view of a task: replayed events, then live ones; `None` once the task ended
 /// and everything was delivered. A task another process runs (a `deskhand ask` beside the
@@ -411,7 +415,13 @@ pub struct Watch {
     engine: Engine,
     task: String,
     last_id: i64,
+    /// The page of stored events being replayed.
     replay: std::vec::IntoIter<TaskUpdate>,
+    /// The last stored event to replay (the last one published when the watch began);
+    /// `None`: every stored one.
+    replay_upto: Option<i64>,
+    /// Whether the store has no more events to replay.
+    replay_done: bool,
     receiver: Option<mpsc::Receiver<Arc<TaskUpdate>>>,
 }
 
@@ -420,10 +430,34 @@ impl Watch {
         &self.task
     }
 
+    /// Reads the next page of stored events after the last one seen.
+    fn next_page(&mut self) -> Result<(), TaskError> {
+        let page = self.engine.inner.store.task_events(
+            &self.task,
+            self.last_id,
+            self.replay_upto,
+            REPLAY_PAGE_BYTES,
+        )?;
+        self.replay_done = page.is_empty();
+        self.replay = page
+            .into_iter()
+            .map(|(event_id, wire)| TaskUpdate::Event {
+                id: Some(event_id),
+                wire,
+            })
+            .collect::<Vec<_>>()
+            .into_iter();
+        Ok(())
+    }
+
     pub async fn next(&mut self) -> Option<TaskUpdate> {
         loop {
             if let Some(update) = self.replay.next() {
                 return Some(self.seen(update));
+            }
+            if !self.replay_done {
+                self.next_page().ok()?;
+                continue;
             }
             let Some(receiver) = self.receiver.as_mut() else {
                 // Not this engine's task: follow the store until the task has ended.
@@ -566,10 +600,12 @@ impl Run {
             .collect::<Vec<_>>()
             .join("\n");
         let kept = self.take_desktop(resolved.keeps_desktop());
+        let task_id = lock(&self.live.info).id.clone();
         let prepared = prepare::prepare(
             resolved,
             &self.engine,
             &self.session_id,
+            &task_id,
             &prompt,
             self.live.approvals.clone(),
             self.slot.rules.clone(),
@@ -605,7 +641,6 @@ impl Run {
             )));
         }
         *lock(&self.live.gate) = Some(prepared.agent.gate.clone());
-        let task_id = lock(&self.live.info).id.clone();
         let opened = if self.is_new {
             Recorder::create(self.store(), &self.session_id).map(|r| (r, Vec::new()))
         } else {

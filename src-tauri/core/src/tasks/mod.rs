@@ -5,12 +5,14 @@
 
 mod approvals;
 mod engine;
+mod lineage;
 mod lock;
 mod prepare;
 mod state;
 
 pub use approvals::{PendingApprovals, TaskApprover};
 pub use engine::{Engine, TaskSpec, TaskUpdate, Watch};
+pub use lineage::{Lineage, MAX_HOPS};
 pub use lock::{LockError, SessionLock};
 pub use prepare::{
     BASH_TIMEOUT_VARIABLE, DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, PrepareError, Prepared,

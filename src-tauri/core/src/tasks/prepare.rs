@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::approvals::{PendingApprovals, TaskApprover};
+use super::lineage::Lineage;
 use crate::agent::context::ContextPolicy;
 use crate::agent::stall::StallPolicy;
 use crate::agent::verify::Check;
@@ -90,6 +91,8 @@ pub struct RunSettings {
     pub delegate_to: Vec<RemoteTarget>,
     /// Whether this run may delegate at all; a delegated task may not delegate again.
     pub may_delegate: bool,
+    /// The tasks that delegated this one, across services (`super::lineage`).
+    pub lineage: Lineage,
     /// Numbered marks on the computer tool's screenshots; `None`: `$DESKHAND_SET_OF_MARKS`,
     /// else the stored setting (the window's toggle, `deskhand settings`), else off.
     pub set_of_marks: Option<bool>,
@@ -173,6 +176,7 @@ impl Default for RunSettings {
             sandbox: None,
             delegate_to: Vec::new(),
             may_delegate: true,
+            lineage: Lineage::default(),
             set_of_marks: None,
         }
     }
@@ -355,6 +359,7 @@ fn delegation(
     store: &Store,
     engine: &super::Engine,
     session_id: &str,
+    task_id: &str,
     approvals: &Arc<PendingApprovals>,
 ) -> Result<Option<Delegation>, PrepareError> {
     if !settings.may_delegate {
@@ -388,6 +393,7 @@ fn delegation(
     Ok(wanted.then(|| Delegation {
         engine: engine.clone(),
         session_id: session_id.to_string(),
+        lineage: settings.lineage.child_of(task_id),
         settings: settings.clone(),
         remotes,
         approvals: approvals.clone(),
@@ -405,8 +411,8 @@ pub struct Prepared {
     pub desktop: Option<Arc<AgentDesktop>>,
 }
 
-/// Makes the tools (starting plugin servers) and the agent for a run of `session_id` on
-/// `prompt` (which chooses the notes for the system prompt), with the approval gate asking
+/// Makes the tools (starting plugin servers) and the agent for task `task_id`, a run of
+/// `session_id` on `prompt` (which chooses the notes for the system prompt), with the approval gate asking
 /// through `approvals` and remembering "always allow" in the session's `rules`.
 /// The run's store is `engine`'s, the engine a local delegated task runs on. `kept` is
 /// the desktop the session's last run kept: used again if this run wants an agent desktop,
@@ -416,6 +422,7 @@ pub async fn prepare(
     resolved: Resolved,
     engine: &super::Engine,
     session_id: &str,
+    task_id: &str,
     prompt: &str,
     approvals: Arc<PendingApprovals>,
     rules: SessionRules,
@@ -461,6 +468,7 @@ pub async fn prepare(
         store,
         engine,
         session_id,
+        task_id,
         &approvals,
     )?;
     let tool_settings = ToolSettings {

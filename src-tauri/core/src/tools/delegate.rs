@@ -20,7 +20,8 @@ use crate::agent::{AgentEvent, Answer, ApprovalRequest, Approver, Decision};
 use crate::llm::{ContentBlock, ToolDefinition};
 use crate::secrets::ApiKey;
 use crate::tasks::{
-    Engine, Origin, PendingApprovals, RunSettings, TaskApprover, TaskSpec, TaskUpdate, Watch,
+    Engine, Lineage, Origin, PendingApprovals, RunSettings, TaskApprover, TaskSpec, TaskUpdate,
+    Watch,
 };
 
 pub const NAME: &str = "delegate";
@@ -53,6 +54,17 @@ const RECONNECTS: u32 = 3;
 const MAX_PROMPT: usize = 100_000;
 /// The most a remote's JSON answer (a task, a check) may be: they are a few hundred bytes.
 const MAX_ANSWER_BYTES: usize = 1024 * 1024;
+/// The most of a child's events one call keeps (shows, and stores in the parent's history),
+/// and the most bytes of JSON they may add up to. Past either, the rest are counted and left
+/// out, and the call's result says how many; the child's approvals and its `done` are
+/// always passed on. A child that floods cannot fill the parent's disk.
+pub const MAX_CHILD_EVENTS: usize = 2_000;
+pub const MAX_CHILD_EVENT_BYTES: usize = 8 * 1024 * 1024;
+/// The most images kept from one child event, and from one call.
+pub const MAX_IMAGES_PER_EVENT: usize = 4;
+pub const MAX_IMAGES_PER_CALL: usize = 32;
+/// The most of the child's answer passed to the parent's model: its start and its end.
+const MAX_ANSWER_TEXT_BYTES: usize = 100 * 1024;
 
 /// A remote Deskhand by the name the model uses for it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,6 +122,8 @@ pub struct Delegation {
     /// The parent's session: a remote child's screenshots are kept in its history.
     pub session_id: String,
     pub settings: RunSettings,
+    /// The lineage a child gets: the parent's, and the parent's task.
+    pub lineage: Lineage,
     pub remotes: Vec<RemoteTarget>,
     /// The parent's open questions: a child's approvals are asked here, so whoever answers
     /// the parent (terminal, window, API) answers them.
@@ -226,10 +240,11 @@ impl Tool for DelegateTool {
             None => "a new agent desktop on this machine".to_string(),
         };
         let first_line = call.prompt.lines().next().unwrap_or_default();
+        let may = self.child_may(call.to != LOCAL);
         Ok(ActionPlan {
             kind: format!("{NAME}.{}", call.to),
             read_only: false,
-            summary: format!("delegate to {whom}: {first_line}"),
+            summary: format!("delegate to {whom}: {first_line} (the child may: {may})"),
             detail: ActionDetail::Delegate(Box::new(DelegateDetail {
                 to: call.to,
                 target: whom,
@@ -258,6 +273,7 @@ impl Tool for DelegateTool {
             ctx,
             answer: String::new(),
             done: None,
+            kept: Kept::default(),
         };
         let deadline = Instant::now() + call.timeout;
         let ended = tokio::select! {
@@ -275,13 +291,61 @@ impl Tool for DelegateTool {
 
 impl DelegateTool {
     async fn start(&self, call: &Call) -> Result<Child, String> {
-        let policy = self.delegation.settings.approval;
         match self.delegation.remotes.iter().find(|r| r.name == call.to) {
-            Some(remote) => Remote::submit(remote, call, policy)
+            Some(remote) => Remote::submit(remote, call, &self.delegation, self.parent_policy())
                 .await
                 .map(Child::Remote),
             None => self.start_local(call).await,
         }
+    }
+
+    /// The parent's approval mode as it is now (the window can switch it mid-run), else as
+    /// the run began: the child's.
+    fn parent_policy(&self) -> crate::agent::ApprovalPolicy {
+        let delegation = &self.delegation;
+        delegation
+            .lineage
+            .chain
+            .last()
+            .and_then(|parent| delegation.engine.policy(parent))
+            .unwrap_or(delegation.settings.approval)
+    }
+
+    /// What a child may do, for the approval: never more than its parent. It gets the
+    /// parent's approval mode; a local child runs in a sandbox with the parent's network and
+    /// shares (none added); a remote one gets the parent's network when the parent is
+    /// sandboxed, and no shares.
+    fn child_may(&self, remote: bool) -> String {
+        let parent = &self.delegation.settings;
+        let approvals = match self.parent_policy() {
+            crate::agent::ApprovalPolicy::Ask => "approvals asked of you",
+            crate::agent::ApprovalPolicy::Auto => "act without asking (auto)",
+            crate::agent::ApprovalPolicy::ReadOnly => "read-only actions only",
+        };
+        let sandbox = local_sandbox(parent);
+        let network = if sandbox.network {
+            "network"
+        } else {
+            "no network"
+        };
+        if remote {
+            return match &parent.sandbox {
+                Some(_) => format!("{approvals}; sandboxed, {network}; no shared folders"),
+                None => format!("{approvals}; the remote's own sandbox and network"),
+            };
+        }
+        let shares = match sandbox.shares.as_slice() {
+            [] => "no shared folders".to_string(),
+            shares => format!(
+                "shared: {}",
+                shares
+                    .iter()
+                    .map(|s| s.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        format!("{approvals}; sandboxed, {network}; {shares}")
     }
 
     async fn start_local(&self, call: &Call) -> Result<Child, String> {
@@ -294,9 +358,11 @@ impl DelegateTool {
             system: None,
             check: None,
             agent_desktop: true,
-            sandbox: crate::sandbox::SandboxChoice::for_run(true, None, Vec::new(), true)?,
+            sandbox: Some(local_sandbox(parent)),
             may_delegate: false,
             delegate_to: Vec::new(),
+            lineage: self.delegation.lineage.clone(),
+            approval: self.parent_policy(),
             ..parent.clone()
         };
         let spec = TaskSpec {
@@ -316,6 +382,12 @@ impl DelegateTool {
     }
 }
 
+/// A local child's sandbox: the parent's (its network and shares, never more), or one with
+/// the network and no shares for a parent that has none.
+fn local_sandbox(parent: &RunSettings) -> crate::sandbox::SandboxChoice {
+    parent.sandbox.clone().unwrap_or_default()
+}
+
 /// Why following a child stopped before it ended.
 enum Stop {
     Cancelled,
@@ -332,12 +404,29 @@ struct Follow<'a> {
     answer: String,
     /// The child's `done` event.
     done: Option<Value>,
+    kept: Kept,
+}
+
+/// How much of the child a call kept, and left out, against [`MAX_CHILD_EVENTS`],
+/// [`MAX_CHILD_EVENT_BYTES`] and [`MAX_IMAGES_PER_CALL`].
+#[derive(Default)]
+struct Kept {
+    events: usize,
+    bytes: usize,
+    images: usize,
+    left_out: usize,
+    left_out_bytes: usize,
 }
 
 impl Follow<'_> {
+    /// The child's events until its `done`, which ends the following even if the child's
+    /// stream stays open.
     async fn follow_to_end(&mut self) -> Result<(), Stop> {
         while let Some(event) = self.child.next().await.map_err(Stop::Failed)? {
             self.seen(event).await?;
+            if self.done.is_some() {
+                break;
+            }
         }
         Ok(())
     }
@@ -359,16 +448,29 @@ impl Follow<'_> {
                 }
             }
             "done" => self.done = Some(event.clone()),
-            "tool_result" => self.keep_images(&event).await,
             _ => {}
         }
         let ask = (event["type"] == "approval_needed")
             .then(|| serde_json::from_value::<ApprovalRequest>(event["request"].clone()).ok())
             .flatten();
-        self.emit(AgentEvent::ChildEvent {
-            task: self.child.id().to_string(),
-            event,
-        });
+        let always = ask.is_some() || event["type"] == "done";
+        let size = event.to_string().len();
+        let fits =
+            self.kept.events < MAX_CHILD_EVENTS && self.kept.bytes + size <= MAX_CHILD_EVENT_BYTES;
+        if always || fits {
+            if event["type"] == "tool_result" {
+                self.keep_images(&event).await;
+            }
+            self.kept.events += 1;
+            self.kept.bytes += size;
+            self.emit(AgentEvent::ChildEvent {
+                task: self.child.id().to_string(),
+                event,
+            });
+        } else {
+            self.kept.left_out += 1;
+            self.kept.left_out_bytes += size;
+        }
         if let Some(request) = ask {
             self.ask_person(request).await?;
         }
@@ -377,22 +479,29 @@ impl Follow<'_> {
 
     /// A remote child's screenshots, fetched into the parent's history before its event is
     /// shown, so the side panel finds them by hash as it finds a local child's (which share
-    /// the store). One that cannot be fetched is left out, and the panel says it is not
-    /// available; the task goes on.
-    async fn keep_images(&self, event: &Value) {
+    /// the store). Only real images are kept (sniffed as attachments are, whatever their
+    /// label), at most [`MAX_IMAGES_PER_EVENT`] of an event and [`MAX_IMAGES_PER_CALL`] of
+    /// a call. One that is not kept is left out, and the panel says it is not available;
+    /// the task goes on.
+    async fn keep_images(&mut self, event: &Value) {
         let Child::Remote(remote) = &self.child else {
             return;
         };
         let store = self.delegation.engine.store();
-        for image in event["images"].as_array().into_iter().flatten() {
+        let images = event["images"].as_array().into_iter().flatten();
+        for image in images.take(MAX_IMAGES_PER_EVENT) {
             let Some(sha256) = image["sha256"].as_str() else {
                 continue;
             };
             if store.image(sha256).is_ok() {
                 continue;
             }
+            if self.kept.images >= MAX_IMAGES_PER_CALL {
+                return;
+            }
+            self.kept.images += 1;
             if let Ok((media_type, bytes)) = remote.image(sha256).await {
-                let _ = store.keep_image(&self.delegation.session_id, &media_type, &bytes);
+                let _ = store.keep_image(&self.delegation.session_id, media_type, &bytes);
             }
         }
     }
@@ -427,6 +536,24 @@ impl Follow<'_> {
             .map_err(Stop::Failed)
     }
 
+    /// When some of the child's events were left out: a summary in the parent's history (a
+    /// child `error` event) and a note for the call's result.
+    fn left_out(&self, task: &str) -> String {
+        if self.kept.left_out == 0 {
+            return String::new();
+        }
+        let note = format!(
+            "{} of the child's events ({} bytes) were left out: a delegated call keeps at most \
+             {MAX_CHILD_EVENTS} events and {MAX_CHILD_EVENT_BYTES} bytes of them",
+            self.kept.left_out, self.kept.left_out_bytes
+        );
+        self.emit(AgentEvent::ChildEvent {
+            task: task.to_string(),
+            event: json!({"type": "error", "message": note}),
+        });
+        format!("\n{note}.")
+    }
+
     /// The call's result from how following ended; the child is cancelled if it still runs.
     async fn report(mut self, to: &str, ended: Result<(), Stop>) -> ToolOutput {
         let task = self.child.id().to_string();
@@ -439,13 +566,14 @@ impl Follow<'_> {
             )),
             Err(Stop::Failed(e)) => Some(e),
         };
+        let left_out = self.left_out(&task);
         if let Some(why) = stopped {
             let cancelled = match self.child.cancel().await {
                 Ok(()) => "it was cancelled".to_string(),
                 Err(e) => format!("cancelling it failed: {e}"),
             };
             return ToolOutput::error(format!(
-                "the delegated task {task} on {to} did not finish: {why}; {cancelled}"
+                "the delegated task {task} on {to} did not finish: {why}; {cancelled}.{left_out}"
             ));
         }
         let Some(done) = self.done else {
@@ -454,17 +582,25 @@ impl Follow<'_> {
             ));
         };
         let status = done["status"].as_str().unwrap_or("unknown").to_string();
-        let cost = done["cost_usd"].as_f64();
+        // A cost that is not a finite amount of at least zero is unknown: it never lowers the
+        // parent's spend.
+        let cost = done["cost_usd"]
+            .as_f64()
+            .filter(|usd| usd.is_finite() && *usd >= 0.0);
         if let Some(usd) = cost {
             let _ = self.ctx.progress.send(Progress::Spent(usd));
         }
         let cost = cost.map_or("unknown".to_string(), |usd| format!("${usd:.4}"));
         let answer = match self.answer.trim() {
-            "" => "(no answer text)",
-            text => text,
+            "" => "(no answer text)".to_string(),
+            text => {
+                let mut capped = super::capped::CappedOutput::new(MAX_ANSWER_TEXT_BYTES);
+                capped.push(text.as_bytes());
+                capped.text()
+            }
         };
         let text = format!(
-            "The delegated task {task} on {to} ended `{status}` after {} turn(s); it cost {cost}.\n\
+            "The delegated task {task} on {to} ended `{status}` after {} turn(s); it cost {cost}.{left_out}\n\
              Its answer:\n{answer}",
             done["turns"]
         );
@@ -575,14 +711,17 @@ impl Remote {
     async fn submit(
         target: &RemoteTarget,
         call: &Call,
+        delegation: &Delegation,
         policy: crate::agent::ApprovalPolicy,
     ) -> Result<Self, String> {
         let variable = target.token_variable();
         let token = crate::key_guard::env_var(&variable)
             .and_then(|t| ApiKey::new(t).ok())
             .ok_or_else(|| format!("no token for `{}`: set {variable}", target.name))?;
+        // A redirect could take the token to another host: none is followed.
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| e.to_string())?;
         let mut remote = Self {
@@ -595,13 +734,20 @@ impl Remote {
             reconnects: 0,
         };
         remote.check(&target.name).await?;
+        let lineage = &delegation.lineage;
         let mut body = json!({
             "prompt": call.prompt,
             "max_turns": call.max_turns,
             "approve": policy,
+            "delegation": {"hops": lineage.hops(), "chain": lineage.chain},
         });
         if let Some(usd) = call.max_cost_usd {
             body["max_cost_usd"] = json!(usd);
+        }
+        // A sandboxed parent's child is sandboxed too, with the parent's network at most.
+        if let Some(sandbox) = &delegation.settings.sandbox {
+            body["sandbox"] = json!(true);
+            body["network"] = json!(sandbox.network);
         }
         let task = remote
             .request(reqwest::Method::POST, "/v1/tasks", Some(body))
@@ -648,9 +794,23 @@ impl Remote {
             ));
         }
         if !response.status().is_success() {
-            return Err(format!("{} answered {}", self.base, response.status()));
+            return Err(self.refusal(response).await);
         }
         Ok(())
+    }
+
+    /// A refusal in the API's words (its error message), else its status.
+    async fn refusal(&self, response: reqwest::Response) -> String {
+        let status = response.status();
+        let body = self
+            .read_capped(response, MAX_ANSWER_BYTES, "an answer")
+            .await
+            .unwrap_or_default();
+        let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        match answer["error"]["message"].as_str() {
+            Some(message) => format!("{} refused: {message}", self.base),
+            None => format!("{} answered {status}", self.base),
+        }
     }
 
     /// A GET of `path` with the token, within the request timeout.
@@ -664,19 +824,14 @@ impl Remote {
             .map_err(|e| unreachable(&self.base, &e))
     }
 
-    /// An image of the child's history by its hash: read up to the API's image limit, and
-    /// kept only if its bytes have that hash.
-    async fn image(&self, sha256: &str) -> Result<(String, Vec<u8>), String> {
+    /// An image of the child's history by its hash: read up to the API's image limit, kept
+    /// only if its bytes have that hash and are an image the API takes (PNG, JPEG, GIF or
+    /// WebP within its limits), and typed by its bytes, never by the remote's label.
+    async fn image(&self, sha256: &str) -> Result<(&'static str, Vec<u8>), String> {
         let response = self.get(&format!("/v1/images/{sha256}")).await?;
         if !response.status().is_success() {
             return Err(format!("{} answered {}", self.base, response.status()));
         }
-        let media_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("application/octet-stream")
-            .to_string();
         let bytes = self
             .read_capped(response, crate::images::MAX_IMAGE_BYTES, "an image")
             .await?;
@@ -686,6 +841,8 @@ impl Remote {
                 self.base
             ));
         }
+        let media_type = crate::images::checked_media_type(&bytes, &format!("image {sha256}"))
+            .map_err(|e| format!("{} sent {e}", self.base))?;
         Ok((media_type, bytes))
     }
 
@@ -728,18 +885,13 @@ impl Remote {
             .send()
             .await
             .map_err(|e| unreachable(&self.base, &e))?;
-        let status = response.status();
+        if !response.status().is_success() {
+            return Err(self.refusal(response).await);
+        }
         let body = self
             .read_capped(response, MAX_ANSWER_BYTES, "an answer")
             .await?;
-        let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        if status.is_success() {
-            return Ok(answer);
-        }
-        let message = answer["error"]["message"]
-            .as_str()
-            .map_or_else(|| status.to_string(), str::to_string);
-        Err(format!("{} refused: {message}", self.base))
+        Ok(serde_json::from_slice(&body).unwrap_or(Value::Null))
     }
 
     async fn open_stream(&mut self) -> Result<(), String> {
@@ -876,6 +1028,7 @@ mod tests {
             engine: Engine::new(store.clone()),
             session_id: "s".into(),
             settings: RunSettings::default(),
+            lineage: Lineage::default(),
             remotes: remotes
                 .iter()
                 .map(|r| RemoteTarget::parse(r).unwrap())
@@ -942,28 +1095,90 @@ mod tests {
             .plan(&json!({"prompt": "first\nsecond", "to": "far"}))
             .unwrap();
         assert_eq!(plan.kind, "delegate.far");
-        assert_eq!(plan.summary, "delegate to far (http://127.0.0.1:9): first");
+        assert!(
+            plan.summary
+                .starts_with("delegate to far (http://127.0.0.1:9): first (the child may: "),
+            "{}",
+            plan.summary
+        );
         assert!(!plan.read_only);
     }
 
-    /// A remote's image is kept only when its bytes have the hash asked for, and read only up
-    /// to the API's image limit: a service that sends other bytes under a hash, or an
-    /// endless image, cannot put them in the parent's history. An endless answer to a
-    /// request is cut off the same way.
+    /// The approval says what the child may do, and that is never more than the parent may:
+    /// a parent without the network has a child without it, with its shares and no others.
+    #[test]
+    fn the_approval_says_what_the_child_may_do_and_it_is_at_most_the_parents() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut tool = tool(&store, &["far=http://127.0.0.1:9"]);
+        let plan = |tool: &DelegateTool, to: &str| {
+            tool.plan(&json!({"prompt": "go", "to": to}))
+                .unwrap()
+                .summary
+        };
+        assert!(
+            plan(&tool, LOCAL).ends_with(
+                "(the child may: approvals asked of you; sandboxed, network; no shared folders)"
+            ),
+            "{}",
+            plan(&tool, LOCAL)
+        );
+        tool.delegation.settings.approval = crate::agent::ApprovalPolicy::ReadOnly;
+        tool.delegation.settings.sandbox = Some(crate::sandbox::SandboxChoice {
+            shares: vec!["/srv/shared".into()],
+            network: false,
+        });
+        let local = plan(&tool, LOCAL);
+        assert!(
+            local.ends_with(
+                "(the child may: read-only actions only; sandboxed, no network; shared: /srv/shared)"
+            ),
+            "{local}"
+        );
+        let remote = plan(&tool, "far");
+        assert!(
+            remote.ends_with("read-only actions only; sandboxed, no network; no shared folders)"),
+            "{remote}"
+        );
+        let child = local_sandbox(&tool.delegation.settings);
+        assert!(!child.network);
+        assert_eq!(child.shares, vec![std::path::PathBuf::from("/srv/shared")]);
+    }
+
+    /// A 1x1 PNG's signature and header: what the image sniffing reads.
+    fn tiny_png() -> Vec<u8> {
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+        png.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 1, 8, 6, 0, 0, 0]);
+        png
+    }
+
+    /// A remote's image is kept only when its bytes have the hash asked for and are an image
+    /// (whatever the remote labels them), and read only up to the API's image limit: a
+    /// service that sends other bytes under a hash, garbage, or an endless image, cannot put
+    /// them in the parent's history. An endless answer to a request is cut off the same way.
     #[tokio::test]
     async fn a_remote_image_is_kept_only_if_its_bytes_have_its_hash_and_fit_the_limit() {
         use std::io::{Read as _, Write as _};
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
+        let png = tiny_png();
+        let garbage = b"<html>not an image</html>".to_vec();
+        let bodies = [png.clone(), png.clone(), garbage.clone()];
         std::thread::spawn(move || {
-            for (i, stream) in listener.incoming().take(4).enumerate() {
+            for (i, stream) in listener.incoming().take(5).enumerate() {
                 let Ok(mut stream) = stream else { continue };
                 let _ = stream.read(&mut [0u8; 4096]);
-                if i < 2 {
+                if let Some(body) = bodies.get(i) {
+                    // Labelled as the remote likes: the bytes decide.
                     let _ = stream.write_all(
-                        b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 5\r\n\
-                          Connection: close\r\n\r\nhello",
+                        format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                             Connection: close\r\n\r\n",
+                            body.len()
+                        )
+                        .as_bytes(),
                     );
+                    let _ = stream.write_all(body);
                     continue;
                 }
                 // An image, then an answer, that never ends: the reader must stop at the limit.
@@ -983,13 +1198,18 @@ mod tests {
             stream: None,
             reconnects: 0,
         };
-        let hash = crate::images::content_hash(b"hello");
-        assert_eq!(
-            remote.image(&hash).await.unwrap(),
-            ("image/png".to_string(), b"hello".to_vec())
-        );
+        let hash = crate::images::content_hash(&png);
+        assert_eq!(remote.image(&hash).await.unwrap(), ("image/png", png));
         let wrong = remote.image(&"0".repeat(64)).await.unwrap_err();
         assert!(wrong.contains("does not match its hash"), "{wrong}");
+        let not_an_image = remote
+            .image(&crate::images::content_hash(&garbage))
+            .await
+            .unwrap_err();
+        assert!(
+            not_an_image.contains("is not a PNG, JPEG, GIF or WebP image"),
+            "{not_an_image}"
+        );
         let endless = remote.image(&hash).await.unwrap_err();
         assert!(
             endless.contains("an image over the size limit"),

@@ -123,6 +123,7 @@ mod tests {
                     engine: Engine::new(store.clone()),
                     session_id: "s".into(),
                     settings: RunSettings::default(),
+                    lineage: crate::tasks::Lineage::default(),
                     remotes: Vec::new(),
                     approvals: Arc::default(),
                 })),

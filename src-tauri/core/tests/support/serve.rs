@@ -28,9 +28,15 @@ impl Serve {
 
     /// [`Serve::start`] with more variables in the server's environment.
     pub fn start_with_env(api: &StandIn, dir: &Path, env: &[(&str, &str)]) -> Serve {
+        Self::start_with(api, dir, env, &[])
+    }
+
+    /// [`Serve::start`] with more variables in the server's environment and more arguments.
+    pub fn start_with(api: &StandIn, dir: &Path, env: &[(&str, &str)], args: &[&str]) -> Serve {
         let socket = dir.join("run").join("api.sock");
         let mut child = deskhand_at(api, dir)
             .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
             .envs(env.iter().copied())
             .env("DESKHAND_SOCKET", &socket)
             .env("DESKHAND_API_TOKEN", TOKEN)
@@ -120,6 +126,28 @@ impl Serve {
         let output = Command::new("curl").args(&args).output().unwrap();
         assert!(output.status.success(), "curl: {output:?}");
         parse_sse(&String::from_utf8_lossy(&output.stdout))
+    }
+
+    /// The server's resident memory now and at its peak, in MB (`VmRSS`, `VmHWM`).
+    pub fn memory_mb(&self) -> (f64, f64) {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let field = |name: &str| -> f64 {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+                .expect("the field is in /proc/PID/status")
+                / 1024.0
+        };
+        (field("VmRSS:"), field("VmHWM:"))
+    }
+
+    /// How long a request over the Unix socket takes to be answered (a task list).
+    pub fn socket_answer_time(&self) -> Duration {
+        let started = Instant::now();
+        let (status, _) = self.curl("GET", "/v1/tasks?limit=1", None);
+        assert_eq!(status, 200);
+        started.elapsed()
     }
 
     pub fn kill(&mut self) {

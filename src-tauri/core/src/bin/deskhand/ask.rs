@@ -225,6 +225,7 @@ impl AskArgs {
                 sandbox,
                 delegate_to: self.delegate_to.clone(),
                 may_delegate: true,
+                lineage: Default::default(),
                 set_of_marks: self.set_of_marks.then_some(true),
             },
             origin: Origin::Cli,

@@ -19,6 +19,28 @@ pub struct ServeArgs {
     /// bearer token.
     #[arg(long, value_name = "ADDR")]
     listen: Option<SocketAddr>,
+    /// A host name (or address) the TCP listener answers to besides the loopback ones and
+    /// its own address: what clients write in its URL. Repeatable, or comma-separated in
+    /// $DESKHAND_ALLOW_HOST.
+    #[arg(
+        long,
+        value_name = "HOST",
+        requires = "listen",
+        env = "DESKHAND_ALLOW_HOST",
+        value_delimiter = ','
+    )]
+    allow_host: Vec<String>,
+    /// A browser origin (e.g. https://example.org) whose pages may call the TCP listener;
+    /// by default any request with an `Origin` header is refused. Repeatable, or
+    /// comma-separated in $DESKHAND_ALLOW_ORIGIN.
+    #[arg(
+        long,
+        value_name = "ORIGIN",
+        requires = "listen",
+        env = "DESKHAND_ALLOW_ORIGIN",
+        value_delimiter = ','
+    )]
+    allow_origin: Vec<String>,
     /// Print the TCP listener's bearer token (made and stored in the keyring if there is
     /// none) and exit.
     #[arg(long)]
@@ -44,9 +66,8 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         let token = tokio::task::spawn_blocking(|| api::api_token(&OsKeyring::default()))
             .await?
             .context("the TCP listener needs its bearer token from the keyring")?;
-        let listener = tokio::net::TcpListener::bind(address)
-            .await
-            .with_context(|| format!("cannot listen on {address}"))?;
+        let listener =
+            api::bind_tcp(address).with_context(|| format!("cannot listen on {address}"))?;
         if !address.ip().is_loopback() {
             eprintln!(
                 "deskhand: warning: {address} is reachable from other machines and the API \
@@ -57,13 +78,25 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             "deskhand: serving on http://{} (bearer token: `deskhand serve --print-token`)",
             listener.local_addr()?
         );
-        let router = api::router(engine.clone(), Some(token));
-        servers.spawn(api::serve(listener, router, stop.clone().cancelled_owned()));
+        let mut hosts = args.allow_host;
+        hosts.push(listener.local_addr()?.ip().to_string());
+        let access = api::TcpAccess {
+            token,
+            hosts,
+            origins: args.allow_origin,
+        };
+        let router = api::router(engine.clone(), Some(access));
+        servers.spawn(api::serve(
+            api::Listener::Tcp(listener),
+            router,
+            stop.clone(),
+        ));
     }
-    {
-        let router = api::router(engine.clone(), None);
-        servers.spawn(api::serve(listener, router, stop.clone().cancelled_owned()));
-    }
+    servers.spawn(api::serve(
+        api::Listener::Unix(listener),
+        api::router(engine.clone(), None),
+        stop.clone(),
+    ));
     shutdown_signal().await;
     eprintln!("deskhand: stopping: cancelling running tasks");
     for task in engine.running() {

@@ -1,0 +1,92 @@
+//! Where a task stands in a chain of delegations: the tasks that handed it down, root first,
+//! across services. Each `delegate` submit carries it (the API's `delegation` field), so a
+//! chain that grows too long, or comes back to a service it passed through, is refused
+//! before it starts another run: two services that delegate to each other would otherwise
+//! loop until something else broke.
+
+use crate::store::Store;
+
+/// The most delegations between a person's task and the deepest task it led to.
+pub const MAX_HOPS: usize = 4;
+/// The longest task id a chain may hold (ours are 36 characters).
+const MAX_ID_LEN: usize = 64;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Lineage {
+    /// The ids of the tasks that delegated, root first; empty for a task a person started.
+    pub chain: Vec<String>,
+}
+
+impl Lineage {
+    /// A chain as a submit states it: `hops` must be its length.
+    pub fn stated(hops: usize, chain: Vec<String>) -> Result<Self, String> {
+        if hops != chain.len() {
+            return Err(format!(
+                "`delegation.hops` is {hops} but `delegation.chain` holds {} task ids",
+                chain.len()
+            ));
+        }
+        if chain
+            .iter()
+            .any(|id| id.is_empty() || id.len() > MAX_ID_LEN)
+        {
+            return Err(format!(
+                "`delegation.chain` holds task ids of 1 to {MAX_ID_LEN} characters"
+            ));
+        }
+        Ok(Self { chain })
+    }
+
+    /// How many delegations led to this task.
+    pub fn hops(&self) -> usize {
+        self.chain.len()
+    }
+
+    /// The lineage of a task that `task` (of this lineage) delegates to.
+    pub fn child_of(&self, task: &str) -> Self {
+        let mut chain = self.chain.clone();
+        chain.push(task.to_string());
+        Self { chain }
+    }
+
+    /// Refuses a chain past [`MAX_HOPS`], or one that holds a task of this service's
+    /// history: the delegation came back around.
+    pub fn check(&self, store: &Store) -> Result<(), String> {
+        if self.hops() > MAX_HOPS {
+            return Err(format!(
+                "refused: this task would be delegation number {} in a row, and at most \
+                 {MAX_HOPS} are allowed",
+                self.hops()
+            ));
+        }
+        for id in &self.chain {
+            if store.task(id).map_err(|e| e.to_string())?.is_some() {
+                return Err(format!(
+                    "refused: a delegation loop: task {id}, which this task was delegated \
+                     from, runs on this service"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chain_too_long_inconsistent_or_back_at_this_service_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let ids = |n: usize| (0..n).map(|i| format!("t{i}")).collect::<Vec<_>>();
+        assert!(Lineage::default().check(&store).is_ok());
+        let longest = Lineage::stated(MAX_HOPS, ids(MAX_HOPS)).unwrap();
+        assert!(longest.check(&store).is_ok());
+        let error = longest.child_of("last").check(&store).unwrap_err();
+        assert!(error.contains("at most 4"), "{error}");
+        let error = Lineage::stated(2, ids(1)).unwrap_err();
+        assert!(error.contains("`delegation.hops` is 2"), "{error}");
+        assert!(Lineage::stated(1, vec![String::new()]).is_err());
+    }
+}

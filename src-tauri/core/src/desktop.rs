@@ -1,5 +1,12 @@
-//! The agent's own desktop: a private Xvfb with a window manager and a session D-Bus of its
-//! own, so the agent works there while the person goes on working on their screen.
+//! The agent's own desktop: a private Xvfb with a window manager, a session D-Bus and an
+//! accessibility bus of its own, so the agent works there while the person goes on working on
+//! their screen.
+//!
+//! Nothing of it starts a program on the agent's behalf (docs/sandbox.md): openbox gets a
+//! configuration with no menu and no key binding ([`OPENBOX_CONFIG`]), and the session bus
+//! one with no service directory ([`BUS_CONFIG`]), so a `.service` file written anywhere
+//! starts nothing. The accessibility bus and its registry are started with the desktop, so
+//! nothing has to be activated later.
 //!
 //! Each program (Xvfb, openbox, dbus-daemon) runs under a keeper (`crate::processes`), so it
 //! ends with the desktop and with Deskhand, even after a `kill -9`. What a killed Xvfb leaves
@@ -23,6 +30,72 @@ const DISPLAYS_TRIED: u32 = 200;
 const START_WAIT: Duration = Duration::from_secs(10);
 /// The agent desktop's screen.
 pub const SIZE: (u32, u32) = (1280, 800);
+
+/// What of the desktop's runtime directory a sandbox sees (read-only): the session bus's
+/// socket and the accessibility bus's folder.
+pub const SANDBOX_SOCKETS: [&str; 2] = ["bus", "at-spi"];
+
+/// The session bus's configuration (`{listen}`: its address). Unlike the stock `session.conf`
+/// it names no service directory, not even `$XDG_RUNTIME_DIR/dbus-1/services`, so that no
+/// client can have the bus start a program; and no client may change the environment such a
+/// program would start with.
+const BUS_CONFIG: &str = r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <keep_umask/>
+  <listen>{listen}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+    <deny send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"
+          send_member="UpdateActivationEnvironment"/>
+  </policy>
+</busconfig>
+"#;
+
+/// openbox's configuration: windows are focused and raised by a click and moved by their
+/// title bar, and that is all. No root menu (the stock one offers a terminal), no key
+/// bindings (the stock ones run programs), and an empty menu file in place of the stock one.
+const OPENBOX_CONFIG: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<openbox_config xmlns="http://openbox.org/3.4/rc">
+  <focus><focusNew>yes</focusNew><followMouse>no</followMouse></focus>
+  <placement><policy>Smart</policy></placement>
+  <desktops><number>1</number></desktops>
+  <keyboard></keyboard>
+  <mouse>
+    <context name="Frame">
+      <mousebind button="Left" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+    </context>
+    <context name="Client">
+      <mousebind button="Left" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+      <mousebind button="Middle" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+      <mousebind button="Right" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+    </context>
+    <context name="Titlebar">
+      <mousebind button="Left" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+      <mousebind button="Left" action="Drag"><action name="Move"/></mousebind>
+    </context>
+    <context name="Close">
+      <mousebind button="Left" action="Click"><action name="Close"/></mousebind>
+    </context>
+  </mouse>
+  <menu><file>{menu}</file></menu>
+</openbox_config>
+"#;
+
+/// The menu file openbox reads: no menu at all.
+const OPENBOX_MENU: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<openbox_menu xmlns="http://openbox.org/3.4/menu"></openbox_menu>
+"#;
+
+/// Where at-spi2-core installs its bus launcher (Debian, then Fedora and Arch).
+const ACCESSIBILITY_LAUNCHERS: [&str; 2] = [
+    "/usr/libexec/at-spi-bus-launcher",
+    "/usr/lib/at-spi2-core/at-spi-bus-launcher",
+];
 
 /// Where a session's runs work, as the window saves it with the session: the person's screen,
 /// or an agent desktop (sandboxed unless turned off, and kept between runs if asked).
@@ -86,6 +159,8 @@ pub struct AgentDesktop {
     display: u32,
     runtime: PathBuf,
     bus: String,
+    /// The accessibility bus's address, when at-spi2-core is installed.
+    accessibility: Option<String>,
     /// The keepers of Xvfb, the bus and the window manager, last started first.
     keepers: Vec<u32>,
     record: PathBuf,
@@ -127,6 +202,7 @@ impl AgentDesktop {
         let mut desktop = Self {
             display,
             bus: format!("unix:path={}", runtime.join("bus").display()),
+            accessibility: None,
             runtime,
             keepers: Vec::new(),
             record,
@@ -163,11 +239,13 @@ impl AgentDesktop {
                 }
             })?;
         let bus_socket = desktop.runtime.join("bus");
-        let address = format!("--address={}", desktop.bus);
+        let bus_config =
+            desktop.write_config("bus.conf", &BUS_CONFIG.replace("{listen}", &desktop.bus))?;
+        let bus_config = format!("--config-file={}", bus_config.display());
         let bus = desktop.spawn(
             "dbus-daemon",
             "apt install dbus",
-            &["--session", "--nofork", "--nopidfile", &address],
+            &[&bus_config, "--nofork", "--nopidfile"],
             None,
         )?;
         wait_for(&bus_socket, START_WAIT, bus)
@@ -176,7 +254,22 @@ impl AgentDesktop {
                 display,
                 reason: format!("its session bus: {reason}"),
             })?;
-        let openbox = desktop.spawn("openbox", "apt install openbox", &["--sm-disable"], None)?;
+        desktop.accessibility = desktop.start_accessibility().await;
+        let menu = desktop.write_config("openbox-menu.xml", OPENBOX_MENU)?;
+        let openbox_config = desktop.write_config(
+            "openbox.xml",
+            &OPENBOX_CONFIG.replace("{menu}", &menu.display().to_string()),
+        )?;
+        let openbox = desktop.spawn(
+            "openbox",
+            "apt install openbox",
+            &[
+                "--sm-disable",
+                "--config-file",
+                &openbox_config.to_string_lossy(),
+            ],
+            None,
+        )?;
         wait_until(
             || has_window_manager(&name),
             START_WAIT,
@@ -189,6 +282,38 @@ impl AgentDesktop {
             reason: format!("its window manager: {reason}"),
         })?;
         Ok(desktop)
+    }
+
+    /// Writes one of the desktop's configuration files into its runtime directory (which
+    /// no sandbox can write to) and says where.
+    fn write_config(&self, name: &str, text: &str) -> Result<PathBuf, DesktopError> {
+        let path = self.runtime.join(name);
+        std::fs::write(&path, text).map_err(io(format!("configuration {}", path.display())))?;
+        Ok(path)
+    }
+
+    /// Starts the desktop's accessibility bus (at-spi2-core's launcher, on the desktop's
+    /// session bus) and its registry, now, so that neither is ever started on a client's
+    /// request later. `None` (and no element map there) without at-spi2-core.
+    async fn start_accessibility(&mut self) -> Option<String> {
+        let launcher = ACCESSIBILITY_LAUNCHERS
+            .iter()
+            .find(|path| Path::new(path).exists())?;
+        self.spawn(
+            *launcher,
+            "apt install at-spi2-core",
+            &["--launch-immediately"],
+            None,
+        )
+        .ok()?;
+        let started = Instant::now();
+        while started.elapsed() < START_WAIT {
+            if let Ok(address) = crate::elements::start_registry(&self.bus).await {
+                return Some(address);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        None
     }
 
     /// Starts `program` on this desktop under a keeper and writes it down in the registry.
@@ -208,6 +333,8 @@ impl AgentDesktop {
         let mut command = Command::new(program);
         command
             .args(args)
+            // The person's accessibility bus is not the desktop's.
+            .env_remove("AT_SPI_BUS_ADDRESS")
             .envs(self.environment())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -252,14 +379,24 @@ impl AgentDesktop {
         &self.runtime
     }
 
+    /// The desktop's session bus, whose accessibility bus holds the tree of its programs.
+    pub fn bus_address(&self) -> &str {
+        &self.bus
+    }
+
     /// What the desktop's programs get in their environment: its display, its runtime
-    /// directory and session bus (so accessibility trees never mix with the person's), and
-    /// Qt's accessibility turned on for element maps.
+    /// directory, session bus and accessibility bus (so accessibility trees never mix with
+    /// the person's, whose `AT_SPI_BUS_ADDRESS` is replaced or blanked), and Qt's
+    /// accessibility turned on for element maps.
     pub fn environment(&self) -> Vec<(OsString, OsString)> {
         [
             ("DISPLAY", self.display_name().into()),
             ("XDG_RUNTIME_DIR", self.runtime.clone().into_os_string()),
             ("DBUS_SESSION_BUS_ADDRESS", self.bus.clone().into()),
+            (
+                "AT_SPI_BUS_ADDRESS",
+                self.accessibility.clone().unwrap_or_default().into(),
+            ),
             ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1".into()),
         ]
         .into_iter()

@@ -1042,3 +1042,77 @@ fn with_no_accessibility_bus_the_map_says_so_and_a_click_still_lands_named_unkno
         "{pointer}\n{text}"
     );
 }
+
+/// The person's "Banking" window on their screen, beside an agent desktop: a run there lists
+/// the agent desktop's elements and none of the person's, and the approval for a click on the
+/// agent desktop, at the very pixel of the person's Delete button, does not name that button.
+#[test]
+fn an_agent_desktop_reads_its_own_tree_and_nothing_of_the_persons_screen() {
+    let Some((_display, desk)) = on_desk(false) else {
+        return;
+    };
+    let fixture = Fixture::on_display(&desk, "Banking");
+    snapshot_with(&desk.tree(), "Banking");
+    // The agent desktop (1280x800) maps model coordinates one to one.
+    let (x, y) = fixture.rect("Delete").centre();
+    let api = StandIn::spawn([
+        Turn::tool_use("ui", json!({"action": "elements"})),
+        Turn::tool_use(
+            "computer",
+            json!({"action": "left_click", "coordinate": [x, y]}),
+        ),
+        Turn::text("done"),
+    ]);
+    let data = tempfile::tempdir().unwrap();
+    let runtime = data.path().join("run");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let env: Vec<(&str, String)> = vec![
+        ("ANTHROPIC_API_KEY", support::API_KEY.to_string()),
+        ("ANTHROPIC_BASE_URL", api.url()),
+        ("DESKHAND_FIRST_DISPLAY", "360".into()),
+    ]
+    .into_iter()
+    .chain(desk.env())
+    .chain([("XDG_RUNTIME_DIR", runtime.display().to_string())])
+    .collect();
+    let args = [
+        "ask",
+        "--json",
+        "--desktop",
+        "agent",
+        "--tools",
+        "ui,computer",
+        "--approve",
+        "ask",
+        "look around",
+    ];
+    let (status, screen) = on_terminal(data.path(), &env, "n", &args);
+    let text = String::from_utf8_lossy(&screen).into_owned();
+    assert_eq!(status, 0, "{text}");
+    let listed = last_tool_result(&api.accepted()[1].body).to_string();
+    for label in ["Banking", "Delete", "Cancel", "Notes about the fixture"] {
+        assert!(
+            !listed.contains(label),
+            "the person's {label:?} in the agent desktop's map: {listed}"
+        );
+    }
+    let asked: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim_end()).ok())
+        .filter(|e| e["type"] == "approval_needed")
+        .collect();
+    assert_eq!(asked.len(), 1, "{text}");
+    let target = &asked[0]["request"]["target"];
+    assert_ne!(target["name"], "Delete", "{target}");
+    assert_ne!(target["window"], "Banking", "{target}");
+    let prompt = text
+        .lines()
+        .find(|l| l.contains(PROMPT_END.trim_end()))
+        .unwrap_or_else(|| panic!("no approval prompt:\n{text}"));
+    assert!(!prompt.contains("Delete"), "{prompt}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        fixture.events.try_iter().all(|e| e["clicked"] != "Delete"),
+        "nothing reached the person's window"
+    );
+}

@@ -114,6 +114,26 @@ pub async fn accessibility_bus(session: Option<&str>) -> Result<String, ElementE
         .map_err(no_bus)
 }
 
+/// Starts the registry of the accessibility bus of the session bus at `session` (the bus
+/// itself must be running), and gives that bus's address. An agent desktop calls it as it
+/// starts, so that nothing is activated on a client's request later.
+pub async fn start_registry(session: &str) -> Result<String, ElementError> {
+    let address = accessibility_bus(Some(session)).await?;
+    let bus = atspi::zbus::connection::Builder::address(address.as_str())
+        .map_err(no_bus)?
+        .build()
+        .await
+        .map_err(no_bus)?;
+    let name = atspi::zbus::names::WellKnownName::try_from(REGISTRY).map_err(no_bus)?;
+    atspi::zbus::fdo::DBusProxy::new(&bus)
+        .await
+        .map_err(no_bus)?
+        .start_service_by_name(name, 0)
+        .await
+        .map_err(no_bus)?;
+    Ok(address)
+}
+
 impl AtspiTree {
     /// The tree of the person's desktop (this process's session bus).
     pub fn new() -> Self {

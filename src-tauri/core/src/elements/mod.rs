@@ -302,6 +302,22 @@ pub trait Tree: Send + Sync {
     }
 }
 
+/// Starts an agent desktop's accessibility registry: [`atspi_tree::start_registry`].
+#[cfg(target_os = "linux")]
+pub use atspi_tree::start_registry;
+
+/// The tree of the desktop whose session bus is at `bus` (an agent desktop's), else the
+/// person's: the element map, the `ui` tool and the approvals' hit test of a run read the
+/// display the run acts on, and no other.
+pub fn tree_of(bus: Option<&str>) -> std::sync::Arc<dyn Tree> {
+    #[cfg(target_os = "linux")]
+    if let Some(bus) = bus {
+        return std::sync::Arc::new(atspi_tree::AtspiTree::on_bus(bus));
+    }
+    let _ = bus;
+    desktop_tree()
+}
+
 /// The tree of the person's desktop: AT-SPI on Linux, nothing elsewhere (yet).
 pub fn desktop_tree() -> std::sync::Arc<dyn Tree> {
     #[cfg(target_os = "linux")]

@@ -307,7 +307,7 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
     let sandbox = settings
         .sandbox
         .as_ref()
-        .map(|choice| Sandbox::new(choice, &store.dir().join("sandbox-home")))
+        .map(|choice| Sandbox::new(choice, store.dir()))
         .transpose()?;
     Ok(Resolved {
         settings,
@@ -425,6 +425,11 @@ pub async fn prepare(
             .as_ref()
             .map(|desktop| desktop.environment())
             .unwrap_or_default(),
+        // The person's accessibility bus, if they named one, is not the desktop's.
+        remove: desktop
+            .iter()
+            .map(|_| "AT_SPI_BUS_ADDRESS".into())
+            .collect(),
         ..Launch::default()
     };
     if let Some(check) = &mut settings.check {
@@ -451,6 +456,9 @@ pub async fn prepare(
             session_id: session_id.to_string(),
         }),
         display: desktop.as_ref().map(|desktop| desktop.display_name()),
+        desktop_bus: desktop
+            .as_ref()
+            .map(|desktop| desktop.bus_address().to_string()),
         launch,
         sandboxed: sandbox.is_some(),
         delegation,

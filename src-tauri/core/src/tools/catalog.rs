@@ -37,6 +37,9 @@ pub struct ToolSettings {
     /// The X display the computer tool works on (an agent desktop's `:N`); `None`: this
     /// process's display.
     pub display: Option<String>,
+    /// The session bus of that display's desktop (an agent desktop's), whose accessibility
+    /// tree the element map and approvals read; `None`: the person's.
+    pub desktop_bus: Option<String>,
     /// How the programs the tools start are launched (the desktop's environment, the
     /// sandbox).
     pub launch: Launch,
@@ -78,6 +81,7 @@ impl Default for ToolSettings {
             editor_max_characters: None,
             memory: None,
             display: None,
+            desktop_bus: None,
             launch: Launch::default(),
             sandboxed: false,
             delegation: None,
@@ -124,7 +128,9 @@ fn make(
             if name == "computer" {
                 return Ok(Arc::new(tool));
             }
-            let tree = tool.tree().unwrap_or_else(crate::elements::desktop_tree);
+            let tree = tool
+                .tree()
+                .unwrap_or_else(|| crate::elements::tree_of(settings.desktop_bus.as_deref()));
             Ok(Arc::new(UiTool::new(tool, tree)))
         }
         "bash" => Ok(Arc::new(

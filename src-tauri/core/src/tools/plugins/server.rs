@@ -305,6 +305,7 @@ impl PluginServer {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        crate::no_ptrace::drop_ptrace(&mut command);
         crate::processes::keep(&mut command);
         for name in crate::program_env::withheld() {
             let configured = name

@@ -5,8 +5,13 @@
 //! Nothing of it starts a program on the agent's behalf (docs/sandbox.md): openbox gets a
 //! configuration with no menu and no key binding ([`OPENBOX_CONFIG`]), and the session bus
 //! one with no service directory ([`BUS_CONFIG`]), so a `.service` file written anywhere
-//! starts nothing. The accessibility bus and its registry are started with the desktop, so
-//! nothing has to be activated later.
+//! starts nothing. The accessibility bus (a second `dbus-daemon`, configured the same way)
+//! and its registry are started with the desktop, so nothing has to be activated later.
+//!
+//! Both buses also take anonymous clients: as root, the sandbox's programs are user 1000
+//! inside their user namespace, and D-Bus refuses a client whose claimed user is not the one
+//! its socket shows (root's). Only Deskhand's user and the sandbox (through its read-only
+//! mount) can reach the sockets, in the desktop's 0700 runtime directory.
 //!
 //! Each program (Xvfb, openbox, dbus-daemon) runs under a keeper (`crate::processes`), so it
 //! ends with the desktop and with Deskhand, even after a `kill -9`. What a killed Xvfb leaves
@@ -35,17 +40,20 @@ pub const SIZE: (u32, u32) = (1280, 800);
 /// socket and the accessibility bus's folder.
 pub const SANDBOX_SOCKETS: [&str; 2] = ["bus", "at-spi"];
 
-/// The session bus's configuration (`{listen}`: its address). Unlike the stock `session.conf`
-/// it names no service directory, not even `$XDG_RUNTIME_DIR/dbus-1/services`, so that no
-/// client can have the bus start a program; and no client may change the environment such a
-/// program would start with.
+/// The configuration of the desktop's session bus and of its accessibility bus (`{type}`,
+/// `{listen}`: its address). Unlike the stock `session.conf` (and at-spi2-core's
+/// `accessibility.conf`) it names no service directory, not even
+/// `$XDG_RUNTIME_DIR/dbus-1/services`, so that no client can have the bus start a program;
+/// and no client may change the environment such a program would start with.
 const BUS_CONFIG: &str = r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
 <busconfig>
-  <type>session</type>
+  <type>{type}</type>
   <keep_umask/>
   <listen>{listen}</listen>
   <auth>EXTERNAL</auth>
+  <auth>ANONYMOUS</auth>
+  <allow_anonymous/>
   <policy context="default">
     <allow send_destination="*" eavesdrop="true"/>
     <allow eavesdrop="true"/>
@@ -91,10 +99,10 @@ const OPENBOX_MENU: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <openbox_menu xmlns="http://openbox.org/3.4/menu"></openbox_menu>
 "#;
 
-/// Where at-spi2-core installs its bus launcher (Debian, then Fedora and Arch).
-const ACCESSIBILITY_LAUNCHERS: [&str; 2] = [
-    "/usr/libexec/at-spi-bus-launcher",
-    "/usr/lib/at-spi2-core/at-spi-bus-launcher",
+/// Where at-spi2-core installs its registry (Debian and Fedora, then Arch and older Debian).
+const REGISTRY_PROGRAMS: [&str; 2] = [
+    "/usr/libexec/at-spi2-registryd",
+    "/usr/lib/at-spi2-core/at-spi2-registryd",
 ];
 
 /// Where a session's runs work, as the window saves it with the session: the person's screen,
@@ -239,22 +247,15 @@ impl AgentDesktop {
                 }
             })?;
         let bus_socket = desktop.runtime.join("bus");
-        let bus_config =
-            desktop.write_config("bus.conf", &BUS_CONFIG.replace("{listen}", &desktop.bus))?;
-        let bus_config = format!("--config-file={}", bus_config.display());
-        let bus = desktop.spawn(
-            "dbus-daemon",
-            "apt install dbus",
-            &[&bus_config, "--nofork", "--nopidfile"],
-            None,
-        )?;
+        let address = desktop.bus.clone();
+        let bus = desktop.spawn_bus("bus.conf", "session", &address)?;
         wait_for(&bus_socket, START_WAIT, bus)
             .await
             .map_err(|reason| DesktopError::WontStart {
                 display,
                 reason: format!("its session bus: {reason}"),
             })?;
-        desktop.accessibility = desktop.start_accessibility().await;
+        desktop.start_accessibility().await;
         let menu = desktop.write_config("openbox-menu.xml", OPENBOX_MENU)?;
         let openbox_config = desktop.write_config(
             "openbox.xml",
@@ -292,28 +293,57 @@ impl AgentDesktop {
         Ok(path)
     }
 
-    /// Starts the desktop's accessibility bus (at-spi2-core's launcher, on the desktop's
-    /// session bus) and its registry, now, so that neither is ever started on a client's
-    /// request later. `None` (and no element map there) without at-spi2-core.
-    async fn start_accessibility(&mut self) -> Option<String> {
-        let launcher = ACCESSIBILITY_LAUNCHERS
-            .iter()
-            .find(|path| Path::new(path).exists())?;
+    /// Starts a `dbus-daemon` of this desktop with [`BUS_CONFIG`] (written to `config`),
+    /// listening at `address`; gives its keeper.
+    fn spawn_bus(&mut self, config: &str, kind: &str, address: &str) -> Result<u32, DesktopError> {
+        let text = BUS_CONFIG
+            .replace("{type}", kind)
+            .replace("{listen}", address);
+        let config = format!(
+            "--config-file={}",
+            self.write_config(config, &text)?.display()
+        );
         self.spawn(
-            *launcher,
-            "apt install at-spi2-core",
-            &["--launch-immediately"],
+            "dbus-daemon",
+            "apt install dbus",
+            &[&config, "--nofork", "--nopidfile"],
             None,
         )
-        .ok()?;
-        let started = Instant::now();
-        while started.elapsed() < START_WAIT {
-            if let Ok(address) = crate::elements::start_registry(&self.bus).await {
-                return Some(address);
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    /// Starts the desktop's accessibility bus and its registry (at-spi2-core's), now, so
+    /// that neither is ever started on a client's request later. The bus's socket is in
+    /// `<runtime>/at-spi/`, which a sandbox sees read-only. Without at-spi2-core, or when
+    /// the registry does not come up, the desktop has none (and no element map).
+    async fn start_accessibility(&mut self) {
+        let Some(registry) = REGISTRY_PROGRAMS
+            .iter()
+            .find(|path| Path::new(path).exists())
+        else {
+            return;
+        };
+        let folder = self.runtime.join("at-spi");
+        if std::fs::create_dir_all(&folder).is_err() {
+            return;
         }
-        None
+        set_private(&folder);
+        let socket = folder.join("bus");
+        let address = format!("unix:path={}", socket.display());
+        let Ok(bus) = self.spawn_bus("accessibility.conf", "accessibility", &address) else {
+            return;
+        };
+        if wait_for(&socket, START_WAIT, bus).await.is_err() {
+            return;
+        }
+        // The registry finds its bus in its environment, as every program here does.
+        self.accessibility = Some(address.clone());
+        let ready = match self.spawn(registry, "apt install at-spi2-core", &[], None) {
+            Ok(keeper) => wait_for_registry(&address, START_WAIT, keeper).await,
+            Err(_) => false,
+        };
+        if !ready {
+            self.accessibility = None;
+        }
     }
 
     /// Starts `program` on this desktop under a keeper and writes it down in the registry.
@@ -379,9 +409,10 @@ impl AgentDesktop {
         &self.runtime
     }
 
-    /// The desktop's session bus, whose accessibility bus holds the tree of its programs.
-    pub fn bus_address(&self) -> &str {
-        &self.bus
+    /// The desktop's accessibility bus, which holds the tree of its programs; `None`
+    /// without at-spi2-core.
+    pub fn accessibility_bus(&self) -> Option<&str> {
+        self.accessibility.as_deref()
     }
 
     /// What the desktop's programs get in their environment: its display, its runtime
@@ -548,6 +579,22 @@ async fn wait_until(
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// Waits until the accessibility bus at `address` has its registry, for at most `limit`, and
+/// while the program under `keeper` (the registry) runs; says whether it did.
+async fn wait_for_registry(address: &str, limit: Duration, keeper: u32) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit && Path::new(&format!("/proc/{keeper}")).exists() {
+        if crate::elements::has_registry(address)
+            .await
+            .unwrap_or(false)
+        {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
 }
 
 /// Whether a window manager has taken `display`'s screen: it names its check window on the

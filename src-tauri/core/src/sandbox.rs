@@ -127,10 +127,9 @@ impl Sandbox {
             "bwrap",
             "--die-with-parent",
             "--new-session",
-            // A user namespace of its own, with every capability dropped in it and no way
-            // to make another one: as root, its user 0 is root of that namespace only, with
-            // no capability. (It keeps Deskhand's user id: D-Bus refuses a client whose
-            // claimed id is not the one its socket shows, which is root's either way.)
+            // A user namespace of its own, with every capability dropped in it (and, as
+            // root, a user id that is not 0: programs that see 0 act as root, and fail
+            // without the capabilities) and no way to make another one.
             "--unshare-user",
             "--disable-userns",
             "--cap-drop",
@@ -177,6 +176,9 @@ impl Sandbox {
         ]
         .map(OsString::from)
         .to_vec();
+        if is_root() {
+            args.extend(["--uid", SANDBOX_ID, "--gid", SANDBOX_ID].map(OsString::from));
+        }
         let mut bind = |flag: &str, from: &Path, to: Option<&Path>| {
             args.extend([flag.into(), from.into()]);
             args.extend(to.map(OsString::from));
@@ -230,6 +232,10 @@ impl Sandbox {
         }
     }
 }
+
+/// The user and group id the sandbox's programs have inside when Deskhand runs as root.
+/// (On the host they are still root's, with no capability.)
+const SANDBOX_ID: &str = "1000";
 
 fn is_root() -> bool {
     // SAFETY: geteuid cannot fail.

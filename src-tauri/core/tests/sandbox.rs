@@ -218,8 +218,8 @@ opened = libc.open_by_handle_at(root, ctypes.byref(handle), 0)
 print("named=%d opened=%d errno=%d" % (named, opened, ctypes.get_errno()))
 "#;
 
-/// As root, the sandbox's programs have no capability at all and cannot open files by handle,
-/// and what only root may read under /etc is not there.
+/// As root, the sandbox's programs have no capability at all, are user 1000 inside, cannot
+/// open files by handle, and what only root may read under /etc is not there.
 #[test]
 fn as_root_the_sandbox_has_no_capability_and_no_open_by_handle() {
     if !is_root() {
@@ -232,7 +232,7 @@ fn as_root_the_sandbox_has_no_capability_and_no_open_by_handle() {
     std::fs::write(script.join("handle.py"), OPEN_BY_HANDLE).unwrap();
     let api = StandIn::spawn([
         bash(&format!(
-            "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status; \
+            "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status; id -u; \
              /usr/bin/python3 {}/handle.py; \
              cat /etc/shadow | wc -c",
             script.display()
@@ -251,6 +251,10 @@ fn as_root_the_sandbox_has_no_capability_and_no_open_by_handle() {
             "{set} is not empty: {result}"
         );
     }
+    assert!(
+        result.lines().any(|l| l == "1000"),
+        "not user 0 inside: {result}"
+    );
     assert!(result.contains("named=0 opened=-1 errno=1"), "{result}");
     // /etc/shadow is an empty file in the sandbox.
     assert!(result.lines().any(|l| l == "0"), "{result}");

@@ -456,9 +456,9 @@ pub async fn prepare(
             session_id: session_id.to_string(),
         }),
         display: desktop.as_ref().map(|desktop| desktop.display_name()),
-        desktop_bus: desktop
+        accessibility_bus: desktop
             .as_ref()
-            .map(|desktop| desktop.bus_address().to_string()),
+            .and_then(|desktop| desktop.accessibility_bus().map(str::to_string)),
         launch,
         sandboxed: sandbox.is_some(),
         delegation,

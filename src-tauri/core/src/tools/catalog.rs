@@ -37,9 +37,9 @@ pub struct ToolSettings {
     /// The X display the computer tool works on (an agent desktop's `:N`); `None`: this
     /// process's display.
     pub display: Option<String>,
-    /// The session bus of that display's desktop (an agent desktop's), whose accessibility
-    /// tree the element map and approvals read; `None`: the person's.
-    pub desktop_bus: Option<String>,
+    /// The accessibility bus of that display's desktop (an agent desktop's), whose tree the
+    /// element map and approvals read; `None`: the person's.
+    pub accessibility_bus: Option<String>,
     /// How the programs the tools start are launched (the desktop's environment, the
     /// sandbox).
     pub launch: Launch,
@@ -81,7 +81,7 @@ impl Default for ToolSettings {
             editor_max_characters: None,
             memory: None,
             display: None,
-            desktop_bus: None,
+            accessibility_bus: None,
             launch: Launch::default(),
             sandboxed: false,
             delegation: None,
@@ -130,7 +130,7 @@ fn make(
             }
             let tree = tool
                 .tree()
-                .unwrap_or_else(|| crate::elements::tree_of(settings.desktop_bus.as_deref()));
+                .unwrap_or_else(|| crate::elements::tree_of(settings.accessibility_bus.as_deref()));
             Ok(Arc::new(UiTool::new(tool, tree)))
         }
         "bash" => Ok(Arc::new(

@@ -152,7 +152,7 @@ fn an_agent_desktop_run_types_into_its_own_xterm_and_the_person_sees_no_input() 
     let (output, stdout, stderr) = run(isolated(&api, dir.path())
         .env("DESKHAND_FIRST_DISPLAY", "215")
         .args(["ask", "--desktop", "agent", "--share"])
-        .arg(&share)
+        .arg(share)
         .args([
             "--tools",
             "computer,bash",

@@ -17,7 +17,7 @@ use seccompiler::{
 };
 
 /// A call denied whatever its arguments, and why.
-const DENIED: &[(libc::c_long, &str)] = &[
+const DENIED: &[(i64, &str)] = &[
     // Opens any file of the file system by its handle, past every mount of the sandbox: how
     // a root process reads the host's disk from a container ("shocker").
     (libc::SYS_open_by_handle_at, "opens files past the mounts"),
@@ -95,12 +95,9 @@ const DENIED: &[(libc::c_long, &str)] = &[
 /// `ioctl` requests denied: both push input into the terminal the program runs in, which
 /// runs them outside the sandbox once it exits (`--new-session` also guards against
 /// `TIOCSTI`).
-const DENIED_IOCTLS: &[(u64, &str)] = &[
-    (libc::TIOCSTI as u64, "types into the controlling terminal"),
-    (
-        libc::TIOCLINUX as u64,
-        "copies and pastes on the Linux console",
-    ),
+const DENIED_IOCTLS: &[(libc::Ioctl, &str)] = &[
+    (libc::TIOCSTI, "types into the controlling terminal"),
+    (libc::TIOCLINUX, "copies and pastes on the Linux console"),
 ];
 
 /// `personality` values allowed (Flatpak's): the plain Linux one, the 32-bit one, and the
@@ -157,20 +154,20 @@ fn compile() -> Result<Vec<u8>, SeccompError> {
     };
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = DENIED
         .iter()
-        .map(|(call, _why)| (*call as i64, Vec::new()))
+        .map(|(call, _why)| (*call, Vec::new()))
         .collect();
     let mut ioctls = Vec::new();
     for (request, _why) in DENIED_IOCTLS {
         let request = condition(1, SeccompCmpOp::Eq, *request)?;
         ioctls.push(SeccompRule::new(vec![request]).map_err(compile_error)?);
     }
-    rules.insert(libc::SYS_ioctl as i64, ioctls);
+    rules.insert(libc::SYS_ioctl, ioctls);
     let others = ALLOWED_PERSONALITIES
         .iter()
         .map(|allowed| condition(0, SeccompCmpOp::Ne, *allowed))
         .collect::<Result<Vec<_>, _>>()?;
     rules.insert(
-        libc::SYS_personality as i64,
+        libc::SYS_personality,
         vec![SeccompRule::new(others).map_err(compile_error)?],
     );
     // A new user namespace by `clone` (`unshare` is denied outright; `clone3`, whose flags a
@@ -181,7 +178,7 @@ fn compile() -> Result<Vec<u8>, SeccompError> {
         libc::CLONE_NEWUSER as u64,
     )?;
     rules.insert(
-        libc::SYS_clone as i64,
+        libc::SYS_clone,
         vec![SeccompRule::new(vec![new_user]).map_err(compile_error)?],
     );
     let filter = SeccompFilter::new(

@@ -299,7 +299,7 @@ tried("personality", libc.personality(0x0040000))
 }
 
 /// As root without the sandbox, the agent's bash has no CAP_SYS_PTRACE (not even in its
-/// bounding set), so it cannot read Deskhand's memory.
+/// bounding set), so it cannot read Deskhand's memory; nor has the `--check` command.
 #[test]
 fn as_root_unsandboxed_bash_cannot_read_deskhands_memory() {
     if !is_root() {
@@ -319,15 +319,25 @@ fn as_root_unsandboxed_bash_cannot_read_deskhands_memory() {
         ),
         Reply::new().text("done").into(),
     ]);
+    // The check passes (exit 0) only without the capability in either set.
+    let check = "for set in CapEff CapBnd; do \
+                 mask=$(grep $set /proc/self/status | cut -f2); \
+                 [ $(( 0x$mask & 0x80000 )) -eq 0 ] || exit 1; done";
     let (output, _, stderr) = run(deskhand_at(&api, dir.path()).args([
         "ask",
         "--tools",
         "bash",
         "--approve",
         "auto",
+        "--check",
+        check,
         "peek",
     ]));
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "the check has the capability: {stderr}"
+    );
     let result = &tool_results(&api)[0];
     assert!(result.contains("deskhand=deskhand"), "{result}");
     assert!(

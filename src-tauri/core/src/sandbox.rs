@@ -1,8 +1,10 @@
 //! The sandbox the agent's programs run in (`--sandbox`): bubblewrap, as Flatpak uses it.
 //! A home of its own in place of the person's, the system read-only, a private `/tmp` and
 //! `/run` (so neither the person's session bus nor their keyring can be reached by path),
-//! the folders shared on purpose read-write, and the network on unless cut. What it does not
-//! protect against is in docs/sandbox.md.
+//! the folders shared on purpose read-write, and the network on unless cut. Its programs
+//! have no capability even as root (a user namespace of their own, `--cap-drop ALL`) and run
+//! under Flatpak's kind of seccomp filter ([`seccomp`]). What it does not protect against is
+//! in docs/sandbox.md.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

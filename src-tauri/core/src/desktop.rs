@@ -1,5 +1,17 @@
-//! The agent's own desktop: a private Xvfb with a window manager and a session D-Bus of its
-//! own, so the agent works there while the person goes on working on their screen.
+//! The agent's own desktop: a private Xvfb with a window manager, a session D-Bus and an
+//! accessibility bus of its own, so the agent works there while the person goes on working on
+//! their screen.
+//!
+//! Nothing of it starts a program on the agent's behalf (docs/sandbox.md): openbox gets a
+//! configuration with no menu and no key binding ([`OPENBOX_CONFIG`]), and the session bus
+//! one with no service directory ([`BUS_CONFIG`]), so a `.service` file written anywhere
+//! starts nothing. The accessibility bus (a second `dbus-daemon`, configured the same way)
+//! and its registry are started with the desktop, so nothing has to be activated later.
+//!
+//! Both buses also take anonymous clients: as root, the sandbox's programs are user 1000
+//! inside their user namespace, and D-Bus refuses a client whose claimed user is not the one
+//! its socket shows (root's). Only Deskhand's user and the sandbox (through its read-only
+//! mount) can reach the sockets, in the desktop's 0700 runtime directory.
 //!
 //! Each program (Xvfb, openbox, dbus-daemon) runs under a keeper (`crate::processes`), so it
 //! ends with the desktop and with Deskhand, even after a `kill -9`. What a killed Xvfb leaves
@@ -23,6 +35,75 @@ const DISPLAYS_TRIED: u32 = 200;
 const START_WAIT: Duration = Duration::from_secs(10);
 /// The agent desktop's screen.
 pub const SIZE: (u32, u32) = (1280, 800);
+
+/// What of the desktop's runtime directory a sandbox sees (read-only): the session bus's
+/// socket and the accessibility bus's folder.
+pub const SANDBOX_SOCKETS: [&str; 2] = ["bus", "at-spi"];
+
+/// The configuration of the desktop's session bus and of its accessibility bus (`{type}`,
+/// `{listen}`: its address). Unlike the stock `session.conf` (and at-spi2-core's
+/// `accessibility.conf`) it names no service directory, not even
+/// `$XDG_RUNTIME_DIR/dbus-1/services`, so that no client can have the bus start a program;
+/// and no client may change the environment such a program would start with.
+const BUS_CONFIG: &str = r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>{type}</type>
+  <keep_umask/>
+  <listen>{listen}</listen>
+  <auth>EXTERNAL</auth>
+  <auth>ANONYMOUS</auth>
+  <allow_anonymous/>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+    <deny send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"
+          send_member="UpdateActivationEnvironment"/>
+  </policy>
+</busconfig>
+"#;
+
+/// openbox's configuration: windows are focused and raised by a click and moved by their
+/// title bar, and that is all. No root menu (the stock one offers a terminal), no key
+/// bindings (the stock ones run programs), and an empty menu file in place of the stock one.
+const OPENBOX_CONFIG: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<openbox_config xmlns="http://openbox.org/3.4/rc">
+  <focus><focusNew>yes</focusNew><followMouse>no</followMouse></focus>
+  <placement><policy>Smart</policy></placement>
+  <desktops><number>1</number></desktops>
+  <keyboard></keyboard>
+  <mouse>
+    <context name="Frame">
+      <mousebind button="Left" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+    </context>
+    <context name="Client">
+      <mousebind button="Left" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+      <mousebind button="Middle" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+      <mousebind button="Right" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+    </context>
+    <context name="Titlebar">
+      <mousebind button="Left" action="Press"><action name="Focus"/><action name="Raise"/></mousebind>
+      <mousebind button="Left" action="Drag"><action name="Move"/></mousebind>
+    </context>
+    <context name="Close">
+      <mousebind button="Left" action="Click"><action name="Close"/></mousebind>
+    </context>
+  </mouse>
+  <menu><file>{menu}</file></menu>
+</openbox_config>
+"#;
+
+/// The menu file openbox reads: no menu at all.
+const OPENBOX_MENU: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<openbox_menu xmlns="http://openbox.org/3.4/menu"></openbox_menu>
+"#;
+
+/// Where at-spi2-core installs its registry (Debian and Fedora, then Arch and older Debian).
+const REGISTRY_PROGRAMS: [&str; 2] = [
+    "/usr/libexec/at-spi2-registryd",
+    "/usr/lib/at-spi2-core/at-spi2-registryd",
+];
 
 /// Where a session's runs work, as the window saves it with the session: the person's screen,
 /// or an agent desktop (sandboxed unless turned off, and kept between runs if asked).
@@ -86,6 +167,8 @@ pub struct AgentDesktop {
     display: u32,
     runtime: PathBuf,
     bus: String,
+    /// The accessibility bus's address, when at-spi2-core is installed.
+    accessibility: Option<String>,
     /// The keepers of Xvfb, the bus and the window manager, last started first.
     keepers: Vec<u32>,
     record: PathBuf,
@@ -127,6 +210,7 @@ impl AgentDesktop {
         let mut desktop = Self {
             display,
             bus: format!("unix:path={}", runtime.join("bus").display()),
+            accessibility: None,
             runtime,
             keepers: Vec::new(),
             record,
@@ -163,20 +247,30 @@ impl AgentDesktop {
                 }
             })?;
         let bus_socket = desktop.runtime.join("bus");
-        let address = format!("--address={}", desktop.bus);
-        let bus = desktop.spawn(
-            "dbus-daemon",
-            "apt install dbus",
-            &["--session", "--nofork", "--nopidfile", &address],
-            None,
-        )?;
+        let address = desktop.bus.clone();
+        let bus = desktop.spawn_bus("bus.conf", "session", &address)?;
         wait_for(&bus_socket, START_WAIT, bus)
             .await
             .map_err(|reason| DesktopError::WontStart {
                 display,
                 reason: format!("its session bus: {reason}"),
             })?;
-        let openbox = desktop.spawn("openbox", "apt install openbox", &["--sm-disable"], None)?;
+        desktop.start_accessibility().await;
+        let menu = desktop.write_config("openbox-menu.xml", OPENBOX_MENU)?;
+        let openbox_config = desktop.write_config(
+            "openbox.xml",
+            &OPENBOX_CONFIG.replace("{menu}", &menu.display().to_string()),
+        )?;
+        let openbox = desktop.spawn(
+            "openbox",
+            "apt install openbox",
+            &[
+                "--sm-disable",
+                "--config-file",
+                &openbox_config.to_string_lossy(),
+            ],
+            None,
+        )?;
         wait_until(
             || has_window_manager(&name),
             START_WAIT,
@@ -189,6 +283,67 @@ impl AgentDesktop {
             reason: format!("its window manager: {reason}"),
         })?;
         Ok(desktop)
+    }
+
+    /// Writes one of the desktop's configuration files into its runtime directory (which
+    /// no sandbox can write to) and says where.
+    fn write_config(&self, name: &str, text: &str) -> Result<PathBuf, DesktopError> {
+        let path = self.runtime.join(name);
+        std::fs::write(&path, text).map_err(io(format!("configuration {}", path.display())))?;
+        Ok(path)
+    }
+
+    /// Starts a `dbus-daemon` of this desktop with [`BUS_CONFIG`] (written to `config`),
+    /// listening at `address`; gives its keeper.
+    fn spawn_bus(&mut self, config: &str, kind: &str, address: &str) -> Result<u32, DesktopError> {
+        let text = BUS_CONFIG
+            .replace("{type}", kind)
+            .replace("{listen}", address);
+        let config = format!(
+            "--config-file={}",
+            self.write_config(config, &text)?.display()
+        );
+        self.spawn(
+            "dbus-daemon",
+            "apt install dbus",
+            &[&config, "--nofork", "--nopidfile"],
+            None,
+        )
+    }
+
+    /// Starts the desktop's accessibility bus and its registry (at-spi2-core's), now, so
+    /// that neither is ever started on a client's request later. The bus's socket is in
+    /// `<runtime>/at-spi/`, which a sandbox sees read-only. Without at-spi2-core, or when
+    /// the registry does not come up, the desktop has none (and no element map).
+    async fn start_accessibility(&mut self) {
+        let Some(registry) = REGISTRY_PROGRAMS
+            .iter()
+            .find(|path| Path::new(path).exists())
+        else {
+            return;
+        };
+        let folder = self.runtime.join("at-spi");
+        if std::fs::create_dir_all(&folder).is_err() {
+            return;
+        }
+        set_private(&folder);
+        let socket = folder.join("bus");
+        let address = format!("unix:path={}", socket.display());
+        let Ok(bus) = self.spawn_bus("accessibility.conf", "accessibility", &address) else {
+            return;
+        };
+        if wait_for(&socket, START_WAIT, bus).await.is_err() {
+            return;
+        }
+        // The registry finds its bus in its environment, as every program here does.
+        self.accessibility = Some(address.clone());
+        let ready = match self.spawn(registry, "apt install at-spi2-core", &[], None) {
+            Ok(keeper) => wait_for_registry(&address, START_WAIT, keeper).await,
+            Err(_) => false,
+        };
+        if !ready {
+            self.accessibility = None;
+        }
     }
 
     /// Starts `program` on this desktop under a keeper and writes it down in the registry.
@@ -211,6 +366,8 @@ impl AgentDesktop {
         crate::program_env::apply(&mut command);
         command
             .args(args)
+            // The person's accessibility bus is not the desktop's.
+            .env_remove("AT_SPI_BUS_ADDRESS")
             .envs(self.environment())
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -255,14 +412,25 @@ impl AgentDesktop {
         &self.runtime
     }
 
+    /// The desktop's accessibility bus, which holds the tree of its programs; `None`
+    /// without at-spi2-core.
+    pub fn accessibility_bus(&self) -> Option<&str> {
+        self.accessibility.as_deref()
+    }
+
     /// What the desktop's programs get in their environment: its display, its runtime
-    /// directory and session bus (so accessibility trees never mix with the person's), and
-    /// Qt's accessibility turned on for element maps.
+    /// directory, session bus and accessibility bus (so accessibility trees never mix with
+    /// the person's, whose `AT_SPI_BUS_ADDRESS` is replaced or blanked), and Qt's
+    /// accessibility turned on for element maps.
     pub fn environment(&self) -> Vec<(OsString, OsString)> {
         [
             ("DISPLAY", self.display_name().into()),
             ("XDG_RUNTIME_DIR", self.runtime.clone().into_os_string()),
             ("DBUS_SESSION_BUS_ADDRESS", self.bus.clone().into()),
+            (
+                "AT_SPI_BUS_ADDRESS",
+                self.accessibility.clone().unwrap_or_default().into(),
+            ),
             ("QT_LINUX_ACCESSIBILITY_ALWAYS_ON", "1".into()),
         ]
         .into_iter()
@@ -414,6 +582,22 @@ async fn wait_until(
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// Waits until the accessibility bus at `address` has its registry, for at most `limit`, and
+/// while the program under `keeper` (the registry) runs; says whether it did.
+async fn wait_for_registry(address: &str, limit: Duration, keeper: u32) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < limit && Path::new(&format!("/proc/{keeper}")).exists() {
+        if crate::elements::has_registry(address)
+            .await
+            .unwrap_or(false)
+        {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
 }
 
 /// Whether a window manager has taken `display`'s screen: it names its check window on the

@@ -12,6 +12,7 @@ pub mod json_depth;
 pub mod key_guard;
 pub mod llm;
 pub mod memory;
+pub mod no_ptrace;
 pub mod paths;
 pub mod processes;
 pub mod program_env;

@@ -124,8 +124,9 @@ fn an_agent_desktop_run_types_into_its_own_xterm_and_the_person_sees_no_input() 
     };
     let person = PersonWatch::start("person-watch");
     let dir = tempfile::tempdir().unwrap();
-    let share = dir.path().join("share");
-    std::fs::create_dir_all(&share).unwrap();
+    // Not in the data directory (`dir`), which is never shared.
+    let share_dir = tempfile::tempdir().unwrap();
+    let share = share_dir.path();
     let typed = share.join("typed.txt");
     let start_xterm = format!(
         "xterm -title agentterm -geometry 100x40+0+0 -e sh -c 'read line; echo \"$line\" > {}' &
@@ -151,7 +152,7 @@ fn an_agent_desktop_run_types_into_its_own_xterm_and_the_person_sees_no_input() 
     let (output, stdout, stderr) = run(isolated(&api, dir.path())
         .env("DESKHAND_FIRST_DISPLAY", "215")
         .args(["ask", "--desktop", "agent", "--share"])
-        .arg(&share)
+        .arg(share)
         .args([
             "--tools",
             "computer,bash",

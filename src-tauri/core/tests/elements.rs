@@ -1042,3 +1042,105 @@ fn with_no_accessibility_bus_the_map_says_so_and_a_click_still_lands_named_unkno
         "{pointer}\n{text}"
     );
 }
+
+/// The person's "Banking" window on their screen, beside an agent desktop where the agent
+/// starts the same app (sandboxed) as "Agent app", at the same place: a run there lists the
+/// agent's app and nothing of the person's (their window, the text they typed), and the
+/// approval for a click on the agent desktop, at the very pixel of the person's Delete button,
+/// names the agent's Delete, not theirs.
+#[test]
+fn an_agent_desktop_reads_its_own_tree_and_nothing_of_the_persons_screen() {
+    let Some((_display, desk)) = on_desk(false) else {
+        return;
+    };
+    let fixture = Fixture::on_display(&desk, "Banking");
+    snapshot_with(&desk.tree(), "Banking");
+    // The person types into their window's entry.
+    let (_computer, person_ui) = tools(&desk);
+    let entry = found(
+        &person_ui,
+        json!({"action": "find", "query": "Title", "role": "text"}),
+    )
+    .into_iter()
+    .find(|e| e["window"] == "Banking")
+    .expect("the person's entry");
+    let typed = json!({"action": "type", "ref": entry["ref"], "text": "IBAN DE89 3704"});
+    assert!(!run(&person_ui, typed).is_error);
+    fixture.expect(|e| e["entry"] == "IBAN DE89 3704");
+    let data = tempfile::tempdir().unwrap();
+    let share = tempfile::tempdir().unwrap();
+    let share = share.path();
+    std::fs::copy(FIXTURE, share.join("app.py")).unwrap();
+    let start_app = format!(
+        "{PYTHON} {}/app.py 'Agent app' >/dev/null 2>&1 & \
+         for i in $(seq 100); do xdotool search --onlyvisible --name 'Agent app' && break; \
+         sleep 0.1; done; sleep 1",
+        share.display()
+    );
+    // The agent desktop (1280x800) maps model coordinates one to one.
+    let (x, y) = fixture.rect("Delete").centre();
+    let api = StandIn::spawn([
+        Turn::tool_use("bash", json!({"command": start_app})),
+        Turn::tool_use("ui", json!({"action": "elements"})),
+        Turn::tool_use(
+            "computer",
+            json!({"action": "left_click", "coordinate": [x, y]}),
+        ),
+        Turn::text("done"),
+    ]);
+    let runtime = data.path().join("run");
+    std::fs::create_dir_all(&runtime).unwrap();
+    let env: Vec<(&str, String)> = vec![
+        ("ANTHROPIC_API_KEY", support::API_KEY.to_string()),
+        ("ANTHROPIC_BASE_URL", api.url()),
+        ("DESKHAND_FIRST_DISPLAY", "360".into()),
+    ]
+    .into_iter()
+    .chain(desk.env())
+    .chain([("XDG_RUNTIME_DIR", runtime.display().to_string())])
+    .collect();
+    let share_arg = share.display().to_string();
+    let args = [
+        "ask",
+        "--json",
+        "--desktop",
+        "agent",
+        "--share",
+        &share_arg,
+        "--tools",
+        "bash,ui,computer",
+        "--approve",
+        "ask",
+        "look around",
+    ];
+    // Bash and the click ask; bash is allowed, the click refused.
+    let (status, screen) = on_terminal(data.path(), &env, "y", &args);
+    let text = String::from_utf8_lossy(&screen).into_owned();
+    assert_eq!(status, 0, "{text}");
+    let listed = last_tool_result(&api.accepted()[2].body).to_string();
+    assert!(
+        listed.contains(r#"\"window\":\"Agent app\""#),
+        "the agent's own app is in its map: {listed}"
+    );
+    for label in ["Banking", "IBAN DE89 3704"] {
+        assert!(
+            !listed.contains(label),
+            "the person's {label:?} in the agent desktop's map: {listed}"
+        );
+    }
+    let asked: Vec<Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim_end()).ok())
+        .filter(|e| e["type"] == "approval_needed" && e["request"]["tool"] == "computer")
+        .collect();
+    assert_eq!(asked.len(), 1, "{text}");
+    let target = &asked[0]["request"]["target"];
+    // The agent's copy of the app is `app.py`; the person's is `gtk_fixture.py`.
+    assert_eq!(target["app"], "app.py", "{target}");
+    assert_eq!(target["name"], "Delete", "{target}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        fixture.events.try_iter().all(|e| e["clicked"] != "Delete"),
+        "nothing reached the person's window"
+    );
+}

@@ -177,6 +177,7 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    crate::no_ptrace::drop_ptrace(&mut command);
     crate::program_env::apply(&mut command);
     command.envs(check.env.iter().map(|(k, v)| (k, v)));
     crate::processes::keep(&mut command);

@@ -55,6 +55,8 @@ const WALK_BATCH: usize = 256;
 pub struct AtspiTree {
     /// The desktop's session bus; `None` for the one this process was started with.
     session: Option<String>,
+    /// The desktop's accessibility bus itself, when it is known (an agent desktop's).
+    accessibility: Option<String>,
     connection: Mutex<Option<Link>>,
     /// Apps (bus names, which are never reused) that did not answer in time: they are walked,
     /// which can stop early with part of the tree, rather than asked for all of it at once.
@@ -114,6 +116,23 @@ pub async fn accessibility_bus(session: Option<&str>) -> Result<String, ElementE
         .map_err(no_bus)
 }
 
+/// Whether the accessibility bus at `address` has its registry yet (an agent desktop starts
+/// it with the bus, and waits for it).
+pub async fn has_registry(address: &str) -> Result<bool, ElementError> {
+    let bus = atspi::zbus::connection::Builder::address(address)
+        .map_err(no_bus)?
+        .build()
+        .await
+        .map_err(no_bus)?;
+    let name = atspi::zbus::names::BusName::try_from(REGISTRY).map_err(no_bus)?;
+    atspi::zbus::fdo::DBusProxy::new(&bus)
+        .await
+        .map_err(no_bus)?
+        .name_has_owner(name)
+        .await
+        .map_err(no_bus)
+}
+
 impl AtspiTree {
     /// The tree of the person's desktop (this process's session bus).
     pub fn new() -> Self {
@@ -129,16 +148,28 @@ impl AtspiTree {
         }
     }
 
+    /// The tree on the accessibility bus at `address` itself (an agent desktop's).
+    pub fn on_accessibility_bus(address: &str) -> Self {
+        Self {
+            accessibility: Some(address.to_string()),
+            ..Self::default()
+        }
+    }
+
     /// A connection to the accessibility bus: `atspi`'s, with which GTK 3 apps answer
     /// `GetItems` (a plain connection gets only the slower walk; docs/benchmarks.md), or a
     /// plain one when that does not come up in time: building it waits on the registry,
     /// which waits on an app that hangs.
-    async fn connect(session: Option<&str>) -> Result<Link, ElementError> {
-        let a11y = match (session, std::env::var("AT_SPI_BUS_ADDRESS")) {
-            (Some(address), _) => accessibility_bus(Some(address)).await?,
+    async fn connect(
+        session: Option<&str>,
+        accessibility: Option<&str>,
+    ) -> Result<Link, ElementError> {
+        let a11y = match (accessibility, session, std::env::var("AT_SPI_BUS_ADDRESS")) {
+            (Some(address), _, _) => address.to_string(),
+            (None, Some(address), _) => accessibility_bus(Some(address)).await?,
             // The standard override, which the apps on this desktop honour too.
-            (None, Ok(address)) => address,
-            (None, Err(_)) => accessibility_bus(None).await?,
+            (None, None, Ok(address)) => address,
+            (None, None, Err(_)) => accessibility_bus(None).await?,
         };
         let address: atspi::zbus::Address = a11y.parse().map_err(no_bus)?;
         let full = AccessibilityConnection::from_address(address.clone());
@@ -166,9 +197,11 @@ impl AtspiTree {
         if let Some(link) = slot.as_ref() {
             return Ok(link.bus.clone());
         }
-        let connection =
-            async_io::block_on(within(TREE_TIMEOUT, Self::connect(self.session.as_deref())))
-                .ok_or(ElementError::Timeout)??;
+        let connection = async_io::block_on(within(
+            TREE_TIMEOUT,
+            Self::connect(self.session.as_deref(), self.accessibility.as_deref()),
+        ))
+        .ok_or(ElementError::Timeout)??;
         let bus = connection.bus.clone();
         *slot = Some(connection);
         Ok(bus)

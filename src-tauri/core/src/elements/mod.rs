@@ -304,6 +304,22 @@ pub trait Tree: Send + Sync {
     }
 }
 
+/// Whether an agent desktop's accessibility bus has its registry: [`atspi_tree::has_registry`].
+#[cfg(target_os = "linux")]
+pub use atspi_tree::has_registry;
+
+/// The tree on the accessibility bus at `bus` (an agent desktop's), else the person's: the
+/// element map, the `ui` tool and the approvals' hit test of a run read the display the run
+/// acts on, and no other.
+pub fn tree_of(bus: Option<&str>) -> std::sync::Arc<dyn Tree> {
+    #[cfg(target_os = "linux")]
+    if let Some(bus) = bus {
+        return std::sync::Arc::new(atspi_tree::AtspiTree::on_accessibility_bus(bus));
+    }
+    let _ = bus;
+    desktop_tree()
+}
+
 /// The tree of the person's desktop: AT-SPI on Linux, nothing elsewhere (yet).
 pub fn desktop_tree() -> std::sync::Arc<dyn Tree> {
     #[cfg(target_os = "linux")]

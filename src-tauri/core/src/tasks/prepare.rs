@@ -333,7 +333,7 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
     let sandbox = settings
         .sandbox
         .as_ref()
-        .map(|choice| Sandbox::new(choice, &store.dir().join("sandbox-home")))
+        .map(|choice| Sandbox::new(choice, store.dir()))
         .transpose()?;
     Ok(Resolved {
         settings,
@@ -454,6 +454,11 @@ pub async fn prepare(
             .as_ref()
             .map(|desktop| desktop.environment())
             .unwrap_or_default(),
+        // The person's accessibility bus, if they named one, is not the desktop's.
+        remove: desktop
+            .iter()
+            .map(|_| "AT_SPI_BUS_ADDRESS".into())
+            .collect(),
         ..Launch::default()
     };
     if let Some(check) = &mut settings.check {
@@ -482,6 +487,9 @@ pub async fn prepare(
             run_keys: provider.api_key().map(str::to_string).into_iter().collect(),
         }),
         display: desktop.as_ref().map(|desktop| desktop.display_name()),
+        accessibility_bus: desktop
+            .as_ref()
+            .and_then(|desktop| desktop.accessibility_bus().map(str::to_string)),
         launch,
         sandboxed: sandbox.is_some(),
         delegation,

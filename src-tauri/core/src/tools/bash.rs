@@ -241,7 +241,9 @@ struct Shell {
 
 impl Shell {
     fn start(launch: &Launch) -> Result<Shell, String> {
-        let mut command = launch.command("bash", &["--noprofile", "--norc"]);
+        let mut command = launch
+            .command("bash", &["--noprofile", "--norc"])
+            .map_err(|e| format!("cannot start bash: {e}"))?;
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -37,6 +37,9 @@ pub struct ToolSettings {
     /// The X display the computer tool works on (an agent desktop's `:N`); `None`: this
     /// process's display.
     pub display: Option<String>,
+    /// The accessibility bus of that display's desktop (an agent desktop's), whose tree the
+    /// element map and approvals read; `None`: the person's.
+    pub accessibility_bus: Option<String>,
     /// How the programs the tools start are launched (the desktop's environment, the
     /// sandbox).
     pub launch: Launch,
@@ -81,6 +84,7 @@ impl Default for ToolSettings {
             editor_max_characters: None,
             memory: None,
             display: None,
+            accessibility_bus: None,
             launch: Launch::default(),
             sandboxed: false,
             delegation: None,
@@ -127,7 +131,9 @@ fn make(
             if name == "computer" {
                 return Ok(Arc::new(tool));
             }
-            let tree = tool.tree().unwrap_or_else(crate::elements::desktop_tree);
+            let tree = tool
+                .tree()
+                .unwrap_or_else(|| crate::elements::tree_of(settings.accessibility_bus.as_deref()));
             Ok(Arc::new(UiTool::new(tool, tree)))
         }
         "bash" => Ok(Arc::new(

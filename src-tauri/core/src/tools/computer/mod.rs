@@ -168,8 +168,10 @@ impl ComputerTool {
             SettlePolicy::default(),
         )
         .map(|tool| {
-            tool.with_tree(crate::elements::desktop_tree())
-                .with_marks(settings.set_of_marks)
+            tool.with_tree(crate::elements::tree_of(
+                settings.accessibility_bus.as_deref(),
+            ))
+            .with_marks(settings.set_of_marks)
         })
         .map_err(|e| e.to_string())
     }

@@ -16,26 +16,6 @@ use serde_json::json;
 use support::cli::{deskhand, deskhand_at, run};
 use support::x11::{self, Xev};
 
-/// Each tool_result's text in the request bodies, in order.
-fn tool_results(api: &StandIn) -> Vec<String> {
-    api.accepted()
-        .iter()
-        .filter_map(|r| {
-            let last = r.body["messages"].as_array()?.last()?.clone();
-            let block = last["content"]
-                .as_array()?
-                .iter()
-                .find(|b| b["type"] == "tool_result")?
-                .clone();
-            Some(support::result_text(&block))
-        })
-        .collect()
-}
-
-fn bash(command: &str) -> Turn {
-    Turn::tool_use("bash", json!({"command": command}))
-}
-
 /// Processes whose command line is exactly `args` (a leftover Xvfb, say).
 fn processes_with(args: &[&str]) -> Vec<u32> {
     let wanted = args.join("\0");
@@ -134,7 +114,7 @@ fn an_agent_desktop_run_types_into_its_own_xterm_and_the_person_sees_no_input() 
         typed.display()
     );
     let api = StandIn::spawn(vec![
-        bash(&start_xterm),
+        support::bash_turn(&start_xterm),
         Turn::tool_use(
             "computer",
             json!({"action": "left_click", "coordinate": [200, 200]}),
@@ -143,7 +123,7 @@ fn an_agent_desktop_run_types_into_its_own_xterm_and_the_person_sees_no_input() 
             "computer",
             json!({"action": "type", "text": "hello agent\n"}),
         ),
-        bash(&format!(
+        support::bash_turn(&format!(
             "for i in $(seq 50); do [ -s {0} ] && break; sleep 0.1; done; cat {0}; echo display=$DISPLAY; xdotool getmouselocation",
             typed.display()
         )),
@@ -168,7 +148,7 @@ fn an_agent_desktop_run_types_into_its_own_xterm_and_the_person_sees_no_input() 
         stderr.contains("the agent works on its own desktop, display :"),
         "{stderr}"
     );
-    let results = tool_results(&api);
+    let results = support::tool_result_texts(&api);
     let last = results.last().unwrap();
     assert!(last.contains("hello agent"), "{results:?}");
     assert_eq!(std::fs::read_to_string(&typed).unwrap(), "hello agent\n");
@@ -197,7 +177,10 @@ fn a_taken_display_number_is_skipped() {
     let lock = format!("/tmp/.X{taken}-lock");
     std::fs::write(&lock, "         1\n").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let api = StandIn::spawn(vec![bash("echo $DISPLAY"), Reply::new().text("ok").into()]);
+    let api = StandIn::spawn(vec![
+        support::bash_turn("echo $DISPLAY"),
+        Reply::new().text("ok").into(),
+    ]);
     let (output, _, stderr) = run(&mut ask_on_agent_desktop(
         &api,
         dir.path(),
@@ -206,7 +189,7 @@ fn a_taken_display_number_is_skipped() {
     ));
     let _ = std::fs::remove_file(&lock);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let display = tool_results(&api)[0].trim().to_string();
+    let display = support::tool_result_texts(&api)[0].trim().to_string();
     assert_ne!(display, format!(":{taken}"));
     assert!(display.starts_with(':'), "{display}");
 }
@@ -217,7 +200,10 @@ fn leftovers_of_a_sigkilled_deskhand_are_cleaned_by_the_next_start() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let api = StandIn::spawn(vec![bash("sleep 60"), Reply::new().text("never").into()]);
+    let api = StandIn::spawn(vec![
+        support::bash_turn("sleep 60"),
+        Reply::new().text("never").into(),
+    ]);
     let mut child = ask_on_agent_desktop(&api, dir.path(), 223, "wait")
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
@@ -278,8 +264,8 @@ fn one_service_runs_two_sessions_on_two_agent_desktops_at_once() {
          [ $(ls {marks} | wc -l) -ge 2 ] && break; sleep 0.1; done; ls {marks} | wc -l"
     );
     let api = StandIn::spawn([
-        bash(&both),
-        bash(&both),
+        support::bash_turn(&both),
+        support::bash_turn(&both),
         Turn::text("One."),
         Turn::text("Two."),
     ]);
@@ -300,7 +286,10 @@ fn one_service_runs_two_sessions_on_two_agent_desktops_at_once() {
     for task in &tasks {
         serve.wait_for(task["id"].as_str().unwrap(), "done");
     }
-    let counted: Vec<String> = tool_results(&api).iter().map(|r| r.trim().into()).collect();
+    let counted: Vec<String> = support::tool_result_texts(&api)
+        .iter()
+        .map(|r| r.trim().into())
+        .collect();
     assert_eq!(counted, ["2", "2"], "the tasks did not overlap");
     let mut displays: Vec<String> = std::fs::read_dir(dir.path().join("marks"))
         .unwrap()
@@ -422,14 +411,14 @@ fn sandboxed_bash_reads_its_share_and_nothing_of_the_home_and_writes_only_the_sh
     std::fs::write(home.join("secret.txt"), "the person's secret").unwrap();
     std::fs::write(share.join("shared.txt"), "shared on purpose").unwrap();
     let api = StandIn::spawn(vec![
-        bash(&format!("cat {}/secret.txt; echo rc=$?", home.display())),
-        bash(&format!(
+        support::bash_turn(&format!("cat {}/secret.txt; echo rc=$?", home.display())),
+        support::bash_turn(&format!(
             "echo x > {}/escape.txt; cat {}/escape.txt; ls {}",
             outside.display(),
             outside.display(),
             dir.path().join("data").display()
         )),
-        bash(&format!(
+        support::bash_turn(&format!(
             "cat {0}/shared.txt; echo written > {0}/new.txt; echo bus=${{DBUS_SESSION_BUS_ADDRESS:-none}}",
             share.display()
         )),
@@ -443,7 +432,7 @@ fn sandboxed_bash_reads_its_share_and_nothing_of_the_home_and_writes_only_the_sh
         .arg(&share)
         .args(["--tools", "bash", "--approve", "auto", "look around"]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let results = tool_results(&api);
+    let results = support::tool_result_texts(&api);
     assert!(!results[0].contains("the person's secret"), "{results:?}");
     assert!(results[0].contains("rc=1"), "{results:?}");
     // Writes outside the share land in the sandbox's own /tmp, not on the machine; the
@@ -492,7 +481,7 @@ fn the_sandbox_has_the_network_unless_it_is_cut() {
         let api = StandIn::spawn(vec![Reply::new().text("unused").into()]);
         let port = api.addr().port();
         let api = StandIn::spawn(vec![
-            bash(&format!(
+            support::bash_turn(&format!(
                 "(exec 3<>/dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo net=on || echo net=off"
             )),
             Reply::new().text("done").into(),
@@ -502,7 +491,11 @@ fn the_sandbox_has_the_network_unless_it_is_cut() {
             .args(flags)
             .args(["--tools", "bash", "--approve", "auto", "reach out"]));
         assert_eq!(output.status.code(), Some(0), "{stderr}");
-        assert_eq!(tool_results(&api)[0].trim(), expected, "{flags:?}");
+        assert_eq!(
+            support::tool_result_texts(&api)[0].trim(),
+            expected,
+            "{flags:?}"
+        );
     }
 }
 

@@ -108,13 +108,6 @@ fn ask_delegating_with(
     (api, support::cli::json_lines(&stdout))
 }
 
-fn delegate_result(events: &[Value]) -> &Value {
-    events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["name"] == "delegate")
-        .expect("the delegate call has a result")
-}
-
 /// The delegate client follows no redirect: a remote that answers 302 to another host is
 /// an error result, and the other host never sees the token (or anything).
 #[test]
@@ -138,7 +131,7 @@ fn the_delegate_client_follows_no_redirect() {
         &redirecting.url(),
         json!({"prompt": "go", "to": "far"}),
     );
-    let result = delegate_result(&events);
+    let result = support::delegate_result(&events);
     assert_eq!(result["is_error"], true, "{result}");
     assert!(result["text"].as_str().unwrap().contains("302"), "{result}");
     assert_eq!(sink.connections(), 0, "the redirect was followed");
@@ -181,7 +174,7 @@ fn done_ends_the_following_and_a_negative_cost_is_unknown() {
         "the parent waited on an open stream after done: {:?}",
         started.elapsed()
     );
-    let result = delegate_result(&events);
+    let result = support::delegate_result(&events);
     let text = result["text"].as_str().unwrap();
     assert!(text.contains("ended `done`"), "{text}");
     assert!(text.contains("it cost unknown"), "{text}");
@@ -239,7 +232,7 @@ fn remote_images_are_sniffed_and_capped() {
         &remote.url(),
         json!({"prompt": "look", "to": "far"}),
     );
-    assert_eq!(delegate_result(&events)["is_error"], false);
+    assert_eq!(support::delegate_result(&events)["is_error"], false);
     let fetched = remote
         .requests()
         .iter()
@@ -274,7 +267,7 @@ fn a_remote_child_is_submitted_with_the_parents_bounds_and_lineage() {
         json!({"prompt": "go", "to": "far"}),
         &["--sandbox", "--no-network"],
     );
-    assert_eq!(delegate_result(&events)["is_error"], false);
+    assert_eq!(support::delegate_result(&events)["is_error"], false);
     let submit = remote
         .requests()
         .into_iter()

@@ -112,13 +112,6 @@ fn child_bash_question(serve: &Serve, id: &str) -> Value {
     request
 }
 
-fn delegate_result(events: &[Value]) -> &Value {
-    events
-        .iter()
-        .find(|e| e["type"] == "tool_result" && e["name"] == "delegate")
-        .expect("the delegate call has a result")
-}
-
 #[test]
 fn a_remote_child_runs_and_its_events_answer_and_cost_reach_the_parent() {
     let (serve, _child_api, _child_dir) = remote([
@@ -165,7 +158,7 @@ fn a_remote_child_runs_and_its_events_answer_and_cost_reach_the_parent() {
     assert_eq!(child_done["type"], "done");
     let child_cost = child_done["cost_usd"].as_f64().expect("the child's cost");
 
-    let result = delegate_result(&events);
+    let result = support::delegate_result(&events);
     assert_eq!(result["is_error"], false, "{result}");
     let text = result["text"].as_str().unwrap();
     assert!(text.contains("ended `done`"), "{text}");
@@ -218,7 +211,7 @@ fn stopping_the_parent_cancels_the_remote_child() {
     let status = run.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     serve.wait_for(&task, "cancelled");
-    let result = delegate_result(&rest);
+    let result = support::delegate_result(&rest);
     assert_eq!(result["is_error"], true);
     let done = rest.iter().rev().find(|e| e["type"] == "done").unwrap();
     assert_eq!(done["status"], "cancelled");
@@ -252,7 +245,7 @@ fn a_wrong_token_a_stranger_and_an_unreachable_url_are_error_results_at_once() {
             "{url}: too slow"
         );
         assert_eq!(code, Some(0), "{url}: {stderr}");
-        let result = delegate_result(&events);
+        let result = support::delegate_result(&events);
         assert_eq!(result["is_error"], true, "{url}: {result}");
         let text = result["text"].as_str().unwrap();
         assert!(text.contains(expected), "{url}: {text}");
@@ -276,7 +269,7 @@ fn an_unknown_target_is_refused_with_the_list() {
     let (code, events, stderr) =
         finished(parent(&api, dir.path(), "http://127.0.0.1:9", TOKEN).arg("hand this on"));
     assert_eq!(code, Some(0), "{stderr}");
-    let result = delegate_result(&events);
+    let result = support::delegate_result(&events);
     assert_eq!(result["is_error"], true);
     assert!(
         result["text"]
@@ -357,7 +350,7 @@ fn a_remote_of_another_api_version_is_an_error_result_at_once() {
         finished(parent(&api, dir.path(), &url, TOKEN).arg("hand this on"));
     assert!(started.elapsed() < Duration::from_secs(15), "too slow");
     assert_eq!(code, Some(0), "{stderr}");
-    let result = delegate_result(&events).clone();
+    let result = support::delegate_result(&events).clone();
     assert_eq!(result["is_error"], true, "{result}");
     let text = result["text"].as_str().unwrap();
     assert!(
@@ -406,7 +399,7 @@ fn a_child_that_takes_too_long_is_cancelled_after_the_timeout() {
         .and_then(|e| e["task"].as_str())
         .expect("the child's start reached the parent")
         .to_string();
-    let result = delegate_result(&events);
+    let result = support::delegate_result(&events);
     assert_eq!(result["is_error"], true, "{result}");
     let text = result["text"].as_str().unwrap();
     assert!(
@@ -439,7 +432,7 @@ fn the_childs_cost_counts_against_the_parents_budget() {
             .args(["--max-cost", "1"])
             .arg("hand this on"),
     );
-    let result = delegate_result(&events);
+    let result = support::delegate_result(&events);
     assert_eq!(result["is_error"], false, "{result}");
     let done = events.iter().rev().find(|e| e["type"] == "done").unwrap();
     assert_eq!(done["status"], "budget", "{done}");
@@ -590,7 +583,7 @@ fn a_local_child_runs_on_a_new_agent_desktop() {
     let text = bash["event"]["text"].as_str().unwrap();
     // A desktop of its own, numbered from DESKHAND_FIRST_DISPLAY, not the person's.
     assert!(text.contains("local-child on :24"), "{text}");
-    let result = delegate_result(&events);
+    let result = support::delegate_result(&events);
     assert_eq!(result["is_error"], false, "{result}");
     let answer = result["text"].as_str().unwrap();
     assert!(answer.contains("ended `done`"), "{answer}");
@@ -643,7 +636,7 @@ fn a_failed_child_and_a_remote_that_dies_are_error_results() {
     let (code, events, stderr) =
         finished(parent(&api, dir.path(), &serve.url(), TOKEN).arg("hand this on"));
     assert_eq!(code, Some(0), "{stderr}");
-    let result = delegate_result(&events).clone();
+    let result = support::delegate_result(&events).clone();
     assert_eq!(result["is_error"], true, "{result}");
     assert!(
         result["text"].as_str().unwrap().contains("ended `error`"),
@@ -669,7 +662,7 @@ fn a_failed_child_and_a_remote_that_dies_are_error_results() {
     let rest: Vec<Value> = events.collect();
     assert_eq!(run.wait().unwrap().code(), Some(0));
     assert!(killed.elapsed() < Duration::from_secs(15), "too slow");
-    let result = delegate_result(&rest);
+    let result = support::delegate_result(&rest);
     assert_eq!(result["is_error"], true, "{result}");
     let text = result["text"].as_str().unwrap();
     assert!(
@@ -775,7 +768,7 @@ fn stopping_the_parent_cancels_the_local_child() {
     unsafe { libc::kill(run.id() as i32, libc::SIGINT) };
     let rest: Vec<Value> = events.collect();
     assert_eq!(run.wait().unwrap().code(), Some(130));
-    assert_eq!(delegate_result(&rest)["is_error"], true);
+    assert_eq!(support::delegate_result(&rest)["is_error"], true);
     let serve = Serve::start(&api, dir.path());
     let tasks = stored_tasks(&serve);
     assert!(

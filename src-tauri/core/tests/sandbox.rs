@@ -10,33 +10,12 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use deskhand_standin::{Reply, StandIn, Turn};
-use serde_json::json;
+use deskhand_standin::{Reply, StandIn};
 use support::cli::{deskhand_at, run};
 use support::x11;
 
 /// The user id of the "normal user" runs (nobody).
 const NORMAL_USER: u32 = 65534;
-
-/// Each tool_result's text in the request bodies, in order.
-fn tool_results(api: &StandIn) -> Vec<String> {
-    api.accepted()
-        .iter()
-        .filter_map(|r| {
-            let last = r.body["messages"].as_array()?.last()?.clone();
-            let block = last["content"]
-                .as_array()?
-                .iter()
-                .find(|b| b["type"] == "tool_result")?
-                .clone();
-            Some(support::result_text(&block))
-        })
-        .collect()
-}
-
-fn bash(command: &str) -> Turn {
-    Turn::tool_use("bash", json!({"command": command}))
-}
 
 fn is_root() -> bool {
     // SAFETY: geteuid cannot fail.
@@ -158,10 +137,13 @@ fn a_service_file_written_from_the_sandbox_starts_nothing_outside() {
                org.deskhand.Escape.Hello 2>&1; sleep 1",
             escaped.display()
         );
-        let api = StandIn::spawn([bash(&service), Reply::new().text("done").into()]);
+        let api = StandIn::spawn([
+            support::bash_turn(&service),
+            Reply::new().text("done").into(),
+        ]);
         let (output, _, stderr) = run(&mut place.ask_on_agent_desktop(&api, 320));
         assert_eq!(output.status.code(), Some(0), "{who:?}: {stderr}");
-        let results = tool_results(&api);
+        let results = support::tool_result_texts(&api);
         assert!(
             !escaped.exists(),
             "{who:?}: the bus started the service outside: {results:?}"
@@ -192,10 +174,10 @@ fn openbox_offers_no_menu_that_starts_a_program_outside() {
              xdotool type --delay 20 'touch {}'; xdotool key Return; sleep 2; echo picked",
             escaped.display()
         );
-        let api = StandIn::spawn([bash(&menu), Reply::new().text("done").into()]);
+        let api = StandIn::spawn([support::bash_turn(&menu), Reply::new().text("done").into()]);
         let (output, _, stderr) = run(&mut place.ask_on_agent_desktop(&api, 340));
         assert_eq!(output.status.code(), Some(0), "{who:?}: {stderr}");
-        let results = tool_results(&api);
+        let results = support::tool_result_texts(&api);
         assert!(results[0].contains("picked"), "{who:?}: {results:?}");
         assert!(
             !escaped.exists(),
@@ -231,7 +213,7 @@ fn as_root_the_sandbox_has_no_capability_and_no_open_by_handle() {
     std::fs::create_dir_all(&script).unwrap();
     std::fs::write(script.join("handle.py"), OPEN_BY_HANDLE).unwrap();
     let api = StandIn::spawn([
-        bash(&format!(
+        support::bash_turn(&format!(
             "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status; id -u; \
              /usr/bin/python3 {}/handle.py; \
              cat /etc/shadow | wc -c",
@@ -244,7 +226,7 @@ fn as_root_the_sandbox_has_no_capability_and_no_open_by_handle() {
         .arg(&script)
         .args(["--tools", "bash", "--approve", "auto", "break out"]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let result = &tool_results(&api)[0];
+    let result = &support::tool_result_texts(&api)[0];
     for set in ["CapEff", "CapPrm", "CapBnd"] {
         assert!(
             result.contains(&format!("{set}:\t0000000000000000")),
@@ -284,7 +266,7 @@ tried("personality", libc.personality(0x0040000))
     )
     .unwrap();
     let api = StandIn::spawn([
-        bash(&format!("/usr/bin/python3 {}/calls.py", share.display())),
+        support::bash_turn(&format!("/usr/bin/python3 {}/calls.py", share.display())),
         Reply::new().text("done").into(),
     ]);
     let (output, _, stderr) = run(deskhand_at(&api, &dir.path().join("data"))
@@ -292,7 +274,7 @@ tried("personality", libc.personality(0x0040000))
         .arg(&share)
         .args(["--tools", "bash", "--approve", "auto", "try"]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let result = &tool_results(&api)[0];
+    let result = &support::tool_result_texts(&api)[0];
     for call in ["unshare", "keyctl", "tiocsti", "personality"] {
         assert!(result.contains(&format!("{call}=-1/1")), "{call}: {result}");
     }
@@ -310,7 +292,7 @@ fn as_root_unsandboxed_bash_cannot_read_deskhands_memory() {
     // Bash's parent is its keeper; the keeper's parent is Deskhand. The first mapping of its
     // memory is its program's first page, always readable to whoever may read it.
     let api = StandIn::spawn([
-        bash(
+        support::bash_turn(
             "d=$(cut -d' ' -f4 /proc/$PPID/stat); echo deskhand=$(cat /proc/$d/comm); \
              a=$(head -1 /proc/$d/maps | cut -d- -f1); \
              /usr/bin/python3 -c \"f = open('/proc/$d/mem', 'rb'); f.seek(0x$a); \
@@ -338,7 +320,7 @@ fn as_root_unsandboxed_bash_cannot_read_deskhands_memory() {
         Some(0),
         "the check has the capability: {stderr}"
     );
-    let result = &tool_results(&api)[0];
+    let result = &support::tool_result_texts(&api)[0];
     assert!(result.contains("deskhand=deskhand"), "{result}");
     assert!(
         result.contains("PermissionError") && !result.contains("read 16"),

@@ -258,6 +258,36 @@ pub fn result_text(result: &Value) -> String {
         .join("\n")
 }
 
+/// The text of the first `tool_result` in each request the stand-in accepted, in order: what
+/// each step's tool answered the model.
+pub fn tool_result_texts(api: &deskhand_standin::StandIn) -> Vec<String> {
+    api.accepted()
+        .iter()
+        .filter_map(|r| {
+            let last = r.body["messages"].as_array()?.last()?.clone();
+            let block = last["content"]
+                .as_array()?
+                .iter()
+                .find(|b| b["type"] == "tool_result")?
+                .clone();
+            Some(result_text(&block))
+        })
+        .collect()
+}
+
+/// A stand-in turn that runs `command` in bash.
+pub fn bash_turn(command: &str) -> deskhand_standin::Turn {
+    deskhand_standin::Turn::tool_use("bash", json!({ "command": command }))
+}
+
+/// The `delegate` call's `tool_result` among a run's `--json` events.
+pub fn delegate_result(events: &[Value]) -> &Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["name"] == "delegate")
+        .expect("the delegate call has a result")
+}
+
 /// PNG-framed bytes of a `width` × `height` screenshot: a real header (what token estimates
 /// read) and a payload unique to `seed`, about the size of a real 1280×800 screenshot.
 pub fn fake_screenshot_png(width: u32, height: u32, seed: u64) -> Vec<u8> {

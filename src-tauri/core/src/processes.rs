@@ -25,29 +25,47 @@ pub const KEEPER_NAME: &std::ffi::CStr = c"deskhand-keeper";
 /// The most ancestors [`kept_by`] looks at; process trees are never this deep.
 const MAX_ANCESTORS: usize = 4096;
 
+/// Who holds a process, as [`kept_by`] finds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holder {
+    /// A keeper (its pid), or this process for a descendant no keeper holds.
+    Keeper(u32),
+    /// Nothing of Deskhand's: the person's process.
+    Nobody,
+    /// The process or one of its parents could not be read (it has exited, or hides its
+    /// `/proc` files), so nobody can say.
+    Unknown,
+}
+
 /// What marks `pid` as a run's program, found by walking its parents (`/proc/PID/stat`) up
 /// to init: the keeper it runs under (itself or an ancestor), or this process when `pid` is
 /// a descendant of it that no keeper holds (an orphan whose keeper was killed, adopted by
 /// this process: [`adopt_orphans`]; or another program it started, none of which is a
 /// client of its own).
-pub fn kept_by(pid: u32) -> Option<u32> {
+pub fn kept_by(pid: u32) -> Holder {
     let me = std::process::id();
     let mut current = pid;
     for _ in 0..MAX_ANCESTORS {
         // Checked first: in a container the service may be pid 1.
         if current == me {
-            return (pid != me).then_some(me);
+            return if pid == me {
+                Holder::Nobody
+            } else {
+                Holder::Keeper(me)
+            };
         }
         if current <= 1 {
-            return None;
+            return Holder::Nobody;
         }
-        let (name, parent) = name_and_parent(current)?;
+        let Some((name, parent)) = name_and_parent(current) else {
+            return Holder::Unknown;
+        };
         if name.as_bytes() == KEEPER_NAME.to_bytes() {
-            return Some(current);
+            return Holder::Keeper(current);
         }
         current = parent;
     }
-    None
+    Holder::Unknown
 }
 
 /// Makes this process the subreaper of everything it starts: a program whose keeper was
@@ -312,10 +330,12 @@ mod tests {
             assert!(started.elapsed().as_secs() < 10, "the loop did not start");
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         };
-        assert_eq!(kept_by(orphan), Some(keeper));
-        assert_eq!(kept_by(keeper), Some(keeper));
-        assert_eq!(kept_by(std::process::id()), None);
+        assert_eq!(kept_by(orphan), Holder::Keeper(keeper));
+        assert_eq!(kept_by(keeper), Holder::Keeper(keeper));
+        assert_eq!(kept_by(std::process::id()), Holder::Nobody);
         end(keeper);
         assert!(!is_running(orphan as libc::pid_t));
+        // A process that has gone cannot be told from the agent's.
+        assert_eq!(kept_by(orphan), Holder::Unknown);
     }
 }

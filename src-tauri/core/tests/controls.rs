@@ -98,6 +98,60 @@ fn the_agents_bash_cannot_submit_a_task_over_the_socket_or_tcp() {
     );
 }
 
+/// A program connects and leaves the connection to a child as it exits: by the time the
+/// request comes, the process the kernel named is gone. The connection was judged as it
+/// started, and a process that cannot be found is refused, never taken for the person's.
+#[test]
+fn a_connection_handed_to_a_child_by_a_process_that_exits_is_still_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("run").join("api.sock");
+    let answer = dir.path().join("answer");
+    let script = format!(
+        "import os, socket, time\n\
+         s = socket.socket(socket.AF_UNIX)\n\
+         s.connect({socket:?})\n\
+         if os.fork():\n    os._exit(0)\n\
+         time.sleep(0.3)\n\
+         body = b'{{\"prompt\": \"handed over\"}}'\n\
+         s.sendall(b'POST /v1/tasks HTTP/1.1\\r\\nHost: deskhand\\r\\nContent-Type: application/json\\r\\n'\n\
+         + b'Content-Length: %d\\r\\nConnection: close\\r\\n\\r\\n' % len(body) + body)\n\
+         open({answer:?}, 'wb').write(s.recv(65536))\n",
+        socket = socket.display().to_string(),
+        answer = answer.display().to_string(),
+    );
+    let script_file = dir.path().join("handover.py");
+    std::fs::write(&script_file, script).unwrap();
+    let api = StandIn::spawn([
+        Turn::tool_use(
+            "bash",
+            json!({"command": format!(
+                "python3 {}; for i in $(seq 50); do [ -s {1} ] && break; sleep 0.1; done; head -c 300 {1}",
+                script_file.display(),
+                answer.display()
+            )}),
+        ),
+        Turn::text("Done."),
+    ]);
+    let serve = Serve::start(&api, dir.path());
+    assert_eq!(serve.socket, socket);
+    let task = serve.submit(json!({"prompt": "look around", "tools": ["bash"], "approve": "auto"}));
+    let id = task["id"].as_str().unwrap();
+    serve.wait_for(id, "done");
+    let results = tool_results(&serve.events(id, None));
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0].contains("HTTP/1.1 403"),
+        "not refused: {}",
+        results[0]
+    );
+    let (status, tasks) = serve.curl("GET", "/v1/tasks", None);
+    assert_eq!(status, 200);
+    assert!(
+        !tasks.to_string().contains("handed over"),
+        "the handed-over connection made a task: {tasks}"
+    );
+}
+
 /// An approved command leaves a `setsid nohup` loop behind that approves whatever its task
 /// waits for. Every try is refused, the later action stays unapproved, and the history
 /// says which client approved the first one: not "user".

@@ -5,8 +5,9 @@
 //! [`MAX_CONNECTIONS_PER_PEER`] from one address. A connection past a cap is answered 503
 //! and closed at once, so idle clients cannot use up the service's file descriptors, and
 //! the Unix socket, which has a budget of its own, keeps answering. Each connection's
-//! client ([`Peer`]) is named before its first request, and every request carries it
-//! (`ConnectInfo<Peer>`), so the router can refuse the agent's own programs.
+//! client ([`Peer`]) is named and judged once, before its first request, and every request
+//! carries that [`Admission`], so the router refuses the agent's own programs; a refused
+//! connection is closed after its first answer.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -14,14 +15,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::ConnectInfo;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, UnixListener};
 use tokio_util::sync::CancellationToken;
 
-use super::peer::Peer;
+use super::peer::{Admission, Peer};
 
 /// How long a client has to send a whole request head, from its connection or from its
 /// last answer on a kept-alive one.
@@ -68,24 +68,22 @@ pub async fn serve(listener: Listener, router: Router, stop: CancellationToken) 
             Ok(Accepted::Tcp(stream, address)) => {
                 match Budget::admit(&budget, Some(address.ip())) {
                     Some(ticket) => {
-                        let peer = async move {
-                            let (stream, peer) = tokio::task::spawn_blocking(move || {
-                                let peer = Peer::of_tcp(&stream, address);
-                                (stream, peer)
-                            })
-                            .await
-                            .ok()?;
-                            Some((stream, peer))
-                        };
-                        connection(peer, ticket, &router, &stop)
+                        // Naming a loopback client scans `/proc`: done at the first request,
+                        // in the blocking pool, so an idle connection never costs it.
+                        let local = stream.local_addr().ok();
+                        let judge = move || Admission::of(Peer::of_tcp(address, local));
+                        connection(stream, Box::new(judge), false, ticket, &router, &stop)
                     }
                     None => drop(stream.try_write(refusal.as_bytes())),
                 }
             }
             Ok(Accepted::Unix(stream)) => match Budget::admit(&budget, None) {
                 Some(ticket) => {
+                    // The kernel names the process that connected; it is judged at once,
+                    // while that process is there to be judged.
                     let peer = Peer::of_socket(&stream);
-                    connection(async { Some((stream, peer)) }, ticket, &router, &stop)
+                    let judge = move || Admission::of(peer);
+                    connection(stream, Box::new(judge), true, ticket, &router, &stop)
                 }
                 None => drop(stream.try_write(refusal.as_bytes())),
             },
@@ -109,10 +107,16 @@ async fn accept(listener: &Listener) -> std::io::Result<Accepted> {
     })
 }
 
-/// Serves one connection, once `named` has named its client, holding its place in the
-/// budget until it ends.
+/// How a connection's client is judged: once, by the first of the connection's start
+/// (`eager`) or its first request; blocking (it reads `/proc`).
+type Judge = Box<dyn FnOnce() -> Admission + Send>;
+
+/// Serves one connection, holding its place in the budget until it ends. Every request on it
+/// carries the connection's [`Admission`], judged once (`judge`).
 fn connection<S>(
-    named: impl Future<Output = Option<(S, Peer)>> + Send + 'static,
+    io: S,
+    judge: Judge,
+    eager: bool,
     ticket: Ticket,
     router: &Router,
     stop: &CancellationToken,
@@ -123,10 +127,24 @@ fn connection<S>(
     let stop = stop.clone();
     tokio::spawn(async move {
         let _ticket = ticket;
-        let Some((io, peer)) = named.await else {
-            return;
-        };
-        let service = TowerToHyperService::new(router.layer(axum::Extension(ConnectInfo(peer))));
+        let verdict = Arc::new(Verdict {
+            judged: tokio::sync::OnceCell::new(),
+            judge: Mutex::new(Some(judge)),
+        });
+        if eager {
+            verdict.get().await;
+        }
+        let router = router.layer(axum::middleware::from_fn(
+            move |mut request: axum::extract::Request, next: axum::middleware::Next| {
+                let verdict = verdict.clone();
+                async move {
+                    let admission = verdict.get().await;
+                    request.extensions_mut().insert(admission);
+                    next.run(request).await
+                }
+            },
+        ));
+        let service = TowerToHyperService::new(router);
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
             .timer(TokioTimer::new())
@@ -141,6 +159,28 @@ fn connection<S>(
             }
         }
     });
+}
+
+/// A connection's judgement, made once.
+struct Verdict {
+    judged: tokio::sync::OnceCell<Admission>,
+    judge: Mutex<Option<Judge>>,
+}
+
+impl Verdict {
+    async fn get(&self) -> Admission {
+        self.judged
+            .get_or_init(|| async {
+                let judge = self.judge.lock().unwrap_or_else(|e| e.into_inner()).take();
+                let judged = match judge {
+                    Some(judge) => tokio::task::spawn_blocking(judge).await.ok(),
+                    None => None,
+                };
+                judged.unwrap_or_else(Admission::unjudged)
+            })
+            .await
+            .clone()
+    }
 }
 
 /// The 503 a connection past the caps gets before it is closed.

@@ -7,7 +7,9 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use tokio::net::{TcpStream, UnixStream};
+use tokio::net::UnixStream;
+
+use crate::processes::Holder;
 
 /// A connection's client.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,12 +38,12 @@ impl Peer {
         }
     }
 
-    /// The client on a TCP connection from `address`. Finding a loopback client's process
-    /// reads `/proc` (milliseconds), so the connection's own task calls this, never the
-    /// accept loop.
-    pub fn of_tcp(stream: &TcpStream, address: SocketAddr) -> Self {
-        let pid = match stream.local_addr() {
-            Ok(local) if canonical(address).ip().is_loopback() => loopback_pid(address, local),
+    /// The client on a TCP connection from `address` to `local`. Finding a loopback
+    /// client's process reads `/proc` (milliseconds), so this runs in the blocking pool,
+    /// never on the accept loop.
+    pub fn of_tcp(address: SocketAddr, local: Option<SocketAddr>) -> Self {
+        let pid = match local {
+            Some(local) if canonical(address).ip().is_loopback() => loopback_pid(address, local),
             _ => None,
         };
         Peer::Tcp { address, pid }
@@ -67,8 +69,11 @@ impl Peer {
         }
     }
 
-    /// Why this client may not use the API, if it may not: it is one of a run's programs,
-    /// or, on the socket, the kernel could not say which process it is.
+    /// Why this client may not use the API, if it may not: it is one of a run's programs;
+    /// or, on the socket, the kernel could not say which process it is, or that process (or
+    /// a parent of it) is gone by now or cannot be read, so it cannot be told from the
+    /// agent's programs (a program that connects and then leaves the connection to a child
+    /// of its own as it exits). Decided once, as the connection starts.
     pub fn refusal(&self) -> Option<String> {
         let Some(pid) = self.pid() else {
             return match self {
@@ -81,16 +86,51 @@ impl Peer {
                 Peer::Tcp { .. } => None,
             };
         };
-        let keeper = crate::processes::kept_by(pid)?;
-        let under = if keeper == std::process::id() {
-            "started by this service, its keeper gone".to_string()
-        } else {
-            format!("under keeper {keeper}")
+        let under = match crate::processes::kept_by(pid) {
+            Holder::Nobody => return None,
+            Holder::Unknown => {
+                return Some(format!(
+                    "the process on this connection (pid {pid}) or one of its parents has gone \
+                     or cannot be read, so the API cannot tell it from the agent's programs"
+                ));
+            }
+            Holder::Keeper(keeper) if keeper == std::process::id() => {
+                "started by this service, its keeper gone".to_string()
+            }
+            Holder::Keeper(keeper) => format!("under keeper {keeper}"),
         };
         Some(format!(
             "this connection comes from a program Deskhand started for an agent's run (pid \
              {pid}, {under}): the agent's programs cannot use Deskhand's local API"
         ))
+    }
+}
+
+/// What was decided about a connection's client as it started ([`Peer::refusal`]), which
+/// every request on it carries: decided once, so that a client cannot pass by leaving the
+/// connection to another process later.
+#[derive(Clone, Debug)]
+pub struct Admission {
+    pub peer: Peer,
+    pub refusal: Option<String>,
+}
+
+impl Admission {
+    /// Judges `peer` now (reads `/proc`: blocking).
+    pub fn of(peer: Peer) -> Self {
+        let refusal = peer.refusal();
+        Self { peer, refusal }
+    }
+
+    /// A connection whose judgement could not be made: refused.
+    pub fn unjudged() -> Self {
+        Self {
+            peer: Peer::Socket {
+                pid: None,
+                uid: None,
+            },
+            refusal: Some("the API could not tell who is on this connection".into()),
+        }
     }
 }
 
@@ -173,5 +213,23 @@ mod tests {
         let (_server_end, peer) = listener.accept().unwrap();
         assert_eq!(loopback_pid(peer, local), Some(std::process::id()));
         drop(client);
+    }
+
+    #[test]
+    fn a_client_whose_process_is_gone_is_refused_not_taken_for_the_persons() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        let gone = Peer::Socket {
+            pid: Some(pid),
+            uid: Some(0),
+        };
+        let refusal = gone.refusal().expect("refused");
+        assert!(refusal.contains("has gone or cannot be read"), "{refusal}");
+        let me = Peer::Socket {
+            pid: Some(std::process::id()),
+            uid: Some(0),
+        };
+        assert_eq!(me.refusal(), None);
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, Request, State};
+use axum::extract::{DefaultBodyLimit, Extension, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::peer::Peer;
+use super::peer::Admission;
 use super::tcp::TcpAccess;
 use crate::agent::stall::StallAnswer;
 use crate::agent::{Answerer, ApprovalPolicy, Decision};
@@ -212,20 +212,29 @@ pub fn router(engine: Engine, tcp: Option<TcpAccess>) -> Router {
         .layer(middleware::map_response(stamp_version))
 }
 
-/// Refuses the agent's programs (see `peer`) before anything else, the token included.
+/// Refuses the agent's programs (see `peer`) before anything else, the token included, as
+/// decided when the connection started (`connections::serve`).
 async fn refuse_run_programs(request: Request, next: Next) -> Response {
-    let refusal = match request.extensions().get::<ConnectInfo<Peer>>() {
-        Some(ConnectInfo(peer)) => peer.refusal(),
+    let refusal = match request.extensions().get::<Admission>() {
+        Some(admission) => admission.refusal.clone(),
         None => Some("the API cannot tell who is on this connection".into()),
     };
     match refusal {
         None => next.run(request).await,
-        Some(message) => ApiError {
-            status: StatusCode::FORBIDDEN,
-            kind: "forbidden",
-            message,
+        Some(message) => {
+            let mut refused = ApiError {
+                status: StatusCode::FORBIDDEN,
+                kind: "forbidden",
+                message,
+            }
+            .into_response();
+            // A refused client's connection ends with this answer: it cannot hold a place.
+            refused.headers_mut().insert(
+                header::CONNECTION,
+                header::HeaderValue::from_static("close"),
+            );
+            refused
         }
-        .into_response(),
     }
 }
 
@@ -620,7 +629,7 @@ struct DenyBody {
 
 async fn approve(
     State(api): State<Api>,
-    ConnectInfo(peer): ConnectInfo<Peer>,
+    Extension(Admission { peer, .. }): Extension<Admission>,
     id: Result<Path<String>, PathRejection>,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
@@ -642,7 +651,7 @@ async fn approve(
 
 async fn deny(
     State(api): State<Api>,
-    ConnectInfo(peer): ConnectInfo<Peer>,
+    Extension(Admission { peer, .. }): Extension<Admission>,
     id: Result<Path<String>, PathRejection>,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {

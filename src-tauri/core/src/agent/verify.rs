@@ -177,7 +177,7 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    crate::no_ptrace::drop_ptrace(&mut command);
+    crate::root_powers::drop_root_powers(&mut command);
     crate::program_env::apply(&mut command);
     command.envs(check.env.iter().map(|(k, v)| (k, v)));
     crate::processes::keep(&mut command);
@@ -188,7 +188,7 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
             return result;
         }
     };
-    let group = child.id().map(|id| id as i32);
+    let keeper = child.id();
     let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
     let collect = async {
         let (mut out, mut err) = (
@@ -236,14 +236,9 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
         }
         Ok((Err(e), _)) => result.error = Some(format!("the check could not be waited for: {e}")),
         Err(why) => {
-            if let Some(group) = group {
-                // The keeper ends the check's whole tree, whatever left the group.
-                crate::processes::end(group as u32);
-                // SAFETY: kill(2) on the check's own process group (started with
-                // `process_group(0)`), never this process's.
-                unsafe {
-                    libc::kill(-group, libc::SIGKILL);
-                }
+            if let Some(keeper) = keeper {
+                // The keeper ends the check's whole tree, whatever left its session or group.
+                crate::processes::end(keeper);
             }
             result.error = Some(why);
         }

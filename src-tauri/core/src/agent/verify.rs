@@ -342,6 +342,29 @@ mod tests {
         assert_eq!(hung.exit_code(RunStatus::Done, false), CHECK_NOT_RUN_EXIT);
     }
 
+    /// A check runs in a session of its own (`processes`), so a kill of its process group
+    /// would miss what it started: its keeper ends the whole tree at the timeout.
+    #[tokio::test]
+    async fn what_a_check_started_ends_at_its_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let command = format!(
+            "setsid sleep 301 > /dev/null 2>&1 & echo $! > {}; sleep 30",
+            pid_file.display()
+        );
+        let hung = run_check(&check(&command, 500), &CancellationToken::new()).await;
+        assert!(hung.error.unwrap_or_default().contains("timed out"));
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let started = std::time::Instant::now();
+        while std::path::Path::new(&format!("/proc/{}", pid.trim())).exists() {
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "the check's child {pid} outlived its timeout"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     #[test]
     fn a_missing_program_is_refused_before_anything_runs() {
         assert_eq!(

@@ -170,6 +170,11 @@ mod keeper {
                 if libc::getppid() != keeper {
                     libc::_exit(137);
                 }
+                // A session of its own, so no controlling terminal: nothing the agent runs
+                // can open `/dev/tty` and type into Deskhand's approval prompt (TIOCSTI).
+                if libc::setsid() < 0 {
+                    return Err(last_error());
+                }
                 return Ok(());
             }
             keep(program, deskhand)

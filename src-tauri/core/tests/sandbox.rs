@@ -280,8 +280,13 @@ tried("personality", libc.personality(0x0040000))
     }
 }
 
+/// The capabilities root's programs outside the sandbox lose (`root_powers`): CAP_SYS_MODULE
+/// (bit 16), CAP_SYS_RAWIO (17), CAP_SYS_PTRACE (19) and CAP_SYS_ADMIN (21).
+const DROPPED_CAPS: u64 = 1 << 16 | 1 << 17 | 1 << 19 | 1 << 21;
+
 /// As root without the sandbox, the agent's bash has no CAP_SYS_PTRACE (not even in its
-/// bounding set), so it cannot read Deskhand's memory; nor has the `--check` command.
+/// bounding set), so it cannot read Deskhand's memory; nor has the `--check` command. Nor
+/// have they CAP_SYS_ADMIN, CAP_SYS_RAWIO or CAP_SYS_MODULE.
 #[test]
 fn as_root_unsandboxed_bash_cannot_read_deskhands_memory() {
     if !is_root() {
@@ -301,10 +306,12 @@ fn as_root_unsandboxed_bash_cannot_read_deskhands_memory() {
         ),
         Reply::new().text("done").into(),
     ]);
-    // The check passes (exit 0) only without the capability in either set.
-    let check = "for set in CapEff CapBnd; do \
-                 mask=$(grep $set /proc/self/status | cut -f2); \
-                 [ $(( 0x$mask & 0x80000 )) -eq 0 ] || exit 1; done";
+    // The check passes (exit 0) only without the dropped capabilities in either set.
+    let check = format!(
+        "for set in CapEff CapBnd; do \
+         mask=$(grep $set /proc/self/status | cut -f2); \
+         [ $(( 0x$mask & {DROPPED_CAPS:#x} )) -eq 0 ] || exit 1; done"
+    );
     let (output, _, stderr) = run(deskhand_at(&api, dir.path()).args([
         "ask",
         "--tools",
@@ -312,7 +319,7 @@ fn as_root_unsandboxed_bash_cannot_read_deskhands_memory() {
         "--approve",
         "auto",
         "--check",
-        check,
+        &check,
         "peek",
     ]));
     assert_eq!(
@@ -326,10 +333,11 @@ fn as_root_unsandboxed_bash_cannot_read_deskhands_memory() {
         result.contains("PermissionError") && !result.contains("read 16"),
         "{result}"
     );
-    // CAP_SYS_PTRACE is bit 19: 0x80000, gone from both sets.
-    for line in result.lines().filter(|l| l.starts_with("Cap")) {
+    let sets: Vec<&str> = result.lines().filter(|l| l.starts_with("Cap")).collect();
+    assert_eq!(sets.len(), 2, "{result}");
+    for line in sets {
         let mask = u64::from_str_radix(line.split_whitespace().last().unwrap(), 16).unwrap();
-        assert_eq!(mask & (1 << 19), 0, "{line}");
+        assert_eq!(mask & DROPPED_CAPS, 0, "{line}");
     }
 }
 

@@ -615,11 +615,11 @@ fn the_cli_submits_in_the_background_then_shows_approves_denies_and_cancels() {
     assert_eq!(results[0]["text"].as_str().unwrap().trim(), "first");
     assert_eq!(results[1]["text"].as_str().unwrap().trim(), "second");
     assert_eq!(results[2]["is_error"], true);
+    // The model learns that a program of the local API said no, not the person.
+    let denied = results[2]["text"].as_str().unwrap();
     assert!(
-        results[2]["text"]
-            .as_str()
-            .unwrap()
-            .contains("not this file")
+        denied.contains("an API client denied this action: not this file"),
+        "{denied}"
     );
 
     // What cannot be done is refused, with the service's reason, and changes nothing.

@@ -327,3 +327,39 @@ async fn output_of_background_jobs_between_commands_is_labelled() {
     );
     assert_eq!(output_text(&run(&tool, "echo quiet").await), "quiet\n");
 }
+
+/// The session id (field 6 of `/proc/PID/stat`, after the name's closing parenthesis).
+fn session_of(stat: &str) -> String {
+    let (_, rest) = stat.rsplit_once(')').expect("a stat line");
+    rest.split_whitespace()
+        .nth(3)
+        .expect("a session field")
+        .to_string()
+}
+
+/// Issue 31: the shell runs in a session of its own, so it has no controlling terminal: a
+/// command (or a loop it left running) cannot open `/dev/tty` to type into the CLI's
+/// approval prompt (TIOCSTI).
+#[tokio::test]
+async fn the_shell_has_no_controlling_terminal() {
+    let tool = bash();
+    let output = run(&tool, "cat /proc/$$/stat").await;
+    assert!(!output.is_error, "{}", output_text(&output));
+    let mine = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let shell = session_of(&output_text(&output));
+    assert_ne!(
+        shell,
+        session_of(&mine),
+        "the shell shares Deskhand's session"
+    );
+
+    // ENXIO: the process has no controlling terminal (not: the file is missing or denied).
+    for command in [": < /dev/tty", "python3 -c \"open('/dev/tty')\""] {
+        let output = run(&tool, &format!("{command} 2>&1 | tail -n 1")).await;
+        assert!(
+            output_text(&output).contains("No such device or address"),
+            "{command}: {}",
+            output_text(&output)
+        );
+    }
+}

@@ -7,7 +7,7 @@ use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::approval::{
-    Answerer, ApprovalGate, ApprovalRequest, Decision, Precheck, with_safety_checks,
+    Answerer, ApprovalGate, ApprovalRequest, DecidedBy, Decision, Precheck, with_safety_checks,
 };
 use super::context::{ContextPolicy, Summary, estimate_request};
 use super::event::{AgentEvent, RunStatus, ToolStatus};
@@ -554,15 +554,7 @@ impl Agent {
             client: answerer.client,
         });
         if let Decision::Deny { reason } = decision {
-            let why = match (asked, reason) {
-                (true, _) if !safety_checks.is_empty() => {
-                    "not run: the user did not acknowledge the safety check".to_string()
-                }
-                (true, Some(reason)) => format!("the user denied this action: {reason}"),
-                (true, None) => "the user denied this action".to_string(),
-                (_, Some(reason)) => format!("not allowed: {reason}"),
-                (_, None) => "not allowed by the approval policy".to_string(),
-            };
+            let why = denial(answerer.by, reason, !safety_checks.is_empty());
             return (ToolOutput::error(why), ToolStatus::Denied, 0.0);
         }
         // What runs must be what the person saw: a file edited while they read the diff
@@ -617,6 +609,29 @@ impl Agent {
             true => ToolStatus::Error,
         };
         (output, status, spent)
+    }
+}
+
+/// What the model is told when a call is denied, naming who denied it: the person (in the
+/// window or at the terminal), a client of the local API (a program, maybe not the person),
+/// or the policy (its rules, an answer that never came, a task that ended first).
+fn denial(by: DecidedBy, reason: Option<String>, unacknowledged_safety_check: bool) -> String {
+    let who = match by {
+        DecidedBy::User | DecidedBy::Window | DecidedBy::Terminal => "the user",
+        DecidedBy::Api => "an API client",
+        DecidedBy::Policy | DecidedBy::SessionRule => {
+            return match reason {
+                Some(reason) => format!("not allowed: {reason}"),
+                None => "not allowed by the approval policy".to_string(),
+            };
+        }
+    };
+    match reason {
+        _ if unacknowledged_safety_check => {
+            format!("not run: {who} did not acknowledge the safety check")
+        }
+        Some(reason) => format!("{who} denied this action: {reason}"),
+        None => format!("{who} denied this action"),
     }
 }
 

@@ -177,7 +177,7 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    crate::no_ptrace::drop_ptrace(&mut command);
+    crate::root_powers::drop_root_powers(&mut command);
     crate::program_env::apply(&mut command);
     command.envs(check.env.iter().map(|(k, v)| (k, v)));
     crate::processes::keep(&mut command);
@@ -188,7 +188,7 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
             return result;
         }
     };
-    let group = child.id().map(|id| id as i32);
+    let keeper = child.id();
     let (mut stdout, mut stderr) = (child.stdout.take(), child.stderr.take());
     let collect = async {
         let (mut out, mut err) = (
@@ -236,14 +236,9 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
         }
         Ok((Err(e), _)) => result.error = Some(format!("the check could not be waited for: {e}")),
         Err(why) => {
-            if let Some(group) = group {
-                // The keeper ends the check's whole tree, whatever left the group.
-                crate::processes::end(group as u32);
-                // SAFETY: kill(2) on the check's own process group (started with
-                // `process_group(0)`), never this process's.
-                unsafe {
-                    libc::kill(-group, libc::SIGKILL);
-                }
+            if let Some(keeper) = keeper {
+                // The keeper ends the check's whole tree, whatever left its session or group.
+                crate::processes::end(keeper);
             }
             result.error = Some(why);
         }
@@ -345,6 +340,29 @@ mod tests {
                 .contains("timed out")
         );
         assert_eq!(hung.exit_code(RunStatus::Done, false), CHECK_NOT_RUN_EXIT);
+    }
+
+    /// A check runs in a session of its own (`processes`), so a kill of its process group
+    /// would miss what it started: its keeper ends the whole tree at the timeout.
+    #[tokio::test]
+    async fn what_a_check_started_ends_at_its_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let command = format!(
+            "setsid sleep 301 > /dev/null 2>&1 & echo $! > {}; sleep 30",
+            pid_file.display()
+        );
+        let hung = run_check(&check(&command, 500), &CancellationToken::new()).await;
+        assert!(hung.error.unwrap_or_default().contains("timed out"));
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let started = std::time::Instant::now();
+        while std::path::Path::new(&format!("/proc/{}", pid.trim())).exists() {
+            assert!(
+                started.elapsed() < Duration::from_secs(5),
+                "the check's child {pid} outlived its timeout"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     #[test]

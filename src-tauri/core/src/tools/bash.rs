@@ -97,7 +97,7 @@ impl BashInput {
 impl BashTool {
     async fn restart(&self) -> ToolOutput {
         let mut slot = self.shell.lock().await;
-        *slot = None; // dropping the shell kills its process group
+        *slot = None; // dropping the shell ends it and everything it started
         match Shell::start(&self.launch) {
             Ok(shell) => {
                 *slot = Some(shell);
@@ -154,7 +154,7 @@ impl Tool for BashTool {
         };
         let mut slot = self.shell.lock().await;
         // Taken out of the slot while the command runs: if this call is dropped midway (a
-        // stop), the shell drops with it and its process group is killed.
+        // stop), the shell drops with it and its keeper ends it and everything it started.
         let mut shell = match slot.take() {
             Some(shell) => shell,
             None => match Shell::start(&self.launch) {

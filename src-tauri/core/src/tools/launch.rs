@@ -26,7 +26,7 @@ pub struct Launch {
 impl Launch {
     /// `program` with `args`, under the wrapper, with the agent's programs' environment
     /// (`program_env`) and this launch's. Without a wrapper, as root, the program cannot
-    /// trace Deskhand (`no_ptrace`).
+    /// reach into Deskhand (`root_powers`).
     pub fn command(&self, program: &str, args: &[&str]) -> Result<Command, SeccompError> {
         let mut command = match self.wrapper.split_first() {
             Some((first, rest)) => {
@@ -40,7 +40,7 @@ impl Launch {
             }
             None => {
                 let mut command = Command::new(program);
-                crate::no_ptrace::drop_ptrace(&mut command);
+                crate::root_powers::drop_root_powers(&mut command);
                 command
             }
         };

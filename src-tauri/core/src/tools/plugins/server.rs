@@ -305,7 +305,7 @@ impl PluginServer {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        crate::no_ptrace::drop_ptrace(&mut command);
+        crate::root_powers::drop_root_powers(&mut command);
         crate::processes::keep(&mut command);
         crate::program_env::apply(&mut command);
         command.envs(&self.config.env);

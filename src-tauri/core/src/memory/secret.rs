@@ -511,9 +511,9 @@ mod tests {
             ("PATH", "/usr/bin"),
         ]
         .map(|(name, value)| (name.into(), value.into()));
-        let guarded = ["/run/user/1000/keyring/ssh", "file:///run/user/1000/x"];
+        let guarded = ["/run/user/1000/keyring/ssh", "hunter2hunter2"];
         let secrets = machine_secrets(guarded.into_iter(), vars.into_iter());
-        assert_eq!(secrets, ["file:///run/user/1000/x", "Qm7vX2pL9sKd4TnB8wZc"]);
+        assert_eq!(secrets, ["hunter2hunter2", "Qm7vX2pL9sKd4TnB8wZc"]);
         assert!(!holds_key("logs are in /run/user/1000/app", &secrets));
         assert!(holds_key("it is Qm7vX2pL9sKd4TnB8wZc", &secrets));
         // What the old list held would have refused the note.

@@ -54,7 +54,7 @@ pub fn is_secret(name: &OsStr, value: &OsStr) -> bool {
 /// real power), but its value is no secret to blank, redact or look for in notes: any path
 /// under the same folder would read as a piece of it.
 pub fn is_secret_value(value: &str) -> bool {
-    !(value.starts_with('/') && !value.contains("://"))
+    !value.starts_with('/') || value.contains("://")
 }
 
 /// `scheme://user:password@…`: a URL that carries a password before its host.

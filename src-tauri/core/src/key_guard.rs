@@ -7,7 +7,8 @@
 //! files then belong to root, so the same user's other processes cannot read its
 //! environment or memory) and blanks the bytes of every secret variable
 //! (`program_env::is_secret`) where the kernel shows the environment from, which root can
-//! still read. A variable whose name marks it as a secret (the providers' keys, the API's
+//! still read; a value that is an absolute path (`SSH_AUTH_SOCK`) is no secret and is left
+//! as it is (`program_env::is_secret_value`). A variable whose name marks it as a secret (the providers' keys, the API's
 //! token, the delegates' tokens, `GITHUB_TOKEN`, …) is moved out of the environment into
 //! memory here, readable through [`env_var`]; one that is a secret by its value only (a URL
 //! with a password, such as a proxy the HTTP client reads) stays in the environment, in a
@@ -24,7 +25,8 @@ use crate::program_env;
 struct Protected {
     /// Variables moved out of the environment, as the process started with them.
     taken: Vec<(String, String)>,
-    /// The values of every secret variable, taken or left in the environment.
+    /// The values of every secret variable, taken or left in the environment, that are
+    /// secrets themselves (not paths: `program_env::is_secret_value`).
     values: Vec<String>,
 }
 
@@ -50,8 +52,11 @@ pub unsafe fn protect_secrets() {
         let (Some(name), Ok(value)) = (name.to_str(), value.into_string()) else {
             continue;
         };
-        // SAFETY: the caller guarantees that no other thread exists yet.
-        unsafe { blank_value(name) };
+        let hidden = program_env::is_secret_value(&value);
+        if hidden {
+            // SAFETY: the caller guarantees that no other thread exists yet.
+            unsafe { blank_value(name) };
+        }
         if program_env::is_secret_name(std::ffi::OsStr::new(name)) {
             // SAFETY: as above.
             unsafe { std::env::remove_var(name) };
@@ -61,7 +66,9 @@ pub unsafe fn protect_secrets() {
             // SAFETY: as above.
             unsafe { std::env::set_var(name, &value) };
         }
-        protected.values.push(value);
+        if hidden {
+            protected.values.push(value);
+        }
     }
     let _ = PROTECTED.set(protected);
 }

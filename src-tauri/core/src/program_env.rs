@@ -48,6 +48,15 @@ pub fn is_secret(name: &OsStr, value: &OsStr) -> bool {
     is_secret_name(name) || has_credentials(value)
 }
 
+/// Whether a secret variable's value is itself a secret to hide: not when it is an absolute
+/// path (`SSH_AUTH_SOCK=/run/user/1000/keyring/ssh`, `ICEAUTHORITY`, `GNOME_KEYRING_CONTROL`).
+/// Such a variable is still withheld from the agent's programs (the ssh agent's socket is a
+/// real power), but its value is no secret to blank, redact or look for in notes: any path
+/// under the same folder would read as a piece of it.
+pub fn is_secret_value(value: &str) -> bool {
+    !value.starts_with('/') || value.contains("://")
+}
+
 /// `scheme://user:password@…`: a URL that carries a password before its host.
 fn has_credentials(value: &OsStr) -> bool {
     let Some(value) = value.to_str() else {
@@ -165,6 +174,29 @@ mod tests {
             ("PATH", "/usr/bin"),
         ] {
             assert!(!secret(name, value), "{name}={value}");
+        }
+    }
+
+    /// A secret variable whose value is a path is still withheld, but the path is no secret
+    /// value to blank, redact or look for in notes.
+    #[test]
+    fn a_path_is_no_secret_value_though_its_variable_is_withheld() {
+        for (name, value) in [
+            ("SSH_AUTH_SOCK", "/run/user/1000/keyring/ssh"),
+            ("ICEAUTHORITY", "/run/user/1000/ICEauthority"),
+            ("GNOME_KEYRING_CONTROL", "/run/user/1000/keyring"),
+        ] {
+            assert!(is_secret(OsStr::new(name), OsStr::new(value)), "{name}");
+            assert!(!is_secret_value(value), "{value}");
+        }
+        for value in [
+            "hunter2",
+            "sk-ant-abc",
+            "file:///etc/x",
+            "/x://y",
+            "relative/path",
+        ] {
+            assert!(is_secret_value(value), "{value}");
         }
     }
 

@@ -275,6 +275,28 @@ fn secrets_and_bad_notes_are_refused_and_the_model_is_told_why() {
     assert!(notes_in(data.path()).is_empty());
 }
 
+/// A variable withheld from the agent for its name but whose value is a path (the ssh
+/// agent's socket) is no secret value: a note naming a path beside it is kept, while a
+/// secret variable's real value is still refused.
+#[test]
+fn a_path_in_a_secret_variable_does_not_refuse_a_note_with_a_path() {
+    let data = tempfile::tempdir().unwrap();
+    let add = |note: &str| {
+        run(deskhand(data.path())
+            .env("SSH_AUTH_SOCK", "/run/user/1000/keyring/ssh")
+            .env("ICEAUTHORITY", "/run/user/1000/ICEauthority")
+            .env("BUILD_SERVICE_TOKEN", "Zq8wLm3vRt5yBn2k")
+            .args(["notes", "add", note]))
+    };
+    let (out, _, stderr) = add("logs are in /run/user/1000/app");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (out, _, stderr) = add("the build token starts Zq8wLm3vRt5y");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("refused"), "{stderr}");
+    let notes: Vec<String> = notes_in(data.path()).into_iter().map(|n| n.text).collect();
+    assert_eq!(notes, ["logs are in /run/user/1000/app"]);
+}
+
 /// The notes a prompt-injected model plants (issue 32): a standing instruction, service
 /// tokens, a password, the local API's token, and the run's own key encoded, split and
 /// spelled out.

@@ -175,7 +175,9 @@ impl Redactor {
     fn key_start_at_end(&self, text: &str) -> usize {
         let mut longest = 0;
         for key in &self.keys {
-            for length in (longest + 1..key.len()).rev() {
+            // No end longer than the text itself can match.
+            let longest_possible = key.len().saturating_sub(1).min(text.len());
+            for length in (longest + 1..=longest_possible).rev() {
                 if key.is_char_boundary(length) && text.ends_with(&key[..length]) {
                     longest = length;
                     break;

@@ -2,7 +2,7 @@
 //! started (its shell, plugin servers, checks, its desktop's programs, and everything they
 //! started) never drive it: an agent that could submit tasks or answer its own approvals
 //! would need no person. The kernel names the peer (`SO_PEERCRED` on the Unix socket; on
-//! loopback TCP, the process holding the connection's other end), and `processes::kept_by`
+//! TCP from this machine, the process holding the connection's other end), and `processes::kept_by`
 //! says whether it runs under a keeper, in this Deskhand or any other.
 
 use std::net::{IpAddr, SocketAddr};
@@ -38,12 +38,13 @@ impl Peer {
         }
     }
 
-    /// The client on a TCP connection from `address` to `local`. Finding a loopback
-    /// client's process reads `/proc` (milliseconds), so this runs in the blocking pool,
-    /// never on the accept loop.
+    /// The client on a TCP connection from `address` to `local`. A client on this machine
+    /// comes from loopback, or from the very address it connected to (one of this machine's
+    /// own, with `--listen 0.0.0.0`). Finding its process reads `/proc` (milliseconds), so
+    /// this runs in the blocking pool, never on the accept loop.
     pub fn of_tcp(address: SocketAddr, local: Option<SocketAddr>) -> Self {
         let pid = match local {
-            Some(local) if canonical(address).ip().is_loopback() => loopback_pid(address, local),
+            Some(local) if is_from_this_machine(address, local) => local_pid(address, local),
             _ => None,
         };
         Peer::Tcp { address, pid }
@@ -145,10 +146,17 @@ fn canonical(address: SocketAddr) -> SocketAddr {
     }
 }
 
-/// The process on this machine holding the client end of a loopback connection from `peer`
-/// to `local`: its socket's inode from `/proc/net/tcp{,6}`, then the process with that
+/// Whether a connection from `peer` to `local` comes from this machine: over loopback, or
+/// from the machine's own address that it connected to.
+fn is_from_this_machine(peer: SocketAddr, local: SocketAddr) -> bool {
+    let peer = canonical(peer).ip();
+    peer.is_loopback() || peer == canonical(local).ip()
+}
+
+/// The process on this machine holding the client end of a connection from `peer` to
+/// `local`: its socket's inode from `/proc/net/tcp{,6}`, then the process with that
 /// socket among its files. `None` when it is not this user's (or hides its files).
-fn loopback_pid(peer: SocketAddr, local: SocketAddr) -> Option<u32> {
+fn local_pid(peer: SocketAddr, local: SocketAddr) -> Option<u32> {
     let (peer, local) = (canonical(peer), canonical(local));
     let inode = ["/proc/net/tcp", "/proc/net/tcp6"]
         .iter()
@@ -211,7 +219,34 @@ mod tests {
         let local = listener.local_addr().unwrap();
         let client = std::net::TcpStream::connect(local).unwrap();
         let (_server_end, peer) = listener.accept().unwrap();
-        assert_eq!(loopback_pid(peer, local), Some(std::process::id()));
+        assert_eq!(local_pid(peer, local), Some(std::process::id()));
+        drop(client);
+    }
+
+    /// A client on this machine that connects to one of the machine's own non-loopback
+    /// addresses (the API listening on all of them) is found as a loopback one is.
+    #[tokio::test]
+    async fn a_client_on_a_lan_address_of_this_machine_is_found() {
+        // The address this machine would send from: connecting a UDP socket sends nothing.
+        let probe = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+        let own = probe
+            .connect("203.0.113.1:9")
+            .or_else(|_| probe.connect("10.255.255.1:9"))
+            .ok()
+            .and_then(|()| probe.local_addr().ok())
+            .map(|address| address.ip())
+            .filter(|ip| !ip.is_loopback() && !ip.is_unspecified());
+        let Some(own) = own else {
+            eprintln!("skipped: this machine has no non-loopback address");
+            return;
+        };
+        let listener = tokio::net::TcpListener::bind("0.0.0.0:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let client = std::net::TcpStream::connect((own, port)).unwrap();
+        let (stream, address) = listener.accept().await.unwrap();
+        assert_eq!(canonical(address).ip(), own);
+        let peer = Peer::of_tcp(address, stream.local_addr().ok());
+        assert_eq!(peer.pid(), Some(std::process::id()), "{peer:?}");
         drop(client);
     }
 

@@ -308,16 +308,41 @@ pub trait Tree: Send + Sync {
 #[cfg(target_os = "linux")]
 pub use atspi_tree::has_registry;
 
-/// The tree on the accessibility bus at `bus` (an agent desktop's), else the person's: the
-/// element map, the `ui` tool and the approvals' hit test of a run read the display the run
-/// acts on, and no other.
-pub fn tree_of(bus: Option<&str>) -> std::sync::Arc<dyn Tree> {
-    #[cfg(target_os = "linux")]
-    if let Some(bus) = bus {
-        return std::sync::Arc::new(atspi_tree::AtspiTree::on_accessibility_bus(bus));
+/// The tree of the display a run acts on: on an agent desktop, the tree on its accessibility
+/// bus `bus`, or none when it has no bus (at-spi2-core missing, or it did not start); else
+/// the person's. The element map, the `ui` tool and the approvals' hit test of a run read
+/// that display, and no other: never the person's tree for an agent desktop.
+pub fn tree_of(on_agent_desktop: bool, bus: Option<&str>) -> std::sync::Arc<dyn Tree> {
+    match (on_agent_desktop, bus) {
+        #[cfg(target_os = "linux")]
+        (true, Some(bus)) => std::sync::Arc::new(atspi_tree::AtspiTree::on_accessibility_bus(bus)),
+        #[cfg(not(target_os = "linux"))]
+        (true, Some(_)) => desktop_tree(),
+        (true, None) => std::sync::Arc::new(NoTree(
+            "this agent desktop's accessibility bus is not available (at-spi2-core is missing \
+             or did not start), so it has no element map; the computer tool still works on \
+             pixels"
+                .into(),
+        )),
+        (false, _) => desktop_tree(),
     }
-    let _ = bus;
-    desktop_tree()
+}
+
+/// The tree of a desktop that has none: no elements, with a note saying why, and a hit test
+/// that says it cannot tell what a click touches.
+pub struct NoTree(pub String);
+
+impl Tree for NoTree {
+    fn snapshot(&self) -> Result<Snapshot, ElementError> {
+        Ok(Snapshot {
+            elements: Vec::new(),
+            notes: vec![self.0.clone()],
+        })
+    }
+
+    fn at(&self, _x: i32, _y: i32) -> Result<Option<Element>, ElementError> {
+        Err(ElementError::NoBus(self.0.clone()))
+    }
 }
 
 /// The tree of the person's desktop: AT-SPI on Linux, nothing elsewhere (yet).

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::is_combining_mark;
 use unicode_security::confusable_detection;
 
 use crate::visible;
@@ -48,22 +49,44 @@ pub const SENSITIVE_WORDS: &[&str] = &[
 /// now", but not "Undelete" or "Sender"), compared as a person reads it: see [`read_as`].
 pub fn is_sensitive(name: &str) -> bool {
     let sensitive = sensitive_forms();
-    let name: String = name.nfkc().filter(|&c| !visible::is_hidden(c)).collect();
-    name.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .any(|word| read_as(word).iter().any(|form| sensitive.contains(form)))
+    read_as(&shown(name))
+        .iter()
+        .any(|reading| words(reading).any(|word| sensitive.contains(word)))
 }
 
-/// How a word reads: its Unicode TR39 confusable skeleton, case left aside, both from the
-/// word lower-cased and as written (a capital I reads as an l, which its lower case does
-/// not). A Cyrillic "Dеlеtе" or a fullwidth "Ｄｅｌｅｔｅ" reads as "delete". The caller has
-/// already normalized the name (NFKC) and taken out what shows nothing (zero-width and bidi
-/// characters), which would otherwise split a word in two.
-fn read_as(word: &str) -> [String; 2] {
+/// `name` as it shows: normalized (NFKC), a line break, tab or other control character read
+/// as the space it shows as ("Transfer⏎money" is two words), and what shows nothing
+/// (zero-width and bidi characters, which would otherwise split a word in two) left out.
+fn shown(name: &str) -> String {
+    name.nfkc()
+        .filter_map(|c| {
+            if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+                Some(' ')
+            } else {
+                (!visible::is_hidden(c)).then_some(c)
+            }
+        })
+        .collect()
+}
+
+/// The words of a reading: runs of letters, digits and the marks a skeleton decomposes
+/// accented letters into.
+fn words(reading: &str) -> impl Iterator<Item = &str> {
+    reading
+        .split(|c: char| !(c.is_alphanumeric() || is_combining_mark(c)))
+        .filter(|w| !w.is_empty())
+}
+
+/// How a text reads: its Unicode TR39 confusable skeleton, case left aside, both from the
+/// text lower-cased and as written (a capital I reads as an l, which its lower case does
+/// not). A Cyrillic "Dеlеtе" or a fullwidth "Ｄｅｌｅｔｅ" reads as "delete". A whole name's
+/// skeleton is taken before it is split into words, so punctuation that reads as a letter
+/// ("De|ete") does not split one.
+fn read_as(text: &str) -> [String; 2] {
     let skeleton = |text: &str| -> String { confusable_detection::skeleton(text).collect() };
     [
-        skeleton(&word.to_lowercase()),
-        skeleton(&skeleton(word).to_lowercase()),
+        skeleton(&text.to_lowercase()),
+        skeleton(&skeleton(text).to_lowercase()),
     ]
 }
 
@@ -99,5 +122,30 @@ mod tests {
         for name in ["Undel\u{200b}ete", "Senders", "Оpen"] {
             assert!(!is_sensitive(name), "{name:?}");
         }
+    }
+
+    /// A line break, tab or line separator shows as a space: the words on either side stay
+    /// two words, not one ("transfermoney").
+    #[test]
+    fn line_breaks_and_tabs_separate_words() {
+        for name in [
+            "Transfer\nmoney",
+            "Transfer\tmoney",
+            "Transfer\u{2028}money",
+            "Transfer\u{2029}money",
+            "Transfer\r\nmoney",
+            "Send\u{85}now",
+        ] {
+            assert!(is_sensitive(name), "{name:?}");
+        }
+    }
+
+    /// Punctuation that reads as a letter is read as that letter, not as a word break.
+    #[test]
+    fn punctuation_that_reads_as_a_letter_does_not_split_a_word() {
+        for name in ["De|ete", "De|ete file", "Ov\u{435}rwrite or De|ete"] {
+            assert!(is_sensitive(name), "{name:?}");
+        }
+        assert!(!is_sensitive("Open | Save"));
     }
 }

@@ -149,3 +149,21 @@ fn refs_stay_while_the_element_exists_and_a_gone_one_is_named() {
             .contains("no element `e99`")
     );
 }
+
+/// An agent desktop without an accessibility bus has no tree: never the person's. Its
+/// element map is empty with a note saying why, and the hit test says it cannot tell.
+#[test]
+fn an_agent_desktop_without_a_bus_reads_no_tree_and_says_so() {
+    let tree = tree_of(true, None);
+    let snapshot = tree.snapshot().expect("an empty map, not an error");
+    assert!(snapshot.elements.is_empty());
+    assert_eq!(snapshot.notes.len(), 1, "{:?}", snapshot.notes);
+    assert!(
+        snapshot.notes[0].contains("agent desktop's accessibility bus is not available"),
+        "{:?}",
+        snapshot.notes
+    );
+    let hit = tree.at(100, 100).expect_err("no element, and a reason");
+    assert!(matches!(hit, ElementError::NoBus(_)), "{hit}");
+    assert_eq!(hit.brief(), "no accessibility bus");
+}

@@ -60,15 +60,7 @@ pub fn looks_like_secret(text: &str, run_keys: &[String]) -> Option<&'static str
     if text.contains(crate::agent::REDACTED) {
         return Some("this run's API key (shown to you as \"[redacted API key]\")");
     }
-    let environment: Vec<String> = crate::key_guard::environment_secrets()
-        .map(str::to_string)
-        .chain(std::env::vars_os().filter_map(|(name, value)| {
-            let name = name.to_str()?.to_ascii_uppercase();
-            name.ends_with("API_KEY")
-                .then(|| value.to_str().map(|v| v.trim().to_string()))
-                .flatten()
-        }))
-        .collect();
+    let environment = machine_secrets(crate::key_guard::environment_secrets(), std::env::vars_os());
     if holds_key(text, run_keys) {
         return Some("this run's API key, or a piece or an encoding of it");
     }
@@ -90,6 +82,25 @@ pub fn looks_like_secret(text: &str, run_keys: &[String]) -> Option<&'static str
         return Some("a password, token or secret stated with its value");
     }
     None
+}
+
+/// The secret values of this machine's variables a note may not hold: those `key_guard`
+/// guards, and the values of `vars` named `…API_KEY`; a path is none
+/// (`program_env::is_secret_value`).
+fn machine_secrets<'a>(
+    guarded: impl Iterator<Item = &'a str>,
+    vars: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
+) -> Vec<String> {
+    guarded
+        .map(str::to_string)
+        .chain(vars.filter_map(|(name, value)| {
+            let name = name.to_str()?.to_ascii_uppercase();
+            name.ends_with("API_KEY")
+                .then(|| value.to_str().map(|v| v.trim().to_string()))
+                .flatten()
+        }))
+        .filter(|value| crate::program_env::is_secret_value(value))
+        .collect()
 }
 
 /// Whether `text` holds one of `keys`: as it is, with separators between its characters,
@@ -316,23 +327,19 @@ fn assigns_api_key(text: &str) -> bool {
     })
 }
 
-/// Words that name a secret when a value follows them.
-const SECRET_WORDS: &[&str] = &[
-    "password",
-    "passwd",
-    "passphrase",
-    "pwd",
-    "token",
-    "secret",
-    "pin",
-];
+/// Words that name a secret when a value follows them. Not `pwd` (the working directory far
+/// more often than a password) nor `pin` (a pinned version as often as a PIN: a PIN is only
+/// taken for one when its value is digits, [`states_a_secret`]).
+const SECRET_WORDS: &[&str] = &["password", "passwd", "passphrase", "token", "secret"];
 
-/// "password: hunter2", "the wifi password is Tr0ub4dor&3", "secret_access_key = …": a
-/// secret word, then `:` or `=` and a value, or "is"/"was" and a value that is not a plain
-/// word (digits or symbols in it), so "the password is in the keyring" passes.
+/// "password: hunter2", "the wifi password is Tr0ub4dor&3", "secret_access_key = …", "bank
+/// PIN is 4921": a secret word, then `:`, `=`, "is" or "was", and a value that is not a
+/// plain word (digits or symbols in it), so "the password is in the keyring" and "the sudo
+/// password: required" pass. A plain word is taken for a value after a label that starts a
+/// line ("Password: correcthorse"). A PIN's value is four digits or more, nothing else.
 fn states_a_secret(text: &str) -> bool {
     let lower = text.to_lowercase();
-    SECRET_WORDS.iter().any(|word| {
+    let stated = |word: &str, is_value: &dyn Fn(&str, bool) -> bool| {
         lower.match_indices(word).any(|(at, _)| {
             let before = lower[..at].chars().next_back();
             let after = lower[at + word.len()..].chars().next();
@@ -341,20 +348,26 @@ fn states_a_secret(text: &str) -> bool {
             if before.is_some_and(char::is_alphanumeric) || after.is_some_and(char::is_alphabetic) {
                 return false;
             }
+            let starts_line = lower[..at].trim_end_matches([' ', '\t']).ends_with('\n')
+                || lower[..at].trim().is_empty();
             let rest = lower[at..]
                 .trim_start_matches(|c: char| c.is_alphanumeric() || c == '_' || c == '-')
                 .trim_start_matches([' ', '"', '\'']);
             if let Some(value) = rest.strip_prefix([':', '=']) {
-                return first_word(value).chars().count() >= 4;
+                return is_value(first_word(value), starts_line);
             }
-            let value = ["is ", "was "]
+            ["is ", "was "]
                 .iter()
                 .find_map(|verb| rest.strip_prefix(verb))
-                .map(first_word)
-                .unwrap_or_default();
-            value.chars().count() >= 4 && value.chars().any(|c| !c.is_alphabetic())
+                .is_some_and(|value| is_value(first_word(value), false))
         })
-    })
+    };
+    let secret_value = |value: &str, after_label: bool| {
+        value.chars().count() >= 4 && (after_label || value.chars().any(|c| !c.is_alphabetic()))
+    };
+    let pin_value =
+        |value: &str, _: bool| value.len() >= 4 && value.chars().all(|c| c.is_ascii_digit());
+    SECRET_WORDS.iter().any(|word| stated(word, &secret_value)) || stated("pin", &pin_value)
 }
 
 /// The first word of `text`, after spaces and quotes, up to a space or quote.
@@ -439,6 +452,10 @@ mod tests {
             "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
             "the API token: abcd1234efgh",
             "bank PIN is 4921",
+            "pin: 482913",
+            "the db password: s3cret!x",
+            "token=abc123def",
+            "notes\nPassword: correcthorse",
         ] {
             assert!(secret(note).is_some(), "{note}");
         }
@@ -484,6 +501,26 @@ mod tests {
         assert!(secret("the OPENAI_API_KEY variable is set in ~/.profile").is_none());
     }
 
+    /// A secret variable whose value is a path (`SSH_AUTH_SOCK`) is no secret value: a
+    /// note naming a path beside it passes, and a real value is still looked for.
+    #[test]
+    fn paths_in_secret_variables_are_not_looked_for() {
+        let vars = [
+            ("SOME_API_KEY", "/run/user/1000/keyring/api"),
+            ("OTHER_API_KEY", "Qm7vX2pL9sKd4TnB8wZc"),
+            ("PATH", "/usr/bin"),
+        ]
+        .map(|(name, value)| (name.into(), value.into()));
+        let guarded = ["/run/user/1000/keyring/ssh", "hunter2hunter2"];
+        let secrets = machine_secrets(guarded.into_iter(), vars.into_iter());
+        assert_eq!(secrets, ["hunter2hunter2", "Qm7vX2pL9sKd4TnB8wZc"]);
+        assert!(!holds_key("logs are in /run/user/1000/app", &secrets));
+        assert!(holds_key("it is Qm7vX2pL9sKd4TnB8wZc", &secrets));
+        // What the old list held would have refused the note.
+        let unfiltered = ["/run/user/1000/keyring/ssh".to_string()];
+        assert!(holds_key("logs are in /run/user/1000/app", &unfiltered));
+    }
+
     #[test]
     fn the_run_key_as_redacted_is_recognised() {
         let note = format!("my key is {}", crate::agent::REDACTED);
@@ -505,6 +542,11 @@ mod tests {
             "notes live in /home/ann/Documents/Notes2026/Meetings/Q3-planning",
             "the build id format is 2026-11-28T00:17:05Z",
             "the PIN pad is by the door",
+            "On this box the sudo password: required",
+            "the password: see the team vault",
+            "tests run where pwd is /srv/app",
+            "pin: python3.11",
+            "dependencies: pin = numpy1.26",
             "https://example.com/reports/2026/summary?page=2 has the summary",
         ] {
             assert_eq!(secret(note), None, "{note}");

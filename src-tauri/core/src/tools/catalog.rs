@@ -38,7 +38,8 @@ pub struct ToolSettings {
     /// process's display.
     pub display: Option<String>,
     /// The accessibility bus of that display's desktop (an agent desktop's), whose tree the
-    /// element map and approvals read; `None`: the person's.
+    /// element map and approvals read; `None` with an agent desktop: it has none, and no
+    /// tree is read (`elements::tree_of`); without one: the person's.
     pub accessibility_bus: Option<String>,
     /// How the programs the tools start are launched (the desktop's environment, the
     /// sandbox).
@@ -131,9 +132,12 @@ fn make(
             if name == "computer" {
                 return Ok(Arc::new(tool));
             }
-            let tree = tool
-                .tree()
-                .unwrap_or_else(|| crate::elements::tree_of(settings.accessibility_bus.as_deref()));
+            let tree = tool.tree().unwrap_or_else(|| {
+                crate::elements::tree_of(
+                    settings.display.is_some(),
+                    settings.accessibility_bus.as_deref(),
+                )
+            });
             Ok(Arc::new(UiTool::new(tool, tree)))
         }
         "bash" => Ok(Arc::new(

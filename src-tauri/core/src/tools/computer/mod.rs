@@ -169,6 +169,7 @@ impl ComputerTool {
         )
         .map(|tool| {
             tool.with_tree(crate::elements::tree_of(
+                settings.display.is_some(),
                 settings.accessibility_bus.as_deref(),
             ))
             .with_marks(settings.set_of_marks)

@@ -65,21 +65,6 @@ fn child_events(events: &[Value]) -> Vec<&Value> {
         .collect()
 }
 
-/// Asserts that the parent's `done` cost is its own turns' plus the child's.
-fn assert_cost_is_own_plus(events: &[Value], child_cost: f64) {
-    let own: f64 = events
-        .iter()
-        .filter(|e| e["type"] == "usage")
-        .filter_map(|e| e["turn_cost_usd"].as_f64())
-        .sum();
-    let done = events.iter().rev().find(|e| e["type"] == "done").unwrap();
-    let total = done["cost_usd"].as_f64().unwrap();
-    assert!(
-        (total - (own + child_cost)).abs() < 1e-9,
-        "{total} != {own} + {child_cost}"
-    );
-}
-
 /// Each task `serve` lists, as (origin, state).
 fn stored_tasks(serve: &Serve) -> Vec<(String, String)> {
     let tasks = serve.curl("GET", "/v1/tasks", None).1;
@@ -171,7 +156,7 @@ fn a_remote_child_runs_and_its_events_answer_and_cost_reach_the_parent() {
     assert!(last.contains("The child ran echo and saw child-was-here."));
 
     // The parent's cost counts the child's.
-    assert_cost_is_own_plus(&events, child_cost);
+    support::assert_cost_is_own_plus(&events, child_cost);
 
     // The child task is on the child's service, done.
     let tasks = serve.curl("GET", "/v1/tasks", None).1;
@@ -610,7 +595,7 @@ fn a_local_child_runs_on_a_new_agent_desktop() {
     );
     // The parent's cost holds the child's.
     let child_cost = child.last().unwrap()["event"]["cost_usd"].as_f64().unwrap();
-    assert_cost_is_own_plus(&events, child_cost);
+    support::assert_cost_is_own_plus(&events, child_cost);
     // The child task is stored beside the parent's, with its origin.
     let serve = Serve::start(&api, dir.path());
     let tasks = stored_tasks(&serve);

@@ -288,6 +288,21 @@ pub fn delegate_result(events: &[Value]) -> &Value {
         .expect("the delegate call has a result")
 }
 
+/// Asserts that the parent's `done` cost is its own turns' plus the child's.
+pub fn assert_cost_is_own_plus(events: &[Value], child_cost: f64) {
+    let own: f64 = events
+        .iter()
+        .filter(|e| e["type"] == "usage")
+        .filter_map(|e| e["turn_cost_usd"].as_f64())
+        .sum();
+    let done = events.iter().rev().find(|e| e["type"] == "done").unwrap();
+    let total = done["cost_usd"].as_f64().unwrap();
+    assert!(
+        (total - (own + child_cost)).abs() < 1e-9,
+        "{total} != {own} + {child_cost}"
+    );
+}
+
 /// PNG-framed bytes of a `width` × `height` screenshot: a real header (what token estimates
 /// read) and a payload unique to `seed`, about the size of a real 1280×800 screenshot.
 pub fn fake_screenshot_png(width: u32, height: u32, seed: u64) -> Vec<u8> {

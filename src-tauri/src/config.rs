@@ -4,10 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
-use deskhand::agent::{ApprovalPolicy, Budget, DEFAULT_MAX_TURNS};
-use deskhand::llm::config::base_url_problem;
-use deskhand::llm::providers::{self, ProviderKind};
-use deskhand::tools::computer::scaling::{MAX_LONG_EDGE, MAX_PIXELS, Size};
+use deskhand_engine::agent::{ApprovalPolicy, Budget, DEFAULT_MAX_TURNS};
+use deskhand_engine::llm::config::base_url_problem;
+use deskhand_engine::llm::providers::{self, ProviderKind};
+use deskhand_engine::tools::computer::scaling::{MAX_LONG_EDGE, MAX_PIXELS, Size};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{IpcError, IpcResult};
@@ -66,7 +66,7 @@ pub struct WindowSettings {
     pub max_cost_usd: Option<f64>,
     /// Tokens a run may use; `None` is no limit.
     pub max_tokens: Option<u64>,
-    /// Numbered marks on the computer tool's screenshots (`deskhand::elements::marks`).
+    /// Numbered marks on the computer tool's screenshots (`deskhand_engine::elements::marks`).
     pub set_of_marks: bool,
 }
 

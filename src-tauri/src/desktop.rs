@@ -57,7 +57,7 @@ impl Desktop for NativeDesktop {
             .stderr(std::process::Stdio::null());
         // The browser gets the environment the person started Deskhand with: no API keys,
         // none of the window's own WebKit settings.
-        for name in deskhand::program_env::withheld() {
+        for name in deskhand_engine::program_env::withheld() {
             command.env_remove(name);
         }
         let mut child = command

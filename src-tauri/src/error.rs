@@ -1,8 +1,8 @@
 //! The one error type every command rejects with: a kind the window can act on and a line a
 //! person can read (docs/ipc.md, "Errors").
 
-use deskhand::store::StoreError;
-use deskhand::tasks::{LockError, PrepareError, TaskError};
+use deskhand_engine::store::StoreError;
+use deskhand_engine::tasks::{LockError, PrepareError, TaskError};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ts_rs::TS)]

@@ -8,8 +8,8 @@ use std::sync::Mutex;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use deskhand::images::{content_hash, image_block, media_type_of};
-use deskhand::llm::{ContentBlock, ImageSource};
+use deskhand_engine::images::{content_hash, media_type_of};
+use deskhand_engine::llm::{ContentBlock, ImageSource};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{IpcError, IpcResult};
@@ -42,11 +42,11 @@ struct Attached {
 impl Attachments {
     /// Checks encoded image bytes as the API would, and holds them.
     pub fn attach(&self, bytes: Vec<u8>) -> IpcResult<AttachedImage> {
-        let block = image_block(&bytes, "the image")
+        let block = ContentBlock::image(&bytes, "the image")
             .map_err(|e| IpcError::invalid(upper_first(&e.to_string())))?;
         let size = imagesize::blob_size(&bytes)
             .map_err(|e| IpcError::invalid(format!("cannot read the image's size: {e}")))?;
-        // Known: `image_block` took the bytes for one of the formats it names.
+        // Known: `ContentBlock::image` took the bytes for one of the formats it names.
         let media_type = media_type_of(&bytes).unwrap_or_default().to_string();
         let id = uuid::Uuid::new_v4().to_string();
         let sha256 = content_hash(&bytes);

@@ -2,8 +2,8 @@
 //! characters. Keys live in the core's `SecretStore` (the OS keyring the CLI's `deskhand key`
 //! uses too); the key itself goes from there to the provider and nowhere else.
 
-use deskhand::llm::providers::ProviderKind;
-use deskhand::secrets::{self, ApiKey, KeyStatus, OsKeyring, SecretError, SecretStore};
+use deskhand_engine::llm::providers::ProviderKind;
+use deskhand_engine::secrets::{self, ApiKey, KeyStatus, OsKeyring, SecretError, SecretStore};
 use serde::Serialize;
 
 use crate::error::{ErrorKind, IpcError, IpcResult};

@@ -81,7 +81,10 @@ pub fn context<R: Runtime>() -> tauri::Context<R> {
 
 /// Runs the desktop app until its window closes.
 pub fn run() -> tauri::Result<()> {
-    let state = AppState::new(&deskhand::paths::config_dir(), &deskhand::paths::data_dir());
+    let state = AppState::new(
+        &deskhand_engine::paths::config_dir(),
+        &deskhand_engine::paths::data_dir(),
+    );
     configure(tauri::Builder::default(), state)
         .plugin(tauri_plugin_global_shortcut::Builder::new().build())
         .setup(|app| {

@@ -10,7 +10,7 @@ fn main() -> ExitCode {
         deskhand_app::webkit_env::prepare()
     };
     // SAFETY: as above, no other thread exists yet.
-    unsafe { deskhand::key_guard::protect_secrets() };
+    unsafe { deskhand_engine::key_guard::protect_secrets() };
     #[cfg(target_os = "linux")]
     if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
         eprintln!(

@@ -3,13 +3,14 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use deskhand::agent::ApprovalPolicy;
-use deskhand::desktop::live::LiveView;
-use deskhand::desktop::takeover::TakeOver;
-use deskhand::secrets::OsKeyring;
-use deskhand::store::Store;
-use deskhand::tasks::Engine;
-use deskhand::tools::computer::screen::{self, RealScreen, Screen};
+use deskhand_engine::agent::ApprovalPolicy;
+use deskhand_engine::desktop::live::LiveView;
+use deskhand_engine::desktop::takeover::TakeOver;
+use deskhand_engine::secrets::OsKeyring;
+use deskhand_engine::store::Store;
+use deskhand_engine::tasks::Engine;
+use deskhand_engine::tools::computer::capture::RealScreen;
+use deskhand_engine::tools::computer::screen::{self, Screen};
 use tauri::{Monitor, Runtime, WebviewWindow};
 
 use crate::bar::Bar;

@@ -9,16 +9,16 @@ use ts_rs::{TS, TypeVisitor};
 
 /// Every type in the file, found from these by what they use.
 fn roots(visit: &mut Declarations) {
-    use deskhand::agent::stall::StallAnswer;
-    use deskhand::agent::verify::SavedCheck;
-    use deskhand::agent::{AgentEvent, ApprovalPolicy, Decision};
-    use deskhand::desktop::DesktopChoice;
-    use deskhand::desktop::takeover::TakeOverInput;
-    use deskhand::memory::Note;
-    use deskhand::store::{LoadedSession, SessionHit};
-    use deskhand::tasks::TaskInfo;
+    use deskhand_engine::agent::stall::StallAnswer;
+    use deskhand_engine::agent::verify::SavedCheck;
+    use deskhand_engine::agent::{AgentEvent, ApprovalPolicy, Decision};
+    use deskhand_engine::desktop::DesktopChoice;
+    use deskhand_engine::desktop::takeover::TakeOverInput;
+    use deskhand_engine::memory::Note;
+    use deskhand_engine::store::{LoadedSession, SessionHit};
+    use deskhand_engine::tasks::TaskInfo;
     visit.visit::<AgentEvent>();
-    visit.visit::<deskhand::tools::ActionPlan>();
+    visit.visit::<deskhand_engine::tools::ActionPlan>();
     visit.visit::<ApprovalPolicy>();
     visit.visit::<Decision>();
     visit.visit::<SavedCheck>();

@@ -42,7 +42,7 @@ pub unsafe fn prepare() {
             set.push(name.into());
         }
     }
-    deskhand::program_env::withhold_from_programs(set);
+    deskhand_engine::program_env::withhold_from_programs(set);
     let compositing_off = std::env::var_os("WEBKIT_DISABLE_COMPOSITING_MODE")
         .is_some_and(|value| !value.is_empty() && value != "0");
     let x11 = std::env::var_os("WAYLAND_DISPLAY").is_none()

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use deskhand::llm::ToolDefinition;
-use deskhand::tools::{ActionPlan, CheckedCall, Tool, ToolContext, ToolOutput};
+use deskhand_engine::llm::ToolDefinition;
+use deskhand_engine::tools::{ActionPlan, CheckedCall, Tool, ToolContext, ToolOutput};
 use serde_json::Value;
 use tauri::{AppHandle, Manager, Runtime};
 
@@ -48,7 +48,7 @@ impl<R: Runtime> Tool for WindowTool<R> {
         }
     }
 
-    fn take_events(&self) -> Vec<deskhand::agent::AgentEvent> {
+    fn take_events(&self) -> Vec<deskhand_engine::agent::AgentEvent> {
         self.inner.take_events()
     }
 }

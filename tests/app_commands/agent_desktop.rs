@@ -142,7 +142,7 @@ fn a_kept_desktop_is_shown_live_takes_input_and_ends_when_no_longer_kept() {
     app.call("unwatch_agent_desktop", json!({})).unwrap();
 
     // A message whose run cannot start (a broken setting) leaves the kept desktop as it was.
-    let store = deskhand::store::Store::open(app.data.path()).unwrap();
+    let store = deskhand_engine::store::Store::open(app.data.path()).unwrap();
     store
         .set_setting("delegate.targets", &json!("not a map"))
         .unwrap();

@@ -155,9 +155,11 @@ fn the_set_of_marks_toggle_is_stored_and_the_windows_next_run_marks_its_screensh
         true
     );
     // In the store, where `deskhand settings` and `deskhand serve` read it.
-    let store = deskhand::store::Store::open(app.data.path()).unwrap();
+    let store = deskhand_engine::store::Store::open(app.data.path()).unwrap();
     assert_eq!(
-        store.setting(deskhand::elements::marks::SETTING).unwrap(),
+        store
+            .setting(deskhand_engine::elements::marks::SETTING)
+            .unwrap(),
         Some(json!(true))
     );
     app.events.lock().unwrap().clear();

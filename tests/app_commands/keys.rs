@@ -74,9 +74,9 @@ fn a_key_set_in_the_window_goes_to_the_keyring_and_only_to_the_provider() {
     assert_eq!(status["source"], "keyring");
     assert!(!status.to_string().contains(STORED));
     // The CLI's store sees the same key.
-    let keyring = deskhand::secrets::OsKeyring::default();
-    let anthropic = deskhand::secrets::provider("anthropic").unwrap();
-    use deskhand::secrets::SecretStore as _;
+    let keyring = deskhand_engine::secrets::OsKeyring::default();
+    let anthropic = deskhand_engine::secrets::provider("anthropic").unwrap();
+    use deskhand_engine::secrets::SecretStore as _;
     assert_eq!(keyring.get(anthropic).unwrap().unwrap().expose(), STORED);
 
     app.send(None, "hello").unwrap();

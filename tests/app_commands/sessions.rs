@@ -15,7 +15,7 @@ fn sessions_are_stored_listed_searched_renamed_exported_and_deleted() {
     let session = session.as_str().unwrap().to_string();
 
     // Recorded event by event in the store the CLI reads.
-    let store = deskhand::store::Store::open(app.data.path()).unwrap();
+    let store = deskhand_engine::store::Store::open(app.data.path()).unwrap();
     let stored = store.session(&session).unwrap();
     assert_eq!(stored.title, "Book a flight to Lisbon");
     assert_eq!(stored.message_count, 2);
@@ -92,7 +92,7 @@ fn sessions_are_stored_listed_searched_renamed_exported_and_deleted() {
         home.path().join("Downloads/Trip (2).md")
     );
     let json: Value = serde_json::from_slice(&std::fs::read(export("json")).unwrap()).unwrap();
-    assert_eq!(json["format"], deskhand::store::EXPORT_FORMAT);
+    assert_eq!(json["format"], deskhand_engine::store::EXPORT_FORMAT);
     assert_eq!(
         kind(
             &app.call("export_session", json!({"id": session, "format": "pdf"}))

@@ -44,14 +44,17 @@ fn settings_are_validated_stored_and_set_the_mode() {
     assert_eq!(on_disk["provider"], "vllm");
     // The budget lives in the store, where `deskhand settings` reads and writes it.
     assert!(on_disk.get("max_cost_usd").is_none());
-    let store = deskhand::store::Store::open(app.data.path()).unwrap();
+    let store = deskhand_engine::store::Store::open(app.data.path()).unwrap();
     let budget = store.budget().unwrap();
     assert_eq!(
         (budget.max_cost_usd, budget.max_tokens),
         (Some(1.5), Some(50_000))
     );
     store
-        .set_setting(deskhand::agent::Budget::MAX_TOKENS_SETTING, &Value::Null)
+        .set_setting(
+            deskhand_engine::agent::Budget::MAX_TOKENS_SETTING,
+            &Value::Null,
+        )
         .unwrap();
     assert_eq!(
         app.call("get_settings", json!({})).unwrap()["max_tokens"],

@@ -19,7 +19,7 @@ fn the_windows_runs_get_the_clis_plugins_and_bash_timeout_and_always_allow_lasts
     ]);
     let app = window(Some(&server));
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("src-tauri/core/tests/fixtures/mcp_fixture.py");
+        .join("crates/cli/tests/fixtures/mcp_fixture.py");
     std::fs::write(
         app._config.path().join("mcp.json"),
         json!({"mcpServers": {"fixture": {"command": "python3", "args": [fixture]}}}).to_string(),
@@ -135,14 +135,15 @@ fn the_window_lists_and_follows_tasks_from_elsewhere() {
     // A task another engine runs over the same history: listed, and followed live.
     app.events.lock().unwrap().clear();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let other =
-        deskhand::tasks::Engine::new(deskhand::store::Store::open(app.data.path()).unwrap());
+    let other = deskhand_engine::tasks::Engine::new(
+        deskhand_engine::store::Store::open(app.data.path()).unwrap(),
+    );
     let task = runtime
-        .block_on(other.submit(deskhand::tasks::TaskSpec {
+        .block_on(other.submit(deskhand_engine::tasks::TaskSpec {
             session: None,
-            input: vec![deskhand::llm::ContentBlock::text("from the service")],
-            settings: deskhand::tasks::RunSettings::default(),
-            origin: deskhand::tasks::Origin::Api,
+            input: vec![deskhand_engine::llm::ContentBlock::text("from the service")],
+            settings: deskhand_engine::tasks::RunSettings::default(),
+            origin: deskhand_engine::tasks::Origin::Api,
             wrap_tools: None,
         }))
         .unwrap();

@@ -1,10 +1,10 @@
 //! The agent desktop in the window: where a session's runs work (saved with the session),
 //! the live view of that desktop in the side panel, and the person's take-over input.
 
-use deskhand::desktop::DesktopChoice;
-use deskhand::desktop::live::LiveView;
-use deskhand::desktop::takeover::{TakeOver, TakeOverInput};
-use deskhand::tools::computer::scaling::Size;
+use deskhand_engine::desktop::DesktopChoice;
+use deskhand_engine::desktop::live::LiveView;
+use deskhand_engine::desktop::takeover::{TakeOver, TakeOverInput};
+use deskhand_engine::tools::computer::scaling::Size;
 use serde::Serialize;
 use tauri::State;
 use tauri::ipc::{Channel, InvokeResponseBody};

@@ -1,8 +1,9 @@
 //! Images: screenshots and attachments by hash as binary responses, attaching files, pastes,
 //! drops and captures.
 
-use deskhand::tools::computer::pipeline::{self, Format};
-use deskhand::tools::computer::screen::{self, RealScreen, Screen};
+use deskhand_engine::tools::computer::capture::RealScreen;
+use deskhand_engine::tools::computer::pipeline::{self, Format};
+use deskhand_engine::tools::computer::screen::{self, Screen};
 use tauri::ipc::{InvokeBody, Request, Response};
 use tauri::{AppHandle, Runtime, State};
 

@@ -2,7 +2,7 @@
 //! notes` and the `memory` tool change, checked the same way (never empty, at most 4 KB, no
 //! secrets), and whether they go into each run's system prompt.
 
-use deskhand::memory::{IN_PROMPT_SETTING, Note};
+use deskhand_engine::memory::{IN_PROMPT_SETTING, Note};
 use serde_json::Value;
 use tauri::State;
 

@@ -3,15 +3,17 @@
 
 use std::sync::Arc;
 
-use deskhand::agent::stall::StallAnswer;
-use deskhand::agent::verify::SavedCheck;
-use deskhand::agent::{AgentEvent, Answerer, ApprovalPolicy, DecidedBy, Decision, RunStatus};
-use deskhand::desktop::DesktopChoice;
-use deskhand::llm::config::ProviderSettings;
-use deskhand::llm::providers::ProviderKind;
-use deskhand::llm::{ContentBlock, Usage};
-use deskhand::tasks::{Engine, Origin, RunSettings, TaskSpec, TaskState, TaskUpdate};
-use deskhand::tools::Tool;
+use deskhand_engine::agent::stall::StallAnswer;
+use deskhand_engine::agent::verify::SavedCheck;
+use deskhand_engine::agent::{
+    AgentEvent, Answerer, ApprovalPolicy, DecidedBy, Decision, RunStatus,
+};
+use deskhand_engine::desktop::DesktopChoice;
+use deskhand_engine::llm::config::ProviderSettings;
+use deskhand_engine::llm::providers::ProviderKind;
+use deskhand_engine::llm::{ContentBlock, Usage};
+use deskhand_engine::tasks::{Engine, Origin, RunSettings, TaskSpec, TaskState, TaskUpdate};
+use deskhand_engine::tools::Tool;
 use serde_json::{Value, json};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, Runtime, State, UserAttentionType};
@@ -55,7 +57,7 @@ pub async fn send_message<R: Runtime>(
     };
     run_settings.check = saved
         .as_ref()
-        .map(SavedCheck::check)
+        .map(deskhand_engine::agent::verify::Check::saved)
         .transpose()
         .map_err(|e| {
             IpcError::invalid(format!(
@@ -72,7 +74,9 @@ pub async fn send_message<R: Runtime>(
     };
     run_settings.agent_desktop = desktop.agent;
     run_settings.keep_desktop = desktop.keep;
-    run_settings.sandbox = desktop.sandbox();
+    run_settings.sandbox = desktop
+        .sandboxed()
+        .then(deskhand_engine::sandbox::SandboxChoice::default);
     if text.trim().is_empty() && attachments.is_empty() {
         return Err(IpcError::invalid("write a message or attach an image"));
     }

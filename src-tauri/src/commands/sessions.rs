@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use deskhand::agent::verify::SavedCheck;
-use deskhand::store::{ExportFormat, LoadedSession, SessionHit, SessionSummary};
+use deskhand_engine::agent::verify::SavedCheck;
+use deskhand_engine::store::{ExportFormat, LoadedSession, SessionHit, SessionSummary};
 use tauri::State;
 
 use crate::error::{IpcError, IpcResult};
@@ -120,7 +120,7 @@ fn write_new(dir: &Path, stem: &str, extension: &str, text: &str) -> IpcResult<P
         };
         let path = dir.join(name);
         // Private (0600): an export holds the whole transcript and its screenshots.
-        match deskhand::files::write_private(&path, text.as_bytes(), true) {
+        match deskhand_engine::files::write_private(&path, text.as_bytes(), true) {
             Ok(()) => return Ok(path),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => return Err(failed(&path, e)),
@@ -151,8 +151,7 @@ pub async fn set_session_check(
     check: Option<SavedCheck>,
 ) -> IpcResult<()> {
     if let Some(check) = &check {
-        check
-            .check()
+        deskhand_engine::agent::verify::Check::saved(check)
             .map_err(|e| IpcError::invalid(format!("the check: {e}")))?;
     }
     let store = state.store()?;

@@ -1,10 +1,11 @@
 //! Settings, providers, monitors and the API key.
 
-use deskhand::agent::ApprovalPolicy;
-use deskhand::elements::marks;
-use deskhand::llm::providers::ProviderKind;
-use deskhand::tools::computer::scaling::model_size_within;
-use deskhand::tools::computer::screen::{RealScreen, Screen};
+use deskhand_engine::agent::ApprovalPolicy;
+use deskhand_engine::elements::marks;
+use deskhand_engine::llm::providers::ProviderKind;
+use deskhand_engine::tools::computer::capture::RealScreen;
+use deskhand_engine::tools::computer::scaling::model_size_within;
+use deskhand_engine::tools::computer::screen::Screen;
 use serde::Serialize;
 use serde_json::Value;
 use tauri::State;

@@ -1,7 +1,7 @@
 //! Tasks from every front end: the window lists them (with what each waits for) and follows
 //! one live, including those a `deskhand ask` or `deskhand serve` runs.
 
-use deskhand::tasks::{TaskInfo, TaskUpdate};
+use deskhand_engine::tasks::{TaskInfo, TaskUpdate};
 use serde_json::{Value, json};
 use tauri::State;
 use tauri::ipc::Channel;

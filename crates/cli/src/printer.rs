@@ -1,0 +1,266 @@
+//! How `ask` shows a run: text for people, JSON Lines for scripts. What the model, a tool or
+//! a server said is shown through `deskhand_engine::visible`, so it cannot drive the terminal.
+
+use std::io::Write;
+
+use deskhand_engine::agent::{AgentEvent, Decision};
+use deskhand_engine::tools::plan::{PlanChange, PlanStep, StepStatus};
+use deskhand_engine::visible;
+
+/// Text mode: the assistant's words on stdout, everything else on stderr.
+/// JSON mode: one event per line on stdout (full messages excepted: they carry image data).
+pub struct Printer {
+    pub json: bool,
+    pub in_text: bool,
+    /// A thinking line is open on stderr.
+    pub in_thinking: bool,
+}
+
+impl Printer {
+    pub fn print(&mut self, event: &AgentEvent) {
+        if self.json {
+            if !matches!(event, AgentEvent::Message { .. })
+                && let Ok(line) = serde_json::to_string(event)
+            {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{}", visible::json(&line));
+                let _ = out.flush();
+            }
+            return;
+        }
+        if let AgentEvent::ThinkingDelta { text } = event {
+            // A quiet line on stderr, apart from the answer on stdout.
+            let mut err = std::io::stderr().lock();
+            if !std::mem::replace(&mut self.in_thinking, true) {
+                let _ = err.write_all("· thinking: ".as_bytes());
+            }
+            let _ = err.write_all(visible::text(&text.replace('\n', " ")).as_bytes());
+            let _ = err.flush();
+            return;
+        }
+        if std::mem::take(&mut self.in_thinking) {
+            eprintln!();
+        }
+        if let AgentEvent::TextDelta { text } = event {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(visible::text(text).as_bytes());
+            let _ = out.flush();
+            self.in_text = true;
+            return;
+        }
+        let line = match event {
+            AgentEvent::ToolCall { name, input, .. } => format!("→ {name} {input}"),
+            AgentEvent::ApprovalDecided {
+                decision: Decision::Deny { reason },
+                ..
+            } => {
+                format!(
+                    "✗ denied{}",
+                    reason
+                        .as_deref()
+                        .map(|r| format!(": {r}"))
+                        .unwrap_or_default()
+                )
+            }
+            AgentEvent::ToolResult {
+                name,
+                is_error,
+                text,
+                images,
+                duration_ms,
+                ..
+            } => {
+                let mark = if *is_error { "✗" } else { "✓" };
+                let mut summary: String = text
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(160)
+                    .collect();
+                if !images.is_empty() {
+                    summary.push_str(&format!(" [{} image(s)]", images.len()));
+                }
+                format!("{mark} {name} ({duration_ms} ms) {summary}")
+            }
+            AgentEvent::Retrying {
+                attempt,
+                delay_ms,
+                error,
+                ..
+            } => {
+                format!(
+                    "… {error}; retry {attempt} in {:.1} s",
+                    *delay_ms as f64 / 1000.0
+                )
+            }
+            AgentEvent::Started { notes, .. } if !notes.is_empty() => {
+                let ids: Vec<String> = notes.iter().map(|n| n.id.to_string()).collect();
+                format!(
+                    "… {} note(s) in the prompt: {}",
+                    notes.len(),
+                    ids.join(", ")
+                )
+            }
+            AgentEvent::PlanUpdated {
+                steps,
+                changes,
+                replanned,
+            } => plan_lines(steps, changes, *replanned),
+            AgentEvent::Error { message, .. } => format!("error: {message}"),
+            AgentEvent::StallDetected { step, message, .. } => {
+                format!(
+                    "⟳ stuck ({}): {message}",
+                    serde_json::json!(step).as_str().unwrap_or_default()
+                )
+            }
+            AgentEvent::CostForecast {
+                forecast_cost_usd,
+                max_cost_usd,
+                forecast_tokens,
+                max_tokens,
+                max_turns,
+                ..
+            } => match (forecast_cost_usd, max_cost_usd) {
+                (Some(f), Some(max)) if f > max => format!(
+                    "! at this pace the run costs ${f:.2} by turn {max_turns}, over the budget of ${max:.2}"
+                ),
+                _ => format!(
+                    "! at this pace the run uses {forecast_tokens} tokens by turn {max_turns}, over the budget of {}",
+                    max_tokens.unwrap_or_default()
+                ),
+            },
+            AgentEvent::Verification(v) => {
+                let outcome = serde_json::json!(v.outcome);
+                let mut line = format!("[{}]", outcome.as_str().unwrap_or_default());
+                if let Some(check) = &v.check {
+                    line.push_str(&format!(" check `{check}`"));
+                }
+                if let Some(code) = v.exit_code {
+                    line.push_str(&format!(" exited {code}"));
+                }
+                if let Some(error) = &v.error {
+                    line.push_str(&format!(": {error}"));
+                }
+                line
+            }
+            AgentEvent::ContextSummarized {
+                upto,
+                tokens_before,
+                tokens_after,
+            } => format!(
+                "… summarized the first {upto} messages to fit the context ({tokens_before} → {tokens_after} tokens)"
+            ),
+            AgentEvent::Done {
+                status,
+                turns,
+                usage,
+                cost_usd,
+                session_id,
+            } => format!(
+                "[{}] {turns} turn(s), {} input + {} output tokens{}, session {session_id}",
+                serde_json::to_value(status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                usage.input_tokens
+                    + usage.cache_creation_input_tokens
+                    + usage.cache_read_input_tokens,
+                usage.output_tokens,
+                cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default()
+            ),
+            AgentEvent::ChildEvent { task, event } => match child_line(event) {
+                Some(line) => format!("  ↳ [task {}] {line}", short(task)),
+                None => return,
+            },
+            _ => return,
+        };
+        if std::mem::take(&mut self.in_text) {
+            println!();
+        }
+        eprintln!("{}", visible::text(&line));
+    }
+}
+
+/// A delegated task's event as one line, for the steps worth a line: its actions, their
+/// results, its errors and its end.
+fn child_line(event: &serde_json::Value) -> Option<String> {
+    let text = |key: &str| event[key].as_str().unwrap_or_default().to_string();
+    match event["type"].as_str()? {
+        "tool_call" => Some(format!("→ {} {}", text("name"), event["input"])),
+        "tool_result" if event["is_error"] == true => Some(format!("✗ {}", text("text"))),
+        "error" => Some(format!("error: {}", text("message"))),
+        "done" => Some(format!("[{}] {} turn(s)", text("status"), event["turns"])),
+        _ => None,
+    }
+}
+
+/// The first characters of an id, enough to tell tasks apart on a terminal.
+fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
+}
+
+fn mark(status: StepStatus) -> &'static str {
+    match status {
+        StepStatus::Pending => "[ ]",
+        StepStatus::InProgress => "[>]",
+        StepStatus::Done => "[x]",
+        StepStatus::Skipped => "[-]",
+    }
+}
+
+/// A new plan in full (and on a replan, the steps it dropped); a change to a plan, one line
+/// per change.
+fn plan_lines(steps: &[PlanStep], changes: &[PlanChange], replanned: bool) -> String {
+    let whole = replanned
+        || changes
+            .iter()
+            .all(|c| matches!(c, PlanChange::Added { .. }));
+    if whole {
+        let mut out = String::from(if replanned {
+            "plan (replanned):"
+        } else {
+            "plan:"
+        });
+        for step in steps {
+            let new = if replanned
+                && changes.contains(&PlanChange::Added {
+                    id: step.id.clone(),
+                    title: step.title.clone(),
+                }) {
+                " (new)"
+            } else {
+                ""
+            };
+            out.push_str(&format!(
+                "\n  {} {}. {}{new}",
+                mark(step.status),
+                step.id,
+                step.title
+            ));
+        }
+        for change in changes {
+            if let PlanChange::Removed { id, title } = change {
+                out.push_str(&format!("\n  removed: {id}. {title}"));
+            }
+        }
+        return out;
+    }
+    let lines: Vec<String> = changes
+        .iter()
+        .map(|change| match change {
+            PlanChange::Status { id, to, .. } => {
+                let title = steps
+                    .iter()
+                    .find(|s| &s.id == id)
+                    .map_or("", |s| s.title.as_str());
+                format!("plan: {} {id}. {title}", mark(*to))
+            }
+            PlanChange::Note { id, note } => format!("plan: {id}. note: {note}"),
+            PlanChange::Retitled { id, to, .. } => format!("plan: {id}. now \"{to}\""),
+            PlanChange::Added { id, title } => format!("plan: added {id}. {title}"),
+            PlanChange::Removed { id, title } => format!("plan: removed {id}. {title}"),
+        })
+        .collect();
+    lines.join("\n")
+}

@@ -1,0 +1,410 @@
+//! Shared test helpers: an agent wired to a stand-in server, and a scriptable test tool.
+#![allow(dead_code)] // each test binary uses its own part of this module
+
+pub mod cli;
+pub mod portal;
+pub mod raw_http;
+pub mod rss;
+pub mod serve;
+pub mod sway;
+pub mod x11;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use deskhand_engine::agent::{
+    Agent, AgentConfig, AgentEvent, ApprovalGate, ApprovalPolicy, Approver, RunOutcome,
+};
+use deskhand_engine::llm::anthropic::{Anthropic, AnthropicConfig};
+use deskhand_engine::llm::openai::{OpenAi, OpenAiConfig, Service};
+use deskhand_engine::llm::{
+    AnthropicNativeTool, ContentBlock, Message, Provider, RetryPolicy, ToolDefinition,
+    ToolResultContent,
+};
+use deskhand_engine::tools::{ActionPlan, Tool, ToolContext, ToolOutput, ToolRegistry};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub const API_KEY: &str = "sk-ant-test-key-0000";
+
+/// A real 1×1 PNG, base64-encoded, for attachments.
+pub const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/// A tool for loop tests: echoes `text` after `sleep_ms`, and records what ran.
+#[derive(Default)]
+pub struct EchoTool {
+    pub ran: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl Tool for EchoTool {
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: "echo".into(),
+            description: "Echoes text back.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "text": {"type": "string", "minLength": 1},
+                    "sleep_ms": {"type": "integer", "minimum": 0}
+                },
+                "required": ["text"],
+                "additionalProperties": false
+            }),
+            anthropic: None::<AnthropicNativeTool>,
+        }
+    }
+
+    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
+        Ok(ActionPlan {
+            kind: "echo".into(),
+            read_only: false,
+            summary: format!("echo {}", input["text"]),
+            detail: Default::default(),
+            safety_checks: Vec::new(),
+            target: None,
+        })
+    }
+
+    async fn run(&self, input: &Value, _ctx: &ToolContext) -> ToolOutput {
+        if let Some(ms) = input["sleep_ms"].as_u64() {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        let text = input["text"].as_str().unwrap_or_default().to_string();
+        self.ran.lock().unwrap().push(text.clone());
+        ToolOutput::text(format!("echo: {text}"))
+    }
+}
+
+/// A tool output's text, with `[image]` where an image is.
+pub fn output_text(output: &ToolOutput) -> String {
+    output
+        .content
+        .iter()
+        .map(|c| match c {
+            ToolResultContent::Text { text } => text.as_str(),
+            ToolResultContent::Image { .. } => "[image]",
+        })
+        .collect()
+}
+
+pub fn fast_retries() -> RetryPolicy {
+    RetryPolicy {
+        max_retries: 3,
+        base_delay: Duration::from_millis(10),
+        max_delay: Duration::from_millis(50),
+        ..RetryPolicy::default()
+    }
+}
+
+pub struct Harness {
+    pub agent: Agent,
+    pub echo: Arc<EchoTool>,
+}
+
+pub fn harness(
+    base_url: &str,
+    policy: ApprovalPolicy,
+    approver: Box<dyn Approver>,
+    max_turns: u32,
+) -> Harness {
+    harness_with(anthropic_provider(base_url), policy, approver, max_turns)
+}
+
+/// The echo tool and a test config around any provider.
+pub fn harness_with(
+    provider: Arc<dyn Provider>,
+    policy: ApprovalPolicy,
+    approver: Box<dyn Approver>,
+    max_turns: u32,
+) -> Harness {
+    let echo = Arc::new(EchoTool::default());
+    let mut tools = ToolRegistry::default();
+    tools.register(echo.clone()).unwrap();
+    let agent = agent_with(provider, tools, policy, approver, max_turns);
+    Harness { agent, echo }
+}
+
+/// An agent with these tools, talking to the stand-in at `base_url`.
+pub fn agent(
+    base_url: &str,
+    tools: ToolRegistry,
+    policy: ApprovalPolicy,
+    approver: Box<dyn Approver>,
+    max_turns: u32,
+) -> Agent {
+    agent_with(
+        anthropic_provider(base_url),
+        tools,
+        policy,
+        approver,
+        max_turns,
+    )
+}
+
+/// An agent with these tools and any provider.
+pub fn agent_with(
+    provider: Arc<dyn Provider>,
+    tools: ToolRegistry,
+    policy: ApprovalPolicy,
+    approver: Box<dyn Approver>,
+    max_turns: u32,
+) -> Agent {
+    Agent {
+        provider,
+        tools: Arc::new(tools),
+        gate: Arc::new(ApprovalGate::new(policy, approver)),
+        config: AgentConfig {
+            system: "You are a test.".into(),
+            max_turns,
+            max_tokens: 1024,
+            ..AgentConfig::new("claude-test")
+        },
+    }
+}
+
+/// The Anthropic provider at the stand-in's `base_url`, with [`API_KEY`].
+pub fn anthropic_provider(base_url: &str) -> Arc<Anthropic> {
+    Arc::new(
+        Anthropic::new(AnthropicConfig {
+            api_key: deskhand_engine::secrets::ApiKey::new(API_KEY).unwrap(),
+            base_url: base_url.into(),
+            retry: fast_retries(),
+            effort: None,
+            fallbacks: Default::default(),
+        })
+        .unwrap(),
+    )
+}
+
+/// An OpenAI-compatible provider for `service` at `base_url`, with [`API_KEY`].
+pub fn openai_provider(base_url: &str, service: Service) -> Arc<OpenAi> {
+    Arc::new(
+        OpenAi::new(OpenAiConfig {
+            service,
+            base_url: base_url.into(),
+            api_key: Some(deskhand_engine::secrets::ApiKey::new(API_KEY).unwrap()),
+            retry: fast_retries(),
+        })
+        .unwrap(),
+    )
+}
+
+/// Runs one input, collecting events; `on_event` may cancel.
+pub async fn run_collect(
+    agent: &Agent,
+    history: &mut Vec<Message>,
+    prompt: &str,
+    cancel: &CancellationToken,
+    mut on_event: impl FnMut(&AgentEvent) + Send,
+) -> (RunOutcome, Vec<AgentEvent>) {
+    let mut events = Vec::new();
+    let outcome = agent
+        .run(
+            "session-test",
+            history,
+            vec![ContentBlock::text(prompt)],
+            &mut |event| {
+                on_event(&event);
+                events.push(event);
+            },
+            cancel,
+        )
+        .await;
+    (outcome, events)
+}
+
+/// Runs one input to the end, with no stop and nothing watching the events.
+pub async fn run_prompt(
+    agent: &Agent,
+    history: &mut Vec<Message>,
+    prompt: &str,
+) -> (RunOutcome, Vec<AgentEvent>) {
+    run_collect(agent, history, prompt, &CancellationToken::new(), |_| {}).await
+}
+
+pub fn streamed_text(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The `tool_result` blocks of a request body's last message.
+pub fn last_tool_results(body: &Value) -> Vec<Value> {
+    let messages = body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "user");
+    last["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .cloned()
+        .collect()
+}
+
+pub fn result_text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The text of the first `tool_result` in each request the stand-in accepted, in order: what
+/// each step's tool answered the model.
+pub fn tool_result_texts(api: &deskhand_standin::StandIn) -> Vec<String> {
+    api.accepted()
+        .iter()
+        .filter_map(|r| {
+            let last = r.body["messages"].as_array()?.last()?.clone();
+            let block = last["content"]
+                .as_array()?
+                .iter()
+                .find(|b| b["type"] == "tool_result")?
+                .clone();
+            Some(result_text(&block))
+        })
+        .collect()
+}
+
+/// A stand-in turn that runs `command` in bash.
+pub fn bash_turn(command: &str) -> deskhand_standin::Turn {
+    deskhand_standin::Turn::tool_use("bash", json!({ "command": command }))
+}
+
+/// The `delegate` call's `tool_result` among a run's `--json` events.
+pub fn delegate_result(events: &[Value]) -> &Value {
+    events
+        .iter()
+        .find(|e| e["type"] == "tool_result" && e["name"] == "delegate")
+        .expect("the delegate call has a result")
+}
+
+/// Asserts that the parent's `done` cost is its own turns' plus the child's.
+pub fn assert_cost_is_own_plus(events: &[Value], child_cost: f64) {
+    let own: f64 = events
+        .iter()
+        .filter(|e| e["type"] == "usage")
+        .filter_map(|e| e["turn_cost_usd"].as_f64())
+        .sum();
+    let done = events.iter().rev().find(|e| e["type"] == "done").unwrap();
+    let total = done["cost_usd"].as_f64().unwrap();
+    assert!(
+        (total - (own + child_cost)).abs() < 1e-9,
+        "{total} != {own} + {child_cost}"
+    );
+}
+
+/// PNG-framed bytes of a `width` × `height` screenshot: a real header (what token estimates
+/// read) and a payload unique to `seed`, about the size of a real 1280×800 screenshot.
+pub fn fake_screenshot_png(width: u32, height: u32, seed: u64) -> Vec<u8> {
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    png.extend(width.to_be_bytes());
+    png.extend(height.to_be_bytes());
+    png.extend([8, 2, 0, 0, 0, 0, 0, 0, 0]);
+    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    png.extend((0..60_000).map(|_| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state as u8
+    }));
+    png
+}
+
+/// A stand-in for the computer tool's screenshot: returns a fresh 1280×800 image per call.
+#[derive(Default)]
+pub struct ScreenshotTool {
+    calls: std::sync::atomic::AtomicU64,
+}
+
+#[async_trait]
+impl Tool for ScreenshotTool {
+    fn definition(&self) -> ToolDefinition {
+        ToolDefinition {
+            name: "screen".into(),
+            description: "Takes a screenshot.".into(),
+            input_schema: json!({"type": "object", "properties": {"step": {"type": "integer"}}}),
+            anthropic: None,
+        }
+    }
+
+    fn plan(&self, _: &Value) -> Result<ActionPlan, String> {
+        Ok(ActionPlan {
+            kind: "screen".into(),
+            read_only: true,
+            summary: "screenshot".into(),
+            detail: Default::default(),
+            safety_checks: Vec::new(),
+            target: None,
+        })
+    }
+
+    async fn run(&self, _: &Value, _: &ToolContext) -> ToolOutput {
+        use base64::Engine as _;
+        let n = self
+            .calls
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let data =
+            base64::engine::general_purpose::STANDARD.encode(fake_screenshot_png(1280, 800, n));
+        ToolOutput {
+            content: vec![
+                deskhand_engine::llm::ToolResultContent::Text {
+                    text: format!("screenshot {n}"),
+                },
+                deskhand_engine::llm::ToolResultContent::Image {
+                    source: deskhand_engine::llm::ImageSource::Base64 {
+                        media_type: "image/png".into(),
+                        data,
+                    },
+                },
+            ],
+            is_error: false,
+            screen: None,
+        }
+    }
+}
+
+/// A process is gone once it no longer exists or is only a zombie waiting to be reaped.
+pub fn gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Waits up to 5 s for [`gone`].
+pub async fn wait_until_gone(pid: &str) -> bool {
+    for _ in 0..100 {
+        if gone(pid) {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    false
+}
+
+/// A property test's config with `default` cases, unless `PROPTEST_CASES` says how many (as
+/// `scripts/test.sh`'s fuzz pass does): proptest's own default is 256, too many for the
+/// slower properties.
+pub fn proptest_cases(default: u32) -> proptest::prelude::ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default);
+    proptest::prelude::ProptestConfig {
+        cases,
+        ..proptest::prelude::ProptestConfig::default()
+    }
+}

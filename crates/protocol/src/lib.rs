@@ -1,0 +1,24 @@
+//! Deskhand's protocol: the types every part speaks and every front end receives (events,
+//! messages, approvals, plans, tasks, sessions), with their wire formats. No I/O and no async,
+//! so that the store, the engine, the API and the window share one definition of each, and the
+//! window's TypeScript is generated from here alone.
+
+pub mod action;
+pub mod approval;
+pub mod budget;
+pub mod check;
+pub mod desktop;
+pub mod error_kind;
+pub mod event;
+pub mod history;
+pub mod images;
+pub mod json_depth;
+pub mod message;
+pub mod note;
+pub mod plan;
+pub mod scaling;
+pub mod session;
+pub mod stall;
+pub mod status;
+pub mod task;
+pub mod visible;

@@ -16,8 +16,9 @@ fn roots(visit: &mut Declarations) {
     use deskhand::desktop::takeover::TakeOverInput;
     use deskhand::memory::Note;
     use deskhand::store::{LoadedSession, SessionHit};
-    use deskhand::tasks::TaskInfo;
+    use deskhand::tasks::{TaskInfo, WindowUpdate};
     visit.visit::<AgentEvent>();
+    visit.visit::<WindowUpdate>();
     visit.visit::<deskhand::tools::ActionPlan>();
     visit.visit::<ApprovalPolicy>();
     visit.visit::<Decision>();

@@ -12,8 +12,11 @@ use crate::llm::{ErrorKind, ImageSource, Message, Usage};
 use crate::memory::NoteRef;
 use crate::tools::plan::{PlanChange, PlanStep};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum RunStatus {
     Done,
     MaxTurns,
@@ -26,6 +29,11 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    /// Its name on the wire (`max_turns`, …): serde and strum both name it in snake_case.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
     /// The CLI's exit status for this outcome (a stable contract for scripts).
     pub fn exit_code(self) -> i32 {
         match self {
@@ -52,8 +60,9 @@ pub enum ToolStatus {
     Denied,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS, strum::IntoStaticStr)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum AgentEvent {
     Started {
         session_id: String,
@@ -189,7 +198,7 @@ pub enum AgentEvent {
     ChildEvent {
         task: String,
         #[ts(type = "AgentEvent")]
-        event: Value,
+        event: Box<AgentEvent>,
     },
     /// Whether the run's result was checked: the last event of every run that ends.
     Verification(Verification),
@@ -209,6 +218,14 @@ pub enum AgentEvent {
         #[ts(optional = nullable)]
         cost_usd: Option<f64>,
     },
+}
+
+impl AgentEvent {
+    /// Its `type` on the wire (`tool_call`, …), which names the API's SSE events: serde and
+    /// strum both name the variants in snake_case.
+    pub fn kind(&self) -> &'static str {
+        self.into()
+    }
 }
 
 /// A tool result's images on the wire: each one's `ImageRef`, whatever it holds in memory.
@@ -278,6 +295,51 @@ mod tests {
             read[2],
             AgentEvent::ToolResult { status: None, .. }
         ));
+    }
+
+    #[test]
+    fn an_events_kind_and_a_statuss_name_are_their_wire_names() {
+        let events = [
+            AgentEvent::TextDelta { text: "a".into() },
+            AgentEvent::ContextSummarized {
+                upto: 2,
+                tokens_before: 9,
+                tokens_after: 3,
+            },
+            AgentEvent::StallAnswered {
+                answer: StallAnswer::NoOne,
+            },
+            AgentEvent::ChildEvent {
+                task: "t1".into(),
+                event: Box::new(AgentEvent::Error {
+                    kind: None,
+                    message: "x".into(),
+                }),
+            },
+            AgentEvent::Verification(Verification::default()),
+        ];
+        for event in events {
+            assert_eq!(serde_json::to_value(&event).unwrap()["type"], event.kind());
+        }
+        let statuses = [
+            RunStatus::Done,
+            RunStatus::MaxTurns,
+            RunStatus::Cancelled,
+            RunStatus::Error,
+            RunStatus::Budget,
+            RunStatus::Stalled,
+        ];
+        for status in statuses {
+            assert_eq!(serde_json::to_value(status).unwrap(), status.name());
+        }
+        use crate::agent::verify::VerifyOutcome;
+        for outcome in [
+            VerifyOutcome::Verified,
+            VerifyOutcome::Unverified,
+            VerifyOutcome::Failed,
+        ] {
+            assert_eq!(serde_json::to_value(outcome).unwrap(), outcome.name());
+        }
     }
 
     #[test]

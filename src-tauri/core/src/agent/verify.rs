@@ -93,8 +93,11 @@ fn program_exists(program: &str) -> bool {
     })
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum VerifyOutcome {
     /// A check passed.
     Verified,
@@ -102,6 +105,13 @@ pub enum VerifyOutcome {
     Unverified,
     /// A check failed.
     Failed,
+}
+
+impl VerifyOutcome {
+    /// Its name on the wire (`verified`, …): serde and strum both name it in snake_case.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
 }
 
 /// The result of checking one run, stored with it as its `verification` event.

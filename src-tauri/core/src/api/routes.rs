@@ -586,8 +586,11 @@ async fn events(
     let stream = futures_util::stream::unfold(
         (watch, ticket),
         |(mut watch, ticket): (Watch, WatcherTicket)| async move {
-            let update = watch.next().await?;
-            Some((Ok::<_, Infallible>(sse_event(update)), (watch, ticket)))
+            loop {
+                if let Some(event) = sse_event(watch.next().await?) {
+                    return Some((Ok::<_, Infallible>(event), (watch, ticket)));
+                }
+            }
         },
     );
     Ok(Sse::new(stream)
@@ -595,19 +598,24 @@ async fn events(
         .into_response())
 }
 
-fn sse_event(update: TaskUpdate) -> Event {
+/// An update as an SSE event; the task's end is the stream's end, so it has none.
+fn sse_event(update: TaskUpdate) -> Option<Event> {
     match update {
-        TaskUpdate::Event { id, wire } => {
-            let kind = wire["type"].as_str().unwrap_or("event").to_string();
-            let event = Event::default().event(kind).data(wire.to_string());
-            match id {
-                Some(id) => event.id(id.to_string()),
-                None => event,
-            }
+        TaskUpdate::Event { id, event } => {
+            let sse = Event::default()
+                .event(event.kind())
+                .data(serde_json::to_string(&event).ok()?);
+            Some(match id {
+                Some(id) => sse.id(id.to_string()),
+                None => sse,
+            })
         }
-        TaskUpdate::Notice(text) => Event::default()
-            .event("notice")
-            .data(Value::String(text).to_string()),
+        TaskUpdate::Notice(text) => Some(
+            Event::default()
+                .event("notice")
+                .data(Value::String(text).to_string()),
+        ),
+        TaskUpdate::Ended(_) => None,
     }
 }
 

@@ -9,9 +9,10 @@ mod lineage;
 mod lock;
 mod prepare;
 mod state;
+mod update;
 
 pub use approvals::{PendingApprovals, TaskApprover};
-pub use engine::{Engine, TaskSpec, TaskUpdate, Watch};
+pub use engine::{Engine, TaskSpec, Watch};
 pub use lineage::{Lineage, MAX_HOPS};
 pub use lock::{LockError, SessionLock};
 pub use prepare::{
@@ -19,6 +20,7 @@ pub use prepare::{
     Resolved, RunSettings, StallChoice, ToolWrapper, parse_seconds, prepare, resolve,
 };
 pub use state::{Origin, TaskInfo, TaskState};
+pub use update::{TaskUpdate, WindowUpdate};
 
 use crate::store::StoreError;
 

@@ -169,14 +169,14 @@ pub async fn send_message<R: Runtime>(
                 }
                 _ => {}
             }
-            let _ = on_event.send(WindowUpdate::Event(event));
+            let _ = on_event.send(WindowUpdate::Event(Box::new(event)));
         }
         if !finished {
             state.finish();
             // A watch cut short by the store has no end to give: the task as stored then.
             let ended = ended.or_else(|| engine.task(&task.id).ok());
             for event in ended.map(ended_without_done).unwrap_or_default() {
-                let _ = on_event.send(WindowUpdate::Event(event));
+                let _ = on_event.send(WindowUpdate::Event(Box::new(event)));
             }
         }
     });

@@ -31,7 +31,7 @@ pub async fn watch_task(
     tauri::async_runtime::spawn(async move {
         while let Some(update) = watch.next().await {
             let sent = match update {
-                TaskUpdate::Event { event, .. } => WindowUpdate::Event(event),
+                TaskUpdate::Event { event, .. } => WindowUpdate::Event(Box::new(event)),
                 TaskUpdate::Notice(message) => WindowUpdate::Notice { message },
                 // The events end with the run's `done`; the stream's end follows.
                 TaskUpdate::Ended(_) => continue,

@@ -30,7 +30,7 @@ pub enum WindowUpdate {
         message: String,
     },
     #[serde(untagged)]
-    Event(AgentEvent),
+    Event(Box<AgentEvent>),
 }
 
 #[cfg(test)]
@@ -42,7 +42,7 @@ mod tests {
     #[test]
     fn the_window_gets_events_as_they_are_and_notices_by_their_own_type() {
         let event = AgentEvent::TextDelta { text: "hi".into() };
-        let sent = serde_json::to_value(WindowUpdate::Event(event.clone())).unwrap();
+        let sent = serde_json::to_value(WindowUpdate::Event(Box::new(event.clone()))).unwrap();
         assert_eq!(sent, serde_json::to_value(&event).unwrap());
         let notice = WindowUpdate::Notice {
             message: "the plugin server `files` did not start".into(),
@@ -56,6 +56,6 @@ mod tests {
         assert_eq!(read, notice);
         let read: WindowUpdate =
             serde_json::from_value(json!({"type": "text_delta", "text": "hi"})).unwrap();
-        assert_eq!(read, WindowUpdate::Event(event));
+        assert_eq!(read, WindowUpdate::Event(Box::new(event)));
     }
 }

@@ -743,3 +743,50 @@ async fn image(
     let (media_type, bytes) = api.engine.store().image(&sha256)?;
     Ok(([(header::CONTENT_TYPE, media_type)], bytes).into_response())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::AgentEvent;
+    use crate::tasks::{Origin, TaskInfo, TaskState};
+
+    /// Every kind of update as the stream sends it: an event named by its type, with its
+    /// id; a notice without one, its text a JSON string; the task's end as nothing, since
+    /// the stream's end is the task's.
+    #[tokio::test]
+    async fn each_kind_of_update_is_an_sse_event_or_the_streams_end() {
+        let ended = TaskInfo {
+            id: "t1".into(),
+            session_id: "s1".into(),
+            state: TaskState::Done,
+            origin: Origin::Api,
+            prompt: "go".into(),
+            pid: 1,
+            waiting_for: None,
+            error: None,
+            created_at: String::new(),
+            updated_at: String::new(),
+        };
+        let updates = [
+            TaskUpdate::Event {
+                id: Some(7),
+                event: AgentEvent::TextDelta { text: "hi".into() },
+            },
+            TaskUpdate::Notice("the plugin server `files` did not start".into()),
+            TaskUpdate::Ended(ended),
+        ];
+        let events = updates
+            .into_iter()
+            .filter_map(sse_event)
+            .map(Ok::<_, Infallible>);
+        let body = Sse::new(futures_util::stream::iter(events))
+            .into_response()
+            .into_body();
+        let sent = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&sent),
+            "event: text_delta\ndata: {\"type\":\"text_delta\",\"text\":\"hi\"}\nid: 7\n\n\
+             event: notice\ndata: \"the plugin server `files` did not start\"\n\n"
+        );
+    }
+}

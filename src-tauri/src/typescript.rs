@@ -16,8 +16,9 @@ fn roots(visit: &mut Declarations) {
     use deskhand_engine::desktop::takeover::TakeOverInput;
     use deskhand_engine::memory::Note;
     use deskhand_engine::store::{LoadedSession, SessionHit};
-    use deskhand_engine::tasks::TaskInfo;
+    use deskhand_engine::tasks::{TaskInfo, WindowUpdate};
     visit.visit::<AgentEvent>();
+    visit.visit::<WindowUpdate>();
     visit.visit::<deskhand_engine::tools::ActionPlan>();
     visit.visit::<ApprovalPolicy>();
     visit.visit::<Decision>();

@@ -6,7 +6,7 @@ import App from './App.svelte';
 import type { KeyInfo } from './lib/ipc';
 import { run } from './lib/run/runStore.svelte';
 import { initialRunState } from './lib/run/state';
-import type { AgentEvent } from './lib/types';
+import type { WindowUpdate } from './lib/types';
 import {
   approvalRequest,
   assistantText,
@@ -32,7 +32,7 @@ const keyMissing: KeyInfo = {
 };
 
 function app(key: KeyInfo = { ...keyMissing, set: true, last4: 'abcd', source: 'keyring', keyring_available: true }) {
-  let channel: Channel<AgentEvent> | null = null;
+  let channel: Channel<WindowUpdate> | null = null;
   const calls = fakeShell((cmd, args) => {
     const a = args as Record<string, unknown>;
     switch (cmd) {
@@ -57,7 +57,7 @@ function app(key: KeyInfo = { ...keyMissing, set: true, last4: 'abcd', source: '
           },
         ];
       case 'send_message':
-        channel = a.onEvent as Channel<AgentEvent>;
+        channel = a.onEvent as Channel<WindowUpdate>;
         return 's1';
       case 'load_session':
         return {
@@ -69,7 +69,7 @@ function app(key: KeyInfo = { ...keyMissing, set: true, last4: 'abcd', source: '
     return null;
   });
   render(App);
-  const emit = (...events: AgentEvent[]) => events.forEach((event) => channel?.onmessage(event));
+  const emit = (...updates: WindowUpdate[]) => updates.forEach((update) => channel?.onmessage(update));
   return { calls, emit };
 }
 
@@ -122,6 +122,20 @@ describe('App', () => {
     expect(document.querySelector('dialog, [popover]')).toBeNull();
     await userEvent.keyboard('{Escape}');
     expect(calls.map((c) => c.cmd)).toContain('stop');
+  });
+
+  it("shows the shell's notices about a run until the next message", async () => {
+    const { emit } = app();
+    await userEvent.type(screen.getByLabelText('Message text'), 'tidy my files{Enter}');
+    const notice = 'the plugin server `files` did not start: no such program; going on without it';
+    emit({ type: 'notice', message: notice }, started(), userText('tidy my files'));
+    expect(await screen.findByText(notice)).toHaveAttribute('role', 'status');
+    emit(assistantText('Tidied.'), done('done'));
+    expect(await screen.findByText('Tidied.')).toBeInTheDocument();
+    expect(screen.getByText(notice)).toBeInTheDocument();
+
+    await userEvent.type(screen.getByLabelText('Message text'), 'again{Enter}');
+    await waitFor(() => expect(screen.queryByText(notice)).toBeNull());
   });
 
   it('reopens a session from the sidebar with its conversation', async () => {

@@ -587,8 +587,11 @@ async fn events(
     let stream = futures_util::stream::unfold(
         (watch, ticket),
         |(mut watch, ticket): (Watch, WatcherTicket)| async move {
-            let update = watch.next().await?;
-            Some((Ok::<_, Infallible>(sse_event(update)), (watch, ticket)))
+            loop {
+                if let Some(event) = sse_event(watch.next().await?) {
+                    return Some((Ok::<_, Infallible>(event), (watch, ticket)));
+                }
+            }
         },
     );
     Ok(Sse::new(stream)
@@ -596,19 +599,24 @@ async fn events(
         .into_response())
 }
 
-fn sse_event(update: TaskUpdate) -> Event {
+/// An update as an SSE event; the task's end is the stream's end, so it has none.
+fn sse_event(update: TaskUpdate) -> Option<Event> {
     match update {
-        TaskUpdate::Event { id, wire } => {
-            let kind = wire["type"].as_str().unwrap_or("event").to_string();
-            let event = Event::default().event(kind).data(wire.to_string());
-            match id {
-                Some(id) => event.id(id.to_string()),
-                None => event,
-            }
+        TaskUpdate::Event { id, event } => {
+            let sse = Event::default()
+                .event(event.kind())
+                .data(serde_json::to_string(&event).ok()?);
+            Some(match id {
+                Some(id) => sse.id(id.to_string()),
+                None => sse,
+            })
         }
-        TaskUpdate::Notice(text) => Event::default()
-            .event("notice")
-            .data(Value::String(text).to_string()),
+        TaskUpdate::Notice(text) => Some(
+            Event::default()
+                .event("notice")
+                .data(Value::String(text).to_string()),
+        ),
+        TaskUpdate::Ended(_) => None,
     }
 }
 
@@ -735,4 +743,51 @@ async fn image(
     let sha256 = path_id(sha256)?;
     let (media_type, bytes) = api.engine.store().image(&sha256)?;
     Ok(([(header::CONTENT_TYPE, media_type)], bytes).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use deskhand_engine::agent::AgentEvent;
+    use deskhand_engine::tasks::{Origin, TaskInfo, TaskState};
+
+    /// Every kind of update as the stream sends it: an event named by its type, with its
+    /// id; a notice without one, its text a JSON string; the task's end as nothing, since
+    /// the stream's end is the task's.
+    #[tokio::test]
+    async fn each_kind_of_update_is_an_sse_event_or_the_streams_end() {
+        let ended = TaskInfo {
+            id: "t1".into(),
+            session_id: "s1".into(),
+            state: TaskState::Done,
+            origin: Origin::Api,
+            prompt: "go".into(),
+            pid: 1,
+            waiting_for: None,
+            error: None,
+            created_at: String::new(),
+            updated_at: String::new(),
+        };
+        let updates = [
+            TaskUpdate::Event {
+                id: Some(7),
+                event: AgentEvent::TextDelta { text: "hi".into() },
+            },
+            TaskUpdate::Notice("the plugin server `files` did not start".into()),
+            TaskUpdate::Ended(ended),
+        ];
+        let events = updates
+            .into_iter()
+            .filter_map(sse_event)
+            .map(Ok::<_, Infallible>);
+        let body = Sse::new(futures_util::stream::iter(events))
+            .into_response()
+            .into_body();
+        let sent = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&sent),
+            "event: text_delta\ndata: {\"type\":\"text_delta\",\"text\":\"hi\"}\nid: 7\n\n\
+             event: notice\ndata: \"the plugin server `files` did not start\"\n\n"
+        );
+    }
 }

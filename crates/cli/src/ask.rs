@@ -385,12 +385,15 @@ pub async fn follow(
     };
     let mut verification = Verification::default();
     while let Some(update) = watch.next_update().await? {
-        if let TaskUpdate::Notice(notice) = &update {
-            eprintln!("deskhand: {}", deskhand_engine::visible::line(notice));
-            continue;
-        }
-        let Some(event) = update.event() else {
-            continue;
+        let event = match update {
+            TaskUpdate::Event { event, .. } => event,
+            TaskUpdate::Notice(notice) => {
+                eprintln!("deskhand: {}", deskhand_engine::visible::line(&notice));
+                continue;
+            }
+            // The caller reads how the task ended (from the service, too, whose stream has
+            // no end of its own).
+            TaskUpdate::Ended(_) => continue,
         };
         printer.print(&event);
         match &event {

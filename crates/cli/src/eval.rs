@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use deskhand_engine::agent::AgentEvent;
 use deskhand_engine::agent::verify::Check;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 #[derive(Args)]
@@ -279,32 +279,30 @@ async fn read_events(stdout: tokio::process::ChildStdout, result: &mut Attempt) 
             Ok(_) if line.len() > MAX_EVENT_LINE => continue,
             Ok(_) => {}
         }
-        let Ok(event) = serde_json::from_slice::<Value>(&line) else {
+        let Ok(event) = serde_json::from_slice::<AgentEvent>(&line) else {
             continue;
         };
-        match event["type"].as_str() {
-            Some("started") => result.session_id = event["session_id"].as_str().map(str::to_string),
-            Some("stall_detected") => result.stalls += 1,
-            Some("usage") => {
-                let total = &event["total"];
-                result.tokens = [
-                    "input_tokens",
-                    "output_tokens",
-                    "cache_creation_input_tokens",
-                    "cache_read_input_tokens",
-                ]
-                .iter()
-                .map(|k| total[k].as_u64().unwrap_or(0))
-                .sum();
-                result.cost_usd = event["total_cost_usd"].as_f64();
+        match event {
+            AgentEvent::Started { session_id, .. } => result.session_id = Some(session_id),
+            AgentEvent::StallDetected { .. } => result.stalls += 1,
+            AgentEvent::Usage {
+                total,
+                total_cost_usd,
+                ..
+            } => {
+                result.tokens = total.input_tokens
+                    + total.output_tokens
+                    + total.cache_creation_input_tokens
+                    + total.cache_read_input_tokens;
+                result.cost_usd = total_cost_usd;
             }
-            Some("done") => {
-                result.status = event["status"].as_str().map(str::to_string);
-                result.steps += event["turns"].as_u64().unwrap_or(0) as u32;
+            AgentEvent::Done { status, turns, .. } => {
+                result.status = Some(status.name().to_string());
+                result.steps += turns;
             }
-            Some("verification") => {
-                result.outcome = event["outcome"].as_str().unwrap_or("error").to_string();
-                result.detail = event["error"].as_str().map(str::to_string);
+            AgentEvent::Verification(verification) => {
+                result.outcome = verification.outcome.name().to_string();
+                result.detail = verification.error;
             }
             _ => {}
         }

@@ -131,8 +131,7 @@ impl Printer {
                 ),
             },
             AgentEvent::Verification(v) => {
-                let outcome = serde_json::json!(v.outcome);
-                let mut line = format!("[{}]", outcome.as_str().unwrap_or_default());
+                let mut line = format!("[{}]", v.outcome.name());
                 if let Some(check) = &v.check {
                     line.push_str(&format!(" check `{check}`"));
                 }
@@ -159,10 +158,7 @@ impl Printer {
                 session_id,
             } => format!(
                 "[{}] {turns} turn(s), {} input + {} output tokens{}, session {session_id}",
-                serde_json::to_value(status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
+                status.name(),
                 usage.input_tokens
                     + usage.cache_creation_input_tokens
                     + usage.cache_read_input_tokens,
@@ -184,13 +180,18 @@ impl Printer {
 
 /// A delegated task's event as one line, for the steps worth a line: its actions, their
 /// results, its errors and its end.
-fn child_line(event: &serde_json::Value) -> Option<String> {
-    let text = |key: &str| event[key].as_str().unwrap_or_default().to_string();
-    match event["type"].as_str()? {
-        "tool_call" => Some(format!("→ {} {}", text("name"), event["input"])),
-        "tool_result" if event["is_error"] == true => Some(format!("✗ {}", text("text"))),
-        "error" => Some(format!("error: {}", text("message"))),
-        "done" => Some(format!("[{}] {} turn(s)", text("status"), event["turns"])),
+fn child_line(event: &AgentEvent) -> Option<String> {
+    match event {
+        AgentEvent::ToolCall { name, input, .. } => Some(format!("→ {name} {input}")),
+        AgentEvent::ToolResult {
+            is_error: true,
+            text,
+            ..
+        } => Some(format!("✗ {text}")),
+        AgentEvent::Error { message, .. } => Some(format!("error: {message}")),
+        AgentEvent::Done { status, turns, .. } => {
+            Some(format!("[{}] {turns} turn(s)", status.name()))
+        }
         _ => None,
     }
 }

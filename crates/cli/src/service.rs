@@ -128,14 +128,16 @@ impl TaskUpdates for Events {
                 .parser
                 .push(&chunk)
                 .context("the service's event stream cannot be read")?;
-            for event in events {
-                let Ok(data) = serde_json::from_str::<Value>(&event.data) else {
-                    continue;
+            for sse in events {
+                // What this version cannot read is left out, as the printer would skip it.
+                let update = match sse.event.as_str() {
+                    "notice" => serde_json::from_str(&sse.data).map(TaskUpdate::Notice),
+                    _ => serde_json::from_str(&sse.data).map(|event| TaskUpdate::Event {
+                        id: sse.id.as_deref().and_then(|id| id.parse().ok()),
+                        event,
+                    }),
                 };
-                self.pending.push(match (event.event.as_str(), data) {
-                    ("notice", Value::String(text)) => TaskUpdate::Notice(text),
-                    (_, wire) => TaskUpdate::Event { id: None, wire },
-                });
+                self.pending.extend(update.ok());
             }
         }
     }

@@ -79,6 +79,12 @@ fn sse(id: usize, event: &Value) -> Vec<u8> {
     .into_bytes()
 }
 
+/// A child's `done` as a remote sends it: done in one turn, at no cost.
+fn done_event() -> Value {
+    json!({"type": "done", "status": "done", "turns": 1, "session_id": "s", "usage": {},
+        "cost_usd": 0.0})
+}
+
 /// `deskhand ask --json` whose model delegates `call` to the remote `far` at `url`.
 fn ask_delegating(dir: &std::path::Path, url: &str, call: Value) -> (StandIn, Vec<Value>) {
     ask_delegating_with(dir, url, call, &[])
@@ -144,10 +150,11 @@ fn done_ends_the_following_and_a_negative_cost_is_unknown() {
     let remote = fake_remote(
         || {
             let events = [
-                json!({"type": "started", "session_id": "s", "model": "m"}),
+                json!({"type": "started", "session_id": "s", "provider": "p", "model": "m"}),
                 json!({"type": "message", "message": {"role": "assistant",
                     "content": [{"type": "text", "text": "the child answers"}]}}),
-                json!({"type": "done", "status": "done", "turns": 1, "cost_usd": -5.0}),
+                json!({"type": "done", "status": "done", "turns": 1, "session_id": "s",
+                    "usage": {}, "cost_usd": -5.0}),
             ];
             let sent: Vec<Vec<u8>> = events
                 .iter()
@@ -204,8 +211,8 @@ fn remote_images_are_sniffed_and_capped() {
         move || {
             let events = [
                 json!({"type": "tool_result", "id": "c1", "name": "computer", "text": "",
-                    "is_error": false, "images": refs}),
-                json!({"type": "done", "status": "done", "turns": 1, "cost_usd": 0.0}),
+                    "is_error": false, "images": refs, "duration_ms": 1}),
+                done_event(),
             ];
             Box::new(
                 events
@@ -246,10 +253,7 @@ fn remote_images_are_sniffed_and_capped() {
 #[test]
 fn a_remote_child_is_submitted_with_the_parents_bounds_and_lineage() {
     let remote = fake_remote(
-        || {
-            let done = json!({"type": "done", "status": "done", "turns": 1, "cost_usd": 0.0});
-            Box::new(std::iter::once(sse(1, &done)))
-        },
+        || Box::new(std::iter::once(sse(1, &done_event()))),
         |_| Vec::new(),
     );
     let dir = tempfile::tempdir().unwrap();
@@ -290,10 +294,7 @@ async fn a_child_gets_the_parents_approval_mode_as_it_is_now() {
     use deskhand_engine::agent::{Answerer, ApprovalPolicy, DecidedBy, Decision};
     use deskhand_engine::tasks::{Engine, Origin, RunSettings, TaskSpec, TaskUpdate};
     let remote = fake_remote(
-        || {
-            let done = json!({"type": "done", "status": "done", "turns": 1, "cost_usd": 0.0});
-            Box::new(std::iter::once(sse(1, &done)))
-        },
+        || Box::new(std::iter::once(sse(1, &done_event()))),
         |_| Vec::new(),
     );
     // The same value for every test of this binary that reads it.
@@ -340,10 +341,10 @@ async fn a_child_gets_the_parents_approval_mode_as_it_is_now() {
             .await
             .expect("in time")
             .expect("the task goes on");
-        if let TaskUpdate::Event { wire, .. } = update
-            && wire["type"] == kind
+        if let TaskUpdate::Event { event, .. } = update
+            && event.kind() == kind
         {
-            return wire;
+            return serde_json::to_value(event).unwrap();
         }
     };
     next(&mut watch, "started").await;
@@ -404,7 +405,7 @@ fn a_flooding_remote_child_is_capped() {
                 sse(
                     i,
                     &json!({"type": "tool_result", "id": format!("c{i}"), "name": "bash",
-                        "text": text, "is_error": false}),
+                        "text": text, "is_error": false, "images": [], "duration_ms": 1}),
                 )
             }))
         },
@@ -509,8 +510,16 @@ fn six_clients_that_never_read_a_long_replay_are_bounded() {
             recorder
                 .record(&deskhand_engine::agent::AgentEvent::ChildEvent {
                     task: "child".into(),
-                    event: json!({"type": "tool_result", "id": format!("c{i}"), "name": "bash",
-                        "text": text, "is_error": false}),
+                    event: Box::new(deskhand_engine::agent::AgentEvent::ToolResult {
+                        id: format!("c{i}"),
+                        name: "bash".into(),
+                        is_error: false,
+                        status: None,
+                        text: text.clone(),
+                        images: Vec::new(),
+                        duration_ms: 1,
+                        changed: None,
+                    }),
                 })
                 .unwrap();
         }

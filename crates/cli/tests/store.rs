@@ -137,7 +137,10 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
 }
 
 fn record_all(recorder: &mut Recorder, events: &[AgentEvent]) -> Vec<Value> {
-    events.iter().map(|e| recorder.record(e).unwrap()).collect()
+    events
+        .iter()
+        .map(|e| serde_json::to_value(recorder.record(e).unwrap()).unwrap())
+        .collect()
 }
 
 /// The history a run's `message` events build.

@@ -14,8 +14,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::agent::{AgentEvent, Answer, ApprovalRequest, Approver, Decision};
-use crate::llm::{ContentBlock, ToolDefinition};
+use crate::agent::{AgentEvent, Answer, ApprovalRequest, Approver, Decision, RunStatus};
+use crate::images::ImageRef;
+use crate::llm::{ContentBlock, ImageSource, Role, ToolDefinition};
 use crate::secrets::ApiKey;
 use crate::tasks::{
     Engine, Lineage, Origin, PendingApprovals, RunSettings, TaskApprover, TaskSpec, TaskUpdate,
@@ -402,8 +403,8 @@ struct Follow<'a> {
     ctx: &'a ToolContext,
     /// The text of the child's last assistant message: its answer.
     answer: String,
-    /// The child's `done` event.
-    done: Option<Value>,
+    /// The child's `done` event: how it ended, after how many turns, at what cost.
+    done: Option<(RunStatus, u32, Option<f64>)>,
     kept: Kept,
 }
 
@@ -431,41 +432,39 @@ impl Follow<'_> {
         Ok(())
     }
 
-    async fn seen(&mut self, event: Value) -> Result<(), Stop> {
-        match event["type"].as_str().unwrap_or_default() {
+    async fn seen(&mut self, event: AgentEvent) -> Result<(), Stop> {
+        let mut ask = None;
+        match &event {
             // Streaming pieces: the whole message follows.
-            "text_delta" | "thinking_delta" => return Ok(()),
-            "message" if event["message"]["role"] == "assistant" => {
-                let text: Vec<&str> = event["message"]["content"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|block| block["type"] == "text")
-                    .filter_map(|block| block["text"].as_str())
-                    .collect();
+            AgentEvent::TextDelta { .. } | AgentEvent::ThinkingDelta { .. } => return Ok(()),
+            AgentEvent::Message { message } if message.role == Role::Assistant => {
+                let text = message.text();
                 if !text.is_empty() {
-                    self.answer = text.join("\n");
+                    self.answer = text;
                 }
             }
-            "done" => self.done = Some(event.clone()),
+            AgentEvent::Done {
+                status,
+                turns,
+                cost_usd,
+                ..
+            } => self.done = Some((*status, *turns, *cost_usd)),
+            AgentEvent::ApprovalNeeded { request } => ask = Some(request.clone()),
             _ => {}
         }
-        let ask = (event["type"] == "approval_needed")
-            .then(|| serde_json::from_value::<ApprovalRequest>(event["request"].clone()).ok())
-            .flatten();
-        let always = ask.is_some() || event["type"] == "done";
-        let size = event.to_string().len();
+        let always = ask.is_some() || matches!(event, AgentEvent::Done { .. });
+        let size = serde_json::to_string(&event).map_or(0, |json| json.len());
         let fits =
             self.kept.events < MAX_CHILD_EVENTS && self.kept.bytes + size <= MAX_CHILD_EVENT_BYTES;
         if always || fits {
-            if event["type"] == "tool_result" {
-                self.keep_images(&event).await;
+            if let AgentEvent::ToolResult { images, .. } = &event {
+                self.keep_images(images).await;
             }
             self.kept.events += 1;
             self.kept.bytes += size;
             self.emit(AgentEvent::ChildEvent {
                 task: self.child.id().to_string(),
-                event,
+                event: Box::new(event),
             });
         } else {
             self.kept.left_out += 1;
@@ -483,16 +482,13 @@ impl Follow<'_> {
     /// label), at most [`MAX_IMAGES_PER_EVENT`] of an event and [`MAX_IMAGES_PER_CALL`] of
     /// a call. One that is not kept is left out, and the panel says it is not available;
     /// the task goes on.
-    async fn keep_images(&mut self, event: &Value) {
+    async fn keep_images(&mut self, images: &[ImageSource]) {
         let Child::Remote(remote) = &self.child else {
             return;
         };
         let store = self.delegation.engine.store();
-        let images = event["images"].as_array().into_iter().flatten();
-        for image in images.take(MAX_IMAGES_PER_EVENT) {
-            let Some(sha256) = image["sha256"].as_str() else {
-                continue;
-            };
+        for image in images.iter().take(MAX_IMAGES_PER_EVENT) {
+            let sha256 = &ImageRef::of(image).sha256;
             if store.image(sha256).is_ok() {
                 continue;
             }
@@ -549,7 +545,10 @@ impl Follow<'_> {
         );
         self.emit(AgentEvent::ChildEvent {
             task: task.to_string(),
-            event: json!({"type": "error", "message": note}),
+            event: Box::new(AgentEvent::Error {
+                kind: None,
+                message: note.clone(),
+            }),
         });
         format!("\n{note}.")
     }
@@ -576,17 +575,14 @@ impl Follow<'_> {
                 "the delegated task {task} on {to} did not finish: {why}; {cancelled}.{left_out}"
             ));
         }
-        let Some(done) = self.done else {
+        let Some((status, turns, cost)) = self.done else {
             return ToolOutput::error(format!(
                 "the delegated task {task} on {to} ended without reporting how"
             ));
         };
-        let status = done["status"].as_str().unwrap_or("unknown").to_string();
         // A cost that is not a finite amount of at least zero is unknown: it never lowers the
         // parent's spend.
-        let cost = done["cost_usd"]
-            .as_f64()
-            .filter(|usd| usd.is_finite() && *usd >= 0.0);
+        let cost = cost.filter(|usd| usd.is_finite() && *usd >= 0.0);
         if let Some(usd) = cost {
             let _ = self.ctx.progress.send(Progress::Spent(usd));
         }
@@ -600,12 +596,12 @@ impl Follow<'_> {
             }
         };
         let text = format!(
-            "The delegated task {task} on {to} ended `{status}` after {} turn(s); it cost {cost}.{left_out}\n\
+            "The delegated task {task} on {to} ended `{}` after {turns} turn(s); it cost {cost}.{left_out}\n\
              Its answer:\n{answer}",
-            done["turns"]
+            status.name()
         );
-        match status.as_str() {
-            "done" => ToolOutput::text(text),
+        match status {
+            RunStatus::Done => ToolOutput::text(text),
             _ => ToolOutput::error(text),
         }
     }
@@ -635,13 +631,13 @@ impl Child {
     }
 
     /// The child's next event as it stored it; `None` once it ended.
-    async fn next(&mut self) -> Result<Option<Value>, String> {
+    async fn next(&mut self) -> Result<Option<AgentEvent>, String> {
         match self {
             Self::Local { watch, .. } => loop {
                 match watch.next().await {
-                    Some(TaskUpdate::Event { wire, .. }) => return Ok(Some(wire)),
+                    Some(TaskUpdate::Event { event, .. }) => return Ok(Some(event)),
                     Some(TaskUpdate::Notice(_)) => continue,
-                    None => return Ok(None),
+                    Some(TaskUpdate::Ended(_)) | None => return Ok(None),
                 }
             },
             Self::Remote(remote) => remote.next().await,
@@ -919,7 +915,7 @@ impl Remote {
         Ok(())
     }
 
-    async fn next(&mut self) -> Result<Option<Value>, String> {
+    async fn next(&mut self) -> Result<Option<AgentEvent>, String> {
         use futures_util::StreamExt as _;
         loop {
             if self.stream.is_none() {
@@ -933,12 +929,13 @@ impl Remote {
                 if event.event == "notice" {
                     continue;
                 }
-                let value: Value = serde_json::from_str(&event.data)
-                    .map_err(|e| format!("{} sent an event that is not JSON: {e}", self.base))?;
+                let read: AgentEvent = serde_json::from_str(&event.data).map_err(|e| {
+                    format!("{} sent an event this Deskhand cannot read: {e}", self.base)
+                })?;
                 if let Some(id) = value_id(&event) {
                     self.last_event = id;
                 }
-                return Ok(Some(value));
+                return Ok(Some(read));
             }
             match bytes.next().await {
                 Some(Ok(chunk)) => {

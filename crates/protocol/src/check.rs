@@ -12,8 +12,11 @@ pub struct SavedCheck {
     pub timeout_secs: f64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum VerifyOutcome {
     /// A check passed.
     Verified,
@@ -36,6 +39,13 @@ pub struct Verification {
     pub error: Option<String>,
     /// Whether a failure was sent back to the model for a second try.
     pub retried: bool,
+}
+
+impl VerifyOutcome {
+    /// Its name on the wire (`verified`, …): serde and strum both name it in snake_case.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
 }
 
 impl Default for Verification {

@@ -17,8 +17,9 @@ pub use crate::status::{RunStatus, ToolStatus};
 /// The result a tool call gets when the person stopped the run before or while it ran.
 pub const CANCELLED: &str = "cancelled by the user";
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS, strum::IntoStaticStr)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum AgentEvent {
     Started {
         session_id: String,
@@ -154,7 +155,7 @@ pub enum AgentEvent {
     ChildEvent {
         task: String,
         #[ts(type = "AgentEvent")]
-        event: Value,
+        event: Box<AgentEvent>,
     },
     /// Whether the run's result was checked: the last event of every run that ends.
     Verification(Verification),
@@ -174,6 +175,14 @@ pub enum AgentEvent {
         #[ts(optional = nullable)]
         cost_usd: Option<f64>,
     },
+}
+
+impl AgentEvent {
+    /// Its `type` on the wire (`tool_call`, …), which names the API's SSE events: serde and
+    /// strum both name the variants in snake_case.
+    pub fn kind(&self) -> &'static str {
+        self.into()
+    }
 }
 
 /// A tool result's images on the wire: each one's `ImageRef`, whatever it holds in memory.
@@ -243,6 +252,51 @@ mod tests {
             read[2],
             AgentEvent::ToolResult { status: None, .. }
         ));
+    }
+
+    #[test]
+    fn an_events_kind_and_a_statuss_name_are_their_wire_names() {
+        let events = [
+            AgentEvent::TextDelta { text: "a".into() },
+            AgentEvent::ContextSummarized {
+                upto: 2,
+                tokens_before: 9,
+                tokens_after: 3,
+            },
+            AgentEvent::StallAnswered {
+                answer: StallAnswer::NoOne,
+            },
+            AgentEvent::ChildEvent {
+                task: "t1".into(),
+                event: Box::new(AgentEvent::Error {
+                    kind: None,
+                    message: "x".into(),
+                }),
+            },
+            AgentEvent::Verification(Verification::default()),
+        ];
+        for event in events {
+            assert_eq!(serde_json::to_value(&event).unwrap()["type"], event.kind());
+        }
+        let statuses = [
+            RunStatus::Done,
+            RunStatus::MaxTurns,
+            RunStatus::Cancelled,
+            RunStatus::Error,
+            RunStatus::Budget,
+            RunStatus::Stalled,
+        ];
+        for status in statuses {
+            assert_eq!(serde_json::to_value(status).unwrap(), status.name());
+        }
+        use crate::check::VerifyOutcome;
+        for outcome in [
+            VerifyOutcome::Verified,
+            VerifyOutcome::Unverified,
+            VerifyOutcome::Failed,
+        ] {
+            assert_eq!(serde_json::to_value(outcome).unwrap(), outcome.name());
+        }
     }
 
     #[test]

@@ -21,4 +21,5 @@ pub mod session;
 pub mod stall;
 pub mod status;
 pub mod task;
+pub mod update;
 pub mod visible;

@@ -2,8 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, strum::IntoStaticStr,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum RunStatus {
     Done,
     MaxTurns,
@@ -16,6 +19,11 @@ pub enum RunStatus {
 }
 
 impl RunStatus {
+    /// Its name on the wire (`max_turns`, …): serde and strum both name it in snake_case.
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
     /// The CLI's exit status for this outcome (a stable contract for scripts).
     pub fn exit_code(self) -> i32 {
         match self {

@@ -4,7 +4,7 @@ use rusqlite::{Connection, params};
 use serde_json::{Value, json};
 
 use super::{Store, StoreError, images, now_ms};
-use deskhand_protocol::message::{Message, Role};
+use deskhand_protocol::message::{ContentBlock, Message, Role};
 
 pub(crate) fn role_name(role: Role) -> &'static str {
     match role {
@@ -22,19 +22,18 @@ pub(crate) fn upsert(
     seq: i64,
     message: &Message,
     known: &images::KnownImages,
-) -> Result<Value, StoreError> {
+) -> Result<Vec<ContentBlock>, StoreError> {
     let now = now_ms();
     let mut content = message.content.clone();
     images::externalize(&mut content, known, &mut |media_type, bytes| {
         images::save(conn, data_dir, session_id, media_type, bytes, now)
     })?;
-    let content = serde_json::to_value(content)?;
     write(
         conn,
         session_id,
         seq,
         role_name(message.role),
-        &content,
+        &serde_json::to_value(&content)?,
         now,
     )?;
     Ok(content)

@@ -146,16 +146,16 @@ impl Recorder {
         self.last_event_id
     }
 
-    /// Stores one event, committed before this returns. Returns the event as stored: JSON
-    /// with images as refs, the form the window is sent.
-    pub fn record(&mut self, event: &AgentEvent) -> Result<Value, StoreError> {
+    /// Stores one event, committed before this returns. Returns the event as stored: images
+    /// as refs, the form watchers are handed.
+    pub fn record(&mut self, event: &AgentEvent) -> Result<AgentEvent, StoreError> {
         let store = self.store.clone();
-        let (body, change, event_id) = store.with(|conn| {
+        let (stored, change, event_id) = store.with(|conn| {
             let tx = conn.transaction()?;
-            let (body, change) = self.write(&tx, event)?;
+            let (stored, change) = self.write(&tx, event)?;
             let event_id = tx.last_insert_rowid();
             tx.commit()?;
-            Ok((body, change, event_id))
+            Ok((stored, change, event_id))
         })?;
         self.last_event_id = Some(event_id);
         match change {
@@ -177,14 +177,18 @@ impl Recorder {
             }
             Change::ImagesKept(images) => self.turn_images.extend(images),
         }
-        Ok(body)
+        Ok(stored)
     }
 
-    fn write(&self, tx: &Connection, event: &AgentEvent) -> Result<(Value, Change), StoreError> {
+    fn write(
+        &self,
+        tx: &Connection,
+        event: &AgentEvent,
+    ) -> Result<(AgentEvent, Change), StoreError> {
         let now = now_ms();
         let id = self.session_id.as_str();
         // A tool result's images are kept as it arrives, so whoever is shown the event can
-        // read them back by hash at once.
+        // read them back by hash at once. A message's are kept below, with the message.
         let kept;
         let mut change = Change::None;
         let event = match event {
@@ -196,7 +200,7 @@ impl Recorder {
             }
             _ => event,
         };
-        let mut body = serde_json::to_value(event)?;
+        let mut stored = None;
         match event {
             AgentEvent::Started {
                 provider, model, ..
@@ -222,8 +226,14 @@ impl Recorder {
                         found,
                     });
                 }
-                body["message"]["content"] =
+                let content =
                     messages::upsert(tx, self.store.dir(), id, seq, message, &self.turn_images)?;
+                stored = Some(AgentEvent::Message {
+                    message: Message {
+                        role: message.role,
+                        content,
+                    },
+                });
                 if message.role == Role::User {
                     tx.prepare_cached(
                         "UPDATE sessions SET title = ?2 WHERE id = ?1 AND title = ''",
@@ -304,13 +314,14 @@ impl Recorder {
             }
             _ => {}
         }
+        let stored = stored.unwrap_or_else(|| event.clone());
         tx.prepare_cached(
             "INSERT INTO events (session_id, type, body, at, task_id) VALUES (?1, ?2, ?3, ?4, ?5)",
         )?
         .execute(params![
             id,
-            body["type"].as_str().unwrap_or_default(),
-            super::to_stored(&body)?,
+            stored.kind(),
+            super::to_stored(&serde_json::to_value(&stored)?)?,
             now,
             self.task_id
         ])?;
@@ -322,7 +333,7 @@ impl Recorder {
         }
         tx.prepare_cached("UPDATE sessions SET updated_at = ?2 WHERE id = ?1")?
             .execute(params![id, now])?;
-        Ok((body, change))
+        Ok((stored, change))
     }
 
     /// The tool result with its images' bytes in the store and refs in their place, and

@@ -134,7 +134,6 @@ mod tests {
 
     use super::*;
     use crate::messages::indexed_text;
-    use serde_json::Value;
 
     #[test]
     fn indexes_text_inputs_and_results() {

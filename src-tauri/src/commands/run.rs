@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use deskhand_engine::agent::stall::StallAnswer;
+use deskhand_engine::agent::stall::{StallAnswer, StallStep};
 use deskhand_engine::agent::verify::SavedCheck;
 use deskhand_engine::agent::{
     AgentEvent, Answerer, ApprovalPolicy, DecidedBy, Decision, RunStatus,
@@ -12,9 +12,10 @@ use deskhand_engine::desktop::DesktopChoice;
 use deskhand_engine::llm::config::ProviderSettings;
 use deskhand_engine::llm::providers::ProviderKind;
 use deskhand_engine::llm::{ContentBlock, Usage};
-use deskhand_engine::tasks::{Engine, Origin, RunSettings, TaskSpec, TaskState, TaskUpdate};
+use deskhand_engine::tasks::{
+    Origin, RunSettings, TaskInfo, TaskSpec, TaskState, TaskUpdate, WindowUpdate,
+};
 use deskhand_engine::tools::Tool;
-use serde_json::{Value, json};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, Runtime, State, UserAttentionType};
 
@@ -40,7 +41,7 @@ pub async fn send_message<R: Runtime>(
     attachments: Vec<AttachmentRef>,
     check: Option<SavedCheck>,
     desktop: Option<DesktopChoice>,
-    on_event: Channel<Value>,
+    on_event: Channel<WindowUpdate>,
 ) -> IpcResult<String> {
     if state.is_busy() {
         return Err(busy());
@@ -128,14 +129,23 @@ pub async fn send_message<R: Runtime>(
     tauri::async_runtime::spawn(async move {
         let state = app.state::<AppState>();
         let mut finished = false;
+        let mut ended = None;
         while let Some(update) = watch.next().await {
-            let wire = match update {
-                TaskUpdate::Event { wire, .. } => wire,
-                TaskUpdate::Notice(message) => json!({"type": "notice", "message": message}),
+            let event = match update {
+                TaskUpdate::Event { event, .. } => event,
+                // A closed window drops the channel; the task still ends cleanly.
+                TaskUpdate::Notice(message) => {
+                    let _ = on_event.send(WindowUpdate::Notice { message });
+                    continue;
+                }
+                TaskUpdate::Ended(task) => {
+                    ended = Some(task);
+                    continue;
+                }
             };
-            notify_if_hidden(&app, &state, &wire);
-            match wire["type"].as_str() {
-                Some("approval_needed") => {
+            notify_if_hidden(&app, &state, &event);
+            match &event {
+                AgentEvent::ApprovalNeeded { .. } => {
                     if let Some(window) = main_window(&app) {
                         let _ = state.bar.restore(&window);
                         // Asks for attention; taking the focus would let a key meant for
@@ -143,13 +153,16 @@ pub async fn send_message<R: Runtime>(
                         let _ = window.request_user_attention(Some(UserAttentionType::Critical));
                     }
                 }
-                Some("stall_detected") if wire["step"] == "ask" => {
+                AgentEvent::StallDetected {
+                    step: StallStep::Ask,
+                    ..
+                } => {
                     if let Some(window) = main_window(&app) {
                         let _ = state.bar.restore(&window);
                         let _ = window.request_user_attention(Some(UserAttentionType::Critical));
                     }
                 }
-                Some("done") => {
+                AgentEvent::Done { .. } => {
                     if let Some(window) = main_window(&app) {
                         let _ = state.bar.restore(&window);
                     }
@@ -160,13 +173,14 @@ pub async fn send_message<R: Runtime>(
                 }
                 _ => {}
             }
-            // A closed window drops the channel; the task still ends cleanly.
-            let _ = on_event.send(wire);
+            let _ = on_event.send(WindowUpdate::Event(Box::new(event)));
         }
         if !finished {
             state.finish();
-            for wire in ended_without_done(&engine, &task.id) {
-                let _ = on_event.send(wire);
+            // A watch cut short by the store has no end to give: the task as stored then.
+            let ended = ended.or_else(|| engine.task(&task.id).ok());
+            for event in ended.map(ended_without_done).unwrap_or_default() {
+                let _ = on_event.send(WindowUpdate::Event(Box::new(event)));
             }
         }
     });
@@ -177,10 +191,7 @@ pub async fn send_message<R: Runtime>(
 /// never ran, so sent none, because it could not start (a setting that cannot work, a plugin
 /// it needs that did not start) or was stopped while it waited its turn. The page learns why
 /// it ended, and its events end with `done` like a run's.
-fn ended_without_done(engine: &Engine, task_id: &str) -> Vec<Value> {
-    let Ok(info) = engine.task(task_id) else {
-        return Vec::new();
-    };
+fn ended_without_done(info: TaskInfo) -> Vec<AgentEvent> {
     let status = match info.state {
         TaskState::Cancelled => RunStatus::Cancelled,
         _ => RunStatus::Error,
@@ -198,47 +209,36 @@ fn ended_without_done(engine: &Engine, task_id: &str) -> Vec<Value> {
         usage: Usage::default(),
         cost_usd: None,
     };
-    error
-        .into_iter()
-        .chain([done])
-        .filter_map(|event| serde_json::to_value(event).ok())
-        .collect()
+    error.into_iter().chain([done]).collect()
 }
 
 /// While the window is hidden (in the tray), a task that waits for approval or has finished
 /// is announced by a desktop notification.
-fn notify_if_hidden<R: Runtime>(app: &AppHandle<R>, state: &AppState, wire: &Value) {
+fn notify_if_hidden<R: Runtime>(app: &AppHandle<R>, state: &AppState, event: &AgentEvent) {
     let hidden = main_window(app).is_none_or(|window| !window.is_visible().unwrap_or(true));
-    if let (true, Some((title, body))) = (hidden, notification(wire)) {
+    if let (true, Some((title, body))) = (hidden, notification(event)) {
         state.desktop.notify(title, &body);
     }
 }
 
 /// The notification an event deserves, if any: its title and body.
-fn notification(wire: &Value) -> Option<(&'static str, String)> {
-    match wire["type"].as_str()? {
-        "approval_needed" => {
-            let summary = wire["request"]["summary"].as_str().unwrap_or_default();
-            Some((
-                "Deskhand is waiting for approval",
-                summary.chars().take(200).collect(),
-            ))
-        }
-        "stall_detected" if wire["step"] == "ask" => Some((
-            "Deskhand seems stuck and asks what to do",
-            wire["message"]
-                .as_str()
-                .unwrap_or_default()
-                .chars()
-                .take(200)
-                .collect(),
+fn notification(event: &AgentEvent) -> Option<(&'static str, String)> {
+    match event {
+        AgentEvent::ApprovalNeeded { request } => Some((
+            "Deskhand is waiting for approval",
+            request.plan.summary.chars().take(200).collect(),
         )),
-        "done" => Some((
+        AgentEvent::StallDetected {
+            step: StallStep::Ask,
+            message,
+            ..
+        } => Some((
+            "Deskhand seems stuck and asks what to do",
+            message.chars().take(200).collect(),
+        )),
+        AgentEvent::Done { status, .. } => Some((
             "Deskhand has finished",
-            format!(
-                "The task ended: {}",
-                wire["status"].as_str().unwrap_or_default()
-            ),
+            format!("The task ended: {}", status.name()),
         )),
         _ => None,
     }
@@ -331,26 +331,47 @@ pub async fn set_approval_mode(state: State<'_, AppState>, mode: ApprovalPolicy)
 
 #[cfg(test)]
 mod tests {
+    use serde_json::{Value, json};
+
     use super::*;
+
+    fn event(wire: Value) -> AgentEvent {
+        serde_json::from_value(wire).unwrap()
+    }
+
+    fn asking(summary: String) -> AgentEvent {
+        event(
+            json!({"type": "approval_needed", "request": {"tool_use_id": "t1",
+            "tool": "bash", "input": {}, "kind": "bash", "read_only": false,
+            "summary": summary}}),
+        )
+    }
+
+    fn stall(step: &str, message: &str) -> AgentEvent {
+        event(
+            json!({"type": "stall_detected", "pattern": "same_action", "steps": ["t1"],
+            "step": step, "message": message}),
+        )
+    }
 
     #[test]
     fn approvals_and_ends_are_announced_and_nothing_else() {
-        let asked = json!({"type": "approval_needed", "request": {"summary": "bash: ls"}});
+        let asked = asking("bash: ls".into());
         assert_eq!(
             notification(&asked),
             Some(("Deskhand is waiting for approval", "bash: ls".into()))
         );
-        let stuck =
-            json!({"type": "stall_detected", "step": "ask", "message": "clicked Save 3 times"});
+        let stuck = stall("ask", "clicked Save 3 times");
         assert_eq!(notification(&stuck).unwrap().1, "clicked Save 3 times");
-        let noted = json!({"type": "stall_detected", "step": "note", "message": "x"});
+        let noted = stall("note", "x");
         assert_eq!(notification(&noted), None);
-        let done = json!({"type": "done", "status": "cancelled"});
+        let done = event(json!({"type": "done", "status": "cancelled", "turns": 0,
+            "session_id": "s1", "usage": {}, "cost_usd": null}));
         assert_eq!(notification(&done).unwrap().1, "The task ended: cancelled");
-        let long = json!({"type": "approval_needed", "request": {"summary": "x".repeat(500)}});
+        let long = asking("x".repeat(500));
         assert_eq!(notification(&long).unwrap().1.len(), 200);
         assert_eq!(
-            notification(&json!({"type": "text_delta", "text": "hi"})),
+            notification(&AgentEvent::TextDelta { text: "hi".into() }),
             None
         );
     }

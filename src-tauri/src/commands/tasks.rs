@@ -1,8 +1,7 @@
 //! Tasks from every front end: the window lists them (with what each waits for) and follows
 //! one live, including those a `deskhand ask` or `deskhand serve` runs.
 
-use deskhand_engine::tasks::{TaskInfo, TaskUpdate};
-use serde_json::{Value, json};
+use deskhand_engine::tasks::{TaskInfo, TaskUpdate, WindowUpdate};
 use tauri::State;
 use tauri::ipc::Channel;
 
@@ -24,19 +23,21 @@ pub async fn list_tasks(state: State<'_, AppState>) -> IpcResult<Vec<TaskInfo>> 
 pub async fn watch_task(
     state: State<'_, AppState>,
     task_id: String,
-    on_event: Channel<Value>,
+    on_event: Channel<WindowUpdate>,
 ) -> IpcResult<TaskInfo> {
     let engine = state.engine()?;
     let task = engine.task(&task_id)?;
     let mut watch = engine.watch(&task_id, 0)?;
     tauri::async_runtime::spawn(async move {
         while let Some(update) = watch.next().await {
-            let wire = match update {
-                TaskUpdate::Event { wire, .. } => wire,
-                TaskUpdate::Notice(message) => json!({"type": "notice", "message": message}),
+            let sent = match update {
+                TaskUpdate::Event { event, .. } => WindowUpdate::Event(Box::new(event)),
+                TaskUpdate::Notice(message) => WindowUpdate::Notice { message },
+                // The events end with the run's `done`; the stream's end follows.
+                TaskUpdate::Ended(_) => continue,
             };
             // The window stopped watching: stop following.
-            if on_event.send(wire).is_err() {
+            if on_event.send(sent).is_err() {
                 break;
             }
         }

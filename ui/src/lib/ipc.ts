@@ -2,7 +2,6 @@
 // call `invoke` themselves. The contract is docs/ipc.md.
 import { Channel, invoke } from '@tauri-apps/api/core';
 import type {
-  AgentEvent,
   ApprovalPolicy,
   AttachedImage,
   AttachmentRef,
@@ -22,6 +21,7 @@ import type {
   TaskInfo,
   Watching,
   WindowSettings,
+  WindowUpdate,
 } from './types';
 
 // The IPC's types are generated from the Rust ones; they are imported from here or from there.
@@ -36,18 +36,19 @@ export function toIpcError(error: unknown): IpcError {
 }
 
 /**
- * Starts a run; resolves with its session id once it has started. Events stream to `onEvent`.
- * `check` is for a new session (`sessionId` null): it checks this run and is saved with it.
+ * Starts a run; resolves with its session id once it has started. Its events, and notices
+ * about it, stream to `onEvent`. `check` is for a new session (`sessionId` null): it checks
+ * this run and is saved with it.
  */
 export function sendMessage(
   sessionId: string | null,
   text: string,
   attachments: AttachmentRef[],
-  onEvent: (event: AgentEvent) => void,
+  onEvent: (update: WindowUpdate) => void,
   check: SavedCheck | null = null,
   desktop: DesktopChoice | null = null,
 ): Promise<string> {
-  const channel = new Channel<AgentEvent>(onEvent);
+  const channel = new Channel<WindowUpdate>(onEvent);
   return invoke<string>('send_message', { sessionId, text, attachments, check, desktop, onEvent: channel });
 }
 

@@ -543,3 +543,10 @@ monitor: number | null,
  * picks the reference sizes (1024x768, 1280x800, 1366x768) by aspect ratio.
  */
 screenshot_size: Size | null, };
+
+/**
+ * A task's update as the window is sent it: an event as it is, or a notice as
+ * `{"type": "notice", "message": …}`. The end is not sent: a run's events end with `done`.
+ */
+
+export type WindowUpdate = { "type": "notice", message: string, } | AgentEvent;

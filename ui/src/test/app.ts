@@ -6,18 +6,18 @@ import { expect } from 'vitest';
 import App from '../App.svelte';
 import { run } from '../lib/run/runStore.svelte';
 import { initialRunState } from '../lib/run/state';
-import type { AgentEvent, ApprovalPolicy } from '../lib/types';
+import type { ApprovalPolicy, WindowUpdate } from '../lib/types';
 import { fakeShell } from './shell';
 
 /** The app with a fresh session; `emit` works once a message has been sent. */
 export function renderApp(mode: ApprovalPolicy = 'ask') {
   run.state = initialRunState();
   run.check = null;
-  let channel: ((event: AgentEvent) => void) | null = null;
+  let channel: ((update: WindowUpdate) => void) | null = null;
   const calls = fakeShell((cmd, args) => {
     if (cmd === 'send_message') {
-      const onEvent = (args as { onEvent: { onmessage: (event: AgentEvent) => void } }).onEvent;
-      channel = (event) => onEvent.onmessage(event);
+      const onEvent = (args as { onEvent: { onmessage: (update: WindowUpdate) => void } }).onEvent;
+      channel = (update) => onEvent.onmessage(update);
       return 's1';
     }
     if (cmd === 'get_settings') return { approval_mode: mode };
@@ -26,7 +26,7 @@ export function renderApp(mode: ApprovalPolicy = 'ask') {
     return null;
   });
   render(App);
-  const emit = (...events: AgentEvent[]) => events.forEach((event) => channel!(event));
+  const emit = (...updates: WindowUpdate[]) => updates.forEach((update) => channel!(update));
   /** The arguments of every call of `cmd` so far. */
   const sent = (cmd: string) => calls.filter((c) => c.cmd === cmd).map((c) => c.args);
   return { calls, emit, sent, started: () => channel !== null };

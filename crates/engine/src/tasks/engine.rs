@@ -4,7 +4,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -14,9 +13,11 @@ use super::lock::SessionLock;
 use super::prepare::{self, Resolved, RunSettings, ToolWrapper};
 use crate::agent::{AgentEvent, Answerer, ApprovalGate, ApprovalPolicy, Decision, SessionRules};
 use crate::desktop::AgentDesktop;
-use crate::llm::ContentBlock;
+use crate::images::ImageRef;
+use crate::llm::{ContentBlock, ImageSource};
 use crate::store::{Recorder, Store};
 use deskhand_protocol::task::{Origin, TaskInfo, TaskState};
+use deskhand_protocol::update::TaskUpdate;
 
 /// What a front end asks to run.
 pub struct TaskSpec {
@@ -28,27 +29,6 @@ pub struct TaskSpec {
     pub origin: Origin,
     /// Wraps the run's tools (the window's); `None` for the others.
     pub wrap_tools: Option<ToolWrapper>,
-}
-
-/// What a watcher receives.
-#[derive(Clone, Debug, PartialEq)]
-pub enum TaskUpdate {
-    /// An event of the run as stored (images as refs). `id` is its sequence number in the
-    /// store; `None` when it could not be stored.
-    Event { id: Option<i64>, wire: Value },
-    /// Something to tell the person that is not part of the run (a plugin server that did
-    /// not start).
-    Notice(String),
-}
-
-impl TaskUpdate {
-    /// The event, where it reads back as one (messages, whose images are refs, do not).
-    pub fn event(&self) -> Option<AgentEvent> {
-        match self {
-            Self::Event { wire, .. } => serde_json::from_value(wire.clone()).ok(),
-            Self::Notice(_) => None,
-        }
-    }
 }
 
 /// Updates a watcher may fall behind by before it is dropped; it then catches up from the
@@ -291,6 +271,7 @@ impl Engine {
             replay_upto: upto,
             replay_done: false,
             receiver,
+            ended: false,
         };
         watch.next_page()?;
         Ok(watch)
@@ -408,9 +389,9 @@ const POLL_INTERVAL: std::time::Duration = std::time::Duration::from_millis(100)
 /// however many events the task stored.
 const REPLAY_PAGE_BYTES: usize = 256 * 1024;
 
-/// A watcher's view of a task: replayed events, then live ones; `None` once the task ended
-/// and everything was delivered. A task another process runs (a `deskhand ask` beside the
-/// window) is followed through the store.
+/// A watcher's view of a task: replayed events, then live ones, then `Ended`; `None` after
+/// that. A task another process runs (a `deskhand ask` beside the window) is followed
+/// through the store.
 pub struct Watch {
     engine: Engine,
     task: String,
@@ -423,6 +404,8 @@ pub struct Watch {
     /// Whether the store has no more events to replay.
     replay_done: bool,
     receiver: Option<mpsc::Receiver<Arc<TaskUpdate>>>,
+    /// Whether `Ended` was delivered: nothing follows it.
+    ended: bool,
 }
 
 impl Watch {
@@ -430,7 +413,9 @@ impl Watch {
         &self.task
     }
 
-    /// Reads the next page of stored events after the last one seen.
+    /// Reads the next page of stored events after the last one seen. An event this version
+    /// cannot read (a newer one stored it) is a notice in its place, never a silent gap;
+    /// the page's end counts as seen either way.
     fn next_page(&mut self) -> Result<(), TaskError> {
         let page = self.engine.inner.store.task_events(
             &self.task,
@@ -439,11 +424,17 @@ impl Watch {
             REPLAY_PAGE_BYTES,
         )?;
         self.replay_done = page.is_empty();
+        if let Some(&(last, _)) = page.last() {
+            self.last_id = self.last_id.max(last);
+        }
         self.replay = page
             .into_iter()
-            .map(|(event_id, wire)| TaskUpdate::Event {
-                id: Some(event_id),
-                wire,
+            .map(|(id, stored)| match serde_json::from_value(stored) {
+                Ok(event) => TaskUpdate::Event {
+                    id: Some(id),
+                    event,
+                },
+                Err(e) => TaskUpdate::Notice(format!("stored event {id} cannot be read: {e}")),
             })
             .collect::<Vec<_>>()
             .into_iter();
@@ -451,23 +442,28 @@ impl Watch {
     }
 
     pub async fn next(&mut self) -> Option<TaskUpdate> {
+        if self.ended {
+            return None;
+        }
         loop {
             if let Some(update) = self.replay.next() {
-                return Some(self.seen(update));
+                return Some(update);
             }
             if !self.replay_done {
                 self.next_page().ok()?;
                 continue;
             }
             let Some(receiver) = self.receiver.as_mut() else {
-                // Not this engine's task: follow the store until the task has ended.
-                let ended = self.engine.task(&self.task).ok()?.state.is_final();
+                // Not this engine's task: follow the store until the task has ended. Read
+                // before looking for more, so that an ended task has stored all it will.
+                let task = self.engine.task(&self.task).ok()?;
                 let more = self.engine.watch(&self.task, self.last_id).ok()?;
                 let got_more = more.replay.len() > 0 || more.receiver.is_some();
                 *self = more;
                 if !got_more {
-                    if ended {
-                        return None;
+                    if task.state.is_final() {
+                        self.ended = true;
+                        return Some(TaskUpdate::Ended(task));
                     }
                     tokio::time::sleep(POLL_INTERVAL).await;
                 }
@@ -705,7 +701,7 @@ impl Run {
     /// Stored before shown: every watcher gets an event only once it is committed.
     fn on_event(
         &self,
-        event: AgentEvent,
+        mut event: AgentEvent,
         recorder: &mut Recorder,
         not_saved: &mut Option<String>,
         cancel: &CancellationToken,
@@ -724,10 +720,10 @@ impl Run {
         }
         if not_saved.is_none() {
             match recorder.record(&event) {
-                Ok(wire) => {
+                Ok(stored) => {
                     return self.publish(TaskUpdate::Event {
                         id: recorder.last_event_id(),
-                        wire,
+                        event: stored,
                     });
                 }
                 Err(e) => {
@@ -737,11 +733,111 @@ impl Run {
                 }
             }
         }
-        // Unstored: shown all the same, but never a whole message (it carries image data).
-        if !matches!(event, AgentEvent::Message { .. })
-            && let Ok(wire) = serde_json::to_value(&event)
-        {
-            self.publish(TaskUpdate::Event { id: None, wire });
+        // Unstored: shown all the same, but never a whole message (it carries image data),
+        // and a tool result's images as refs, as stored ones are.
+        match &mut event {
+            AgentEvent::Message { .. } => return,
+            AgentEvent::ToolResult { images, .. } => {
+                for image in images {
+                    *image = ImageSource::Ref(ImageRef::of(image));
+                }
+            }
+            _ => {}
         }
+        self.publish(TaskUpdate::Event { id: None, event });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use base64::Engine as _;
+
+    use super::*;
+    use crate::agent::RunStatus;
+    use crate::llm::{Message, Usage};
+
+    /// A finished task's watch hands over its stored events typed, with their ids and a
+    /// message's image as a ref; an event this version cannot read (a newer one stored it)
+    /// as a notice in its place; then the task's end, and nothing after it.
+    #[tokio::test]
+    async fn a_watch_hands_over_typed_events_and_the_tasks_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let task = TaskInfo {
+            id: "t1".into(),
+            session_id: "s1".into(),
+            state: TaskState::Done,
+            origin: Origin::Cli,
+            prompt: "look".into(),
+            pid: std::process::id(),
+            waiting_for: None,
+            error: None,
+            created_at: String::new(),
+            updated_at: String::new(),
+        };
+        store.insert_task(&task).unwrap();
+        let mut recorder = Recorder::create(&store, "s1").unwrap().for_task("t1");
+        let shot = ContentBlock::Image {
+            source: ImageSource::Base64 {
+                media_type: "image/png".into(),
+                data: base64::engine::general_purpose::STANDARD.encode(b"a screenshot"),
+            },
+        };
+        let message = AgentEvent::Message {
+            message: Message::user(vec![ContentBlock::text("look"), shot]),
+        };
+        let stored_message = recorder.record(&message).unwrap();
+        let message_id = recorder.last_event_id().unwrap();
+        rusqlite::Connection::open(store.db_path())
+            .unwrap()
+            .execute(
+                "INSERT INTO events (session_id, type, body, at, task_id) \
+                 VALUES ('s1', 'from_the_future', '{\"type\":\"from_the_future\"}', 0, 't1')",
+                [],
+            )
+            .unwrap();
+        let done = AgentEvent::Done {
+            status: RunStatus::Done,
+            turns: 1,
+            session_id: "s1".into(),
+            usage: Usage::default(),
+            cost_usd: None,
+        };
+        recorder.record(&done).unwrap();
+        let done_id = recorder.last_event_id().unwrap();
+
+        let engine = Engine::new(store);
+        let mut watch = engine.watch("t1", 0).unwrap();
+        let Some(TaskUpdate::Event {
+            id: Some(id),
+            event: AgentEvent::Message { message: read },
+        }) = watch.next().await
+        else {
+            panic!("the message first");
+        };
+        assert_eq!(id, message_id);
+        assert_eq!(
+            AgentEvent::Message {
+                message: read.clone()
+            },
+            stored_message
+        );
+        assert!(read.content[1].has_refs(), "{read:?}");
+        let Some(TaskUpdate::Notice(notice)) = watch.next().await else {
+            panic!("a notice for the unreadable event");
+        };
+        assert!(notice.contains("cannot be read"), "{notice}");
+        assert_eq!(
+            watch.next().await,
+            Some(TaskUpdate::Event {
+                id: Some(done_id),
+                event: done
+            })
+        );
+        let Some(TaskUpdate::Ended(ended)) = watch.next().await else {
+            panic!("the task's end last");
+        };
+        assert_eq!(ended.state, TaskState::Done);
+        assert_eq!(watch.next().await, None);
     }
 }

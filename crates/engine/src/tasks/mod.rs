@@ -11,7 +11,8 @@ mod prepare;
 
 pub use approvals::{PendingApprovals, TaskApprover};
 pub use deskhand_protocol::task::{Origin, TaskInfo, TaskState};
-pub use engine::{Engine, TaskSpec, TaskUpdate, Watch};
+pub use deskhand_protocol::update::{TaskUpdate, WindowUpdate};
+pub use engine::{Engine, TaskSpec, Watch};
 pub use lineage::{Lineage, MAX_HOPS};
 pub use lock::{LockError, SessionLock};
 pub use prepare::{

@@ -1,6 +1,6 @@
 // The window's session: its folded state, and the actions that drive a run over IPC.
 import * as ipc from '../ipc';
-import type { AgentEvent, ApprovalPolicy, Decision, SavedCheck, StallAnswer } from '../types';
+import type { AgentEvent, ApprovalPolicy, Decision, SavedCheck, StallAnswer, WindowUpdate } from '../types';
 import { errorNotice, type NoticeKind } from './errors';
 import { applyEvent } from './reduce';
 import { initialRunState, type RunState } from './state';
@@ -41,10 +41,17 @@ export class RunStore {
     if (event.type === 'stall_answered' || event.type === 'done') this.answering = false;
   }
 
+  /** What the shell sends of a run: its events, and notices that are not part of it. */
+  receive(update: WindowUpdate): void {
+    if (update.type === 'notice') this.state.notices.push(update.message);
+    else this.apply(update);
+  }
+
   async send(text: string, attachments: ipc.AttachmentRef[]): Promise<void> {
     if (this.busy) return;
     this.state.phase = 'running';
     this.state.error = null;
+    this.state.notices = [];
     try {
       const check = this.state.sessionId ? null : this.check;
       const desktop = this.state.sessionId ? null : this.desktop;
@@ -52,7 +59,7 @@ export class RunStore {
         this.state.sessionId,
         text,
         attachments,
-        (event) => this.apply(event),
+        (update) => this.receive(update),
         check,
         desktop,
       );

@@ -1,7 +1,7 @@
 import { mockIPC } from '@tauri-apps/api/mocks';
 import type { Channel } from '@tauri-apps/api/core';
 import { describe, expect, it } from 'vitest';
-import type { AgentEvent } from '../types';
+import type { WindowUpdate } from '../types';
 import { approvalRequest, assistantText, delta, done, started, toolCall, userText } from '../../test/events';
 import { RunStore } from './runStore.svelte';
 
@@ -13,18 +13,18 @@ interface Call {
 /** Records every command; `send_message` hands its channel to the test. */
 function fakeShell(reply: (cmd: string, args: Record<string, unknown>) => unknown = () => null) {
   const calls: Call[] = [];
-  let channel: Channel<AgentEvent> | null = null;
+  let channel: Channel<WindowUpdate> | null = null;
   mockIPC((cmd, payload) => {
     const args = (payload ?? {}) as Record<string, unknown>;
     calls.push({ cmd, args });
     if (cmd === 'send_message') {
-      channel = args.onEvent as Channel<AgentEvent>;
+      channel = args.onEvent as Channel<WindowUpdate>;
       return 's1';
     }
     return reply(cmd, args);
   });
-  const emit = (...events: AgentEvent[]) => {
-    for (const event of events) channel?.onmessage(event);
+  const emit = (...updates: WindowUpdate[]) => {
+    for (const update of updates) channel?.onmessage(update);
   };
   return { calls, emit };
 }
@@ -47,6 +47,20 @@ describe('RunStore', () => {
 
     await store.send('again', []);
     expect(shell.calls.at(-1)?.args.sessionId).toBe('s1');
+  });
+
+  it("keeps the shell's notices about a run beside its events, until the next send", async () => {
+    const shell = fakeShell();
+    const store = new RunStore();
+    await store.send('hello', []);
+    shell.emit({ type: 'notice', message: 'the agent works on its own desktop, display :5' }, started());
+    expect(store.state.notices).toEqual(['the agent works on its own desktop, display :5']);
+    expect(store.state.phase).toBe('running');
+    shell.emit(assistantText('Hi!'), done('done'));
+    expect(store.state.notices).toHaveLength(1);
+
+    await store.send('again', []);
+    expect(store.state.notices).toEqual([]);
   });
 
   it('reports a missing key from send_message inline', async () => {

@@ -128,6 +128,9 @@ export interface RunState {
   screen: ImageRef | null;
   retry: RetryNotice | null;
   error: ErrorNotice | null;
+  /** What the shell said about the current run that is not part of it (a plugin server that
+   * did not start), in order. Not stored: a reopened session has none. */
+  notices: string[];
   /** The model's current plan (the `plan` tool), and what its last change changed. */
   plan: PlanStep[];
   planChanges: PlanChange[];
@@ -195,6 +198,7 @@ export function initialRunState(): RunState {
     screen: null,
     retry: null,
     error: null,
+    notices: [],
     plan: [],
     planChanges: [],
     replanned: false,

@@ -105,8 +105,9 @@ const REGISTRY_PROGRAMS: [&str; 2] = [
     "/usr/lib/at-spi2-core/at-spi2-registryd",
 ];
 
-/// Where a session's runs work, as the window saves it with the session: the person's screen,
-/// or an agent desktop (sandboxed unless turned off, and kept between runs if asked).
+/// Where a session's runs work, as saved with the session (by the window's side panel, or by
+/// a task that chose it, from any front end): the person's screen, or an agent desktop
+/// (sandboxed unless turned off, and kept between runs if asked).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct DesktopChoice {
@@ -120,12 +121,6 @@ pub struct DesktopChoice {
 impl DesktopChoice {
     fn sandbox_by_default() -> bool {
         true
-    }
-
-    /// The sandbox of a run on this choice: the window offers it for an agent desktop only,
-    /// so a run on the person's screen has none whatever `sandbox` says.
-    pub fn sandbox(&self) -> Option<crate::sandbox::SandboxChoice> {
-        (self.agent && self.sandbox).then(crate::sandbox::SandboxChoice::default)
     }
 }
 

@@ -54,6 +54,16 @@ impl SavedCheck {
     }
 }
 
+/// A check as its session saves it.
+impl From<&Check> for SavedCheck {
+    fn from(check: &Check) -> Self {
+        Self {
+            command: check.command.clone(),
+            timeout_secs: check.timeout.as_secs_f64(),
+        }
+    }
+}
+
 impl Check {
     /// Refuses, before anything runs, a check whose program does not exist. Shell syntax
     /// the first word cannot name a program with (builtins, assignments, groups) passes.

@@ -210,3 +210,47 @@ fn a_check_saved_with_a_session_decides_its_runs_and_a_bad_one_is_refused() {
     );
     assert_eq!(server.accepted().len(), 4);
 }
+
+/// A session another front end started with a check (a second engine over the same history,
+/// as `deskhand ask --check` runs one) is checked by it when the window continues it: the
+/// engine keeps a session's rules, whoever runs its tasks.
+#[test]
+fn a_session_started_elsewhere_with_a_check_is_checked_by_it_in_the_window() {
+    let server = StandIn::spawn([Turn::text("Done elsewhere."), Turn::text("Done here.")]);
+    let app = window(Some(&server));
+    let check = format!("test -d '{}'", app.data.path().display());
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let other = deskhand_engine::tasks::Engine::new(
+        deskhand_engine::store::Store::open(app.data.path()).unwrap(),
+    );
+    let session = runtime.block_on(async {
+        let settings = deskhand_engine::tasks::RunSettings {
+            check: Some(
+                deskhand_engine::agent::verify::Check::new(&check, Duration::from_secs(10))
+                    .unwrap(),
+            ),
+            ..deskhand_engine::tasks::RunSettings::default()
+        };
+        let task = other
+            .submit(deskhand_engine::tasks::TaskSpec {
+                session: None,
+                input: vec![deskhand_engine::llm::ContentBlock::text("make the folder")],
+                settings,
+                origin: deskhand_engine::tasks::Origin::Cli,
+                wrap_tools: None,
+            })
+            .await
+            .unwrap();
+        let mut watch = other.watch(&task.id, 0).unwrap();
+        while watch.next().await.is_some() {}
+        task.session_id
+    });
+    app.send(Some(&session), "and now?").unwrap();
+    let verification = app.wait_for("verification");
+    assert_eq!(
+        (&verification["outcome"], &verification["check"]),
+        (&json!("verified"), &json!(check)),
+        "{verification}"
+    );
+    assert_eq!(app.wait_for("done")["status"], "done");
+}

@@ -28,7 +28,8 @@ use deskhand_engine::llm::config::ProviderSettings;
 use deskhand_engine::secrets::ApiKey;
 use deskhand_engine::store::StoreError;
 use deskhand_engine::tasks::{
-    Engine, LockError, Origin, RunSettings, StallChoice, TaskError, TaskSpec, TaskUpdate, Watch,
+    DesktopSettings, Engine, LockError, Origin, RunSettings, StallChoice, TaskError, TaskSpec,
+    TaskUpdate, Watch,
 };
 
 /// Every route, as `docs/openapi.yaml` must list it (a test compares them).
@@ -319,16 +320,18 @@ struct SubmitBody {
     /// Whether the chosen notes go into the system prompt (default true).
     memory: Option<bool>,
     stall: Option<StallBody>,
-    /// `agent`: the task runs on an agent desktop of its own; `person` (default): on the
-    /// service's display.
+    /// `agent`: the task runs on an agent desktop of its own; `person`: on the service's
+    /// display. Default: the session's saved choice, else `person`.
     desktop: Option<DesktopBody>,
-    /// The bubblewrap sandbox for the agent's programs (default: on for an agent desktop).
+    /// The bubblewrap sandbox for the agent's programs (default: the session's saved choice,
+    /// else on for an agent desktop).
     sandbox: Option<bool>,
     /// Folders on the service's machine shared with the sandbox.
     share: Option<Vec<std::path::PathBuf>>,
     /// Whether the sandbox has the network (default true).
     network: Option<bool>,
-    /// Keep the agent desktop after the task for the session's next one (default false).
+    /// Keep the agent desktop after the task for the session's next one (default: the
+    /// session's saved choice, else false).
     keep_desktop: Option<bool>,
     /// Set by a delegating Deskhand: how many delegations led here, and the tasks they came
     /// from, root first (`deskhand_engine::tasks::Lineage`).
@@ -468,13 +471,6 @@ impl SubmitBody {
             Some(stall) => stall.choice()?,
             None => StallChoice::default(),
         };
-        let agent_desktop = self.desktop == Some(DesktopBody::Agent);
-        let keep_desktop = self.keep_desktop.unwrap_or(false);
-        if keep_desktop && !agent_desktop {
-            return Err(ApiError::invalid(
-                "keep_desktop needs \"desktop\": \"agent\"",
-            ));
-        }
         let api_key = self
             .api_key
             .map(ApiKey::new)
@@ -488,13 +484,6 @@ impl SubmitBody {
                  takes any `api_key`)",
             ));
         }
-        let sandbox = deskhand_engine::sandbox::SandboxChoice::for_run(
-            agent_desktop,
-            self.sandbox,
-            self.share.unwrap_or_default(),
-            self.network.unwrap_or(true),
-        )
-        .map_err(ApiError::invalid)?;
         let lineage = match self.delegation {
             Some(given) => deskhand_engine::tasks::Lineage::stated(given.hops, given.chain)
                 .map_err(ApiError::invalid)?,
@@ -523,9 +512,13 @@ impl SubmitBody {
                 system: self.system,
                 memory: self.memory.unwrap_or(true),
                 stall,
-                agent_desktop,
-                keep_desktop,
-                sandbox,
+                desktop: DesktopSettings {
+                    agent: self.desktop.map(|desktop| desktop == DesktopBody::Agent),
+                    sandbox: self.sandbox,
+                    keep: self.keep_desktop,
+                    shares: self.share.unwrap_or_default(),
+                    network: self.network.unwrap_or(true),
+                },
                 lineage,
                 ..RunSettings::default()
             },

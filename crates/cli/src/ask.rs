@@ -16,10 +16,10 @@ use deskhand_engine::files;
 use deskhand_engine::images::MAX_IMAGE_BYTES;
 use deskhand_engine::llm::ContentBlock;
 use deskhand_engine::llm::config::ProviderSettings;
-use deskhand_engine::sandbox::SandboxChoice;
 use deskhand_engine::tasks::{
-    DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, Engine, Origin, RunSettings, StallChoice,
-    TaskInfo, TaskSpec, TaskState, TaskUpdate, Watch, parse_seconds,
+    DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, DesktopSettings, Engine, Origin, PrepareError,
+    RunSettings, StallChoice, TaskError, TaskInfo, TaskSpec, TaskState, TaskUpdate, Watch,
+    parse_seconds,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -85,7 +85,7 @@ pub struct AskArgs {
     #[arg(long, env = "DESKHAND_DATA_DIR")]
     data_dir: Option<PathBuf>,
     /// Continue this stored session (its id, or the first characters of it) with its full
-    /// history.
+    /// history, its saved check and its desktop.
     #[arg(long, value_name = "ID", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     session: Option<String>,
     /// Leave the notes out of this run's system prompt (the `memory` tool stays).
@@ -96,7 +96,8 @@ pub struct AskArgs {
     #[arg(long)]
     set_of_marks: bool,
     /// A shell command run after the model stops, on the same display: exit 0 means the job
-    /// was done (`verified`). A failure goes back to the model once.
+    /// was done (`verified`). A failure goes back to the model once. Saved with the session:
+    /// its later tasks are checked by it (default: the session's saved check).
     #[arg(long, value_name = "CMD")]
     check: Option<String>,
     /// Seconds the check may run before it is killed (default 60).
@@ -129,10 +130,12 @@ pub struct AskArgs {
     #[arg(long, env = "DESKHAND_SOCKET")]
     socket: Option<PathBuf>,
     /// Where the agent works: `person` (your screen) or `agent` (a private desktop that
-    /// Deskhand starts, sandboxed by default; see docs/agent-desktop.md).
-    #[arg(long, default_value = "person", value_parser = ["person", "agent"])]
-    desktop: String,
-    /// Run the agent's programs in a bubblewrap sandbox (default with --desktop agent).
+    /// Deskhand starts, sandboxed by default; see docs/agent-desktop.md). Default: the
+    /// session's saved choice with --session, else `person`.
+    #[arg(long, value_parser = ["person", "agent"])]
+    desktop: Option<String>,
+    /// Run the agent's programs in a bubblewrap sandbox (default with --desktop agent, or as
+    /// the session saved it).
     #[arg(long, conflicts_with = "no_sandbox")]
     sandbox: bool,
     /// No sandbox, even on an agent desktop.
@@ -181,14 +184,6 @@ impl AskArgs {
                     .map_err(|e| anyhow::anyhow!("--check: {e}"))
             })
             .transpose()?;
-        let agent_desktop = self.desktop == "agent";
-        let sandbox = SandboxChoice::for_run(
-            agent_desktop,
-            (self.sandbox || self.no_sandbox).then_some(self.sandbox),
-            self.share.clone(),
-            !self.no_network,
-        )
-        .map_err(UsageError)?;
         Ok(TaskSpec {
             session: self.session.clone(),
             input,
@@ -222,9 +217,13 @@ impl AskArgs {
                     cycles: self.stall_cycles,
                     ask_timeout: self.stall_ask_timeout,
                 },
-                agent_desktop,
-                keep_desktop: self.keep_desktop,
-                sandbox,
+                desktop: DesktopSettings {
+                    agent: self.desktop.as_deref().map(|desktop| desktop == "agent"),
+                    sandbox: self.sandbox_flag(),
+                    keep: self.keep_desktop.then_some(true),
+                    shares: self.share.clone(),
+                    network: !self.no_network,
+                },
                 delegate_to: self.delegate_to.clone(),
                 may_delegate: true,
                 lineage: Default::default(),
@@ -237,6 +236,11 @@ impl AskArgs {
 }
 
 impl AskArgs {
+    /// `--sandbox` or `--no-sandbox`; `None`: neither.
+    fn sandbox_flag(&self) -> Option<bool> {
+        (self.sandbox || self.no_sandbox).then_some(self.sandbox)
+    }
+
     /// The prompt: the argument, or stdin for `-`.
     fn prompt(&self) -> Result<String> {
         match self.prompt.as_str() {
@@ -274,7 +278,11 @@ pub async fn run(args: AskArgs) -> Result<i32> {
     let cancel = CancellationToken::new();
     watch_ctrl_c(cancel.clone());
     // A settings mistake is one line: the store's privacy notice waits until the task runs.
-    let task = engine.submit(spec).await?;
+    let task = engine.submit(spec).await.map_err(|e| match e {
+        // Flags that do not go together, as clap refuses others.
+        TaskError::Prepare(PrepareError::Choice(mistake)) => UsageError(mistake).into(),
+        e => anyhow::Error::from(e),
+    })?;
     if let Some(notice) = notice {
         eprintln!("deskhand: {notice}");
     }
@@ -339,10 +347,10 @@ async fn background(args: &AskArgs) -> Result<()> {
         "monitor": args.monitor,
         "memory": !args.no_memory,
         "desktop": args.desktop,
-        "sandbox": (args.sandbox || args.no_sandbox).then_some(args.sandbox),
+        "sandbox": args.sandbox_flag(),
         "share": args.share,
         "network": !args.no_network,
-        "keep_desktop": args.keep_desktop,
+        "keep_desktop": args.keep_desktop.then_some(true),
         "stall": {
             "enabled": !args.no_stall_check,
             "repeats": args.stall_repeats,

@@ -232,6 +232,50 @@ fn a_check_program_that_does_not_exist_is_refused_before_the_run() {
     assert!(api.requests().is_empty());
 }
 
+/// A session's check goes with it: `ask --session` without `--check` is checked by the one
+/// its first task was given, and by one saved with the session elsewhere (the window's
+/// Check), as the window's and the API's tasks are.
+#[test]
+fn a_continued_session_is_checked_by_its_saved_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let api = StandIn::spawn([
+        Turn::text("Done."),
+        Turn::text("Done again."),
+        Turn::text("Hi."),
+        Turn::text("Checked."),
+    ]);
+    let session_of = |events: &[Value]| events.last().unwrap()["session_id"].clone();
+    let continued = |session: &Value| {
+        let (output, stdout, stderr) = run(deskhand_at(&api, dir.path()).args([
+            "ask",
+            "--json",
+            "--require-verified",
+            "--session",
+            session.as_str().unwrap(),
+            "and now?",
+        ]));
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        verification(&json_lines(&stdout)).clone()
+    };
+    let check = format!("test -d '{}'", dir.path().display());
+    let (code, events) = check_run(&api, dir.path(), &check);
+    assert_eq!(code, Some(0));
+    assert_eq!(continued(&session_of(&events))["check"], check.as_str());
+
+    let (output, stdout, _) = run(deskhand_at(&api, dir.path()).args(["ask", "--json", "hi"]));
+    assert_eq!(output.status.code(), Some(0));
+    let session = session_of(&json_lines(&stdout));
+    let saved = deskhand_engine::agent::verify::SavedCheck {
+        command: "true".into(),
+        timeout_secs: 10.0,
+    };
+    deskhand_engine::store::Store::open(dir.path())
+        .unwrap()
+        .set_session_check(session.as_str().unwrap(), Some(&saved))
+        .unwrap();
+    assert_eq!(continued(&session)["check"], "true");
+}
+
 fn write(path: &std::path::Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }

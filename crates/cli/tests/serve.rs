@@ -307,6 +307,43 @@ fn a_task_cut_by_sigkill_is_interrupted_after_a_restart_and_its_session_resumes(
     assert!(last.to_string().contains("interrupted"), "{last}");
 }
 
+/// The API cannot name a check, yet a session it continues is checked by the one saved with
+/// it (the window's Check, `deskhand ask --check`), as the window and the CLI do.
+#[test]
+fn a_session_continued_over_the_api_is_checked_by_its_saved_check() {
+    let api = StandIn::spawn([Turn::text("Done."), Turn::text("Done again.")]);
+    let dir = tempfile::tempdir().unwrap();
+    let serve = Serve::start(&api, dir.path());
+    let verification = |task: &Value| {
+        let id = task["id"].as_str().unwrap();
+        serve.wait_for(id, "done");
+        let events = serve.events(id, None);
+        let (_, _, data) = events
+            .into_iter()
+            .find(|(_, kind, _)| kind == "verification")
+            .expect("a verification event");
+        data
+    };
+    let first = serve.submit(json!({"prompt": "do it"}));
+    assert_eq!(verification(&first)["outcome"], "unverified");
+    let check = format!("test -d '{}'", dir.path().display());
+    let saved = deskhand_engine::agent::verify::SavedCheck {
+        command: check.clone(),
+        timeout_secs: 10.0,
+    };
+    deskhand_engine::store::Store::open(dir.path())
+        .unwrap()
+        .set_session_check(first["session_id"].as_str().unwrap(), Some(&saved))
+        .unwrap();
+    let again = serve.submit(json!({"prompt": "and now?", "session_id": first["session_id"]}));
+    let checked = verification(&again);
+    assert_eq!(
+        (checked["outcome"].as_str(), checked["check"].as_str()),
+        (Some("verified"), Some(check.as_str())),
+        "{checked}"
+    );
+}
+
 #[test]
 fn two_submitters_of_one_session_never_overlap() {
     let api = StandIn::spawn([

@@ -19,8 +19,8 @@ use crate::images::ImageRef;
 use crate::llm::{ContentBlock, ImageSource, Role, ToolDefinition};
 use crate::secrets::ApiKey;
 use crate::tasks::{
-    Engine, Lineage, Origin, PendingApprovals, RunSettings, TaskApprover, TaskSpec, TaskUpdate,
-    Watch,
+    DesktopSettings, Engine, Lineage, Origin, PendingApprovals, RunSettings, TaskApprover,
+    TaskSpec, TaskUpdate, Watch,
 };
 use crate::tools::{ActionDetail, ActionPlan, Progress, Tool, ToolContext, ToolOutput};
 use deskhand_protocol::action::DelegateDetail;
@@ -330,7 +330,7 @@ impl DelegateTool {
             "no network"
         };
         if remote {
-            return match &parent.sandbox {
+            return match parent.desktop.sandbox() {
                 Some(_) => format!("{approvals}; sandboxed, {network}; no shared folders"),
                 None => format!("{approvals}; the remote's own sandbox and network"),
             };
@@ -352,14 +352,20 @@ impl DelegateTool {
     async fn start_local(&self, call: &Call) -> Result<Child, String> {
         let engine = &self.delegation.engine;
         let parent = &self.delegation.settings;
+        let sandbox = local_sandbox(parent);
         let settings = RunSettings {
             tools: None,
             max_turns: call.max_turns,
             max_cost_usd: call.max_cost_usd,
             system: None,
             check: None,
-            agent_desktop: true,
-            sandbox: Some(local_sandbox(parent)),
+            desktop: DesktopSettings {
+                agent: Some(true),
+                sandbox: Some(true),
+                shares: sandbox.shares,
+                network: sandbox.network,
+                ..parent.desktop.clone()
+            },
             may_delegate: false,
             delegate_to: Vec::new(),
             lineage: self.delegation.lineage.clone(),
@@ -386,7 +392,7 @@ impl DelegateTool {
 /// A local child's sandbox: the parent's (its network and shares, never more), or one with
 /// the network and no shares for a parent that has none.
 fn local_sandbox(parent: &RunSettings) -> crate::sandbox::SandboxChoice {
-    parent.sandbox.clone().unwrap_or_default()
+    parent.desktop.sandbox().unwrap_or_default()
 }
 
 /// Why following a child stopped before it ended.
@@ -741,7 +747,7 @@ impl Remote {
             body["max_cost_usd"] = json!(usd);
         }
         // A sandboxed parent's child is sandboxed too, with the parent's network at most.
-        if let Some(sandbox) = &delegation.settings.sandbox {
+        if let Some(sandbox) = delegation.settings.desktop.sandbox() {
             body["sandbox"] = json!(true);
             body["network"] = json!(sandbox.network);
         }
@@ -1121,10 +1127,12 @@ mod tests {
             plan(&tool, LOCAL)
         );
         tool.delegation.settings.approval = crate::agent::ApprovalPolicy::ReadOnly;
-        tool.delegation.settings.sandbox = Some(crate::sandbox::SandboxChoice {
+        tool.delegation.settings.desktop = DesktopSettings {
+            sandbox: Some(true),
             shares: vec!["/srv/shared".into()],
             network: false,
-        });
+            ..Default::default()
+        };
         let local = plan(&tool, LOCAL);
         assert!(
             local.ends_with(

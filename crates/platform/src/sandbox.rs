@@ -30,25 +30,6 @@ impl Default for SandboxChoice {
     }
 }
 
-impl SandboxChoice {
-    /// The sandbox a run gets: the one asked for (`sandbox`), else one by default on an agent
-    /// desktop. Shares and a cut network mean nothing without one, and are refused then.
-    pub fn for_run(
-        agent_desktop: bool,
-        sandbox: Option<bool>,
-        shares: Vec<PathBuf>,
-        network: bool,
-    ) -> Result<Option<Self>, String> {
-        if sandbox.unwrap_or(agent_desktop) {
-            return Ok(Some(Self { shares, network }));
-        }
-        if !shares.is_empty() || !network {
-            return Err("sharing a folder and cutting the network need the sandbox".into());
-        }
-        Ok(None)
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
     #[error(

@@ -2,8 +2,9 @@
 
 use serde::Deserialize;
 
-/// Where a session's runs work, as the window saves it with the session: the person's screen,
-/// or an agent desktop (sandboxed unless turned off, and kept between runs if asked).
+/// Where a session's runs work, as saved with the session (by the window's side panel, or by
+/// a task that chose it, from any front end): the person's screen, or an agent desktop
+/// (sandboxed unless turned off, and kept between runs if asked).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS)]
 #[serde(deny_unknown_fields)]
 pub struct DesktopChoice {
@@ -17,12 +18,6 @@ pub struct DesktopChoice {
 impl DesktopChoice {
     fn sandbox_by_default() -> bool {
         true
-    }
-
-    /// Whether a run on this choice is sandboxed: the window offers the sandbox for an agent
-    /// desktop only, so a run on the person's screen has none whatever `sandbox` says.
-    pub fn sandboxed(&self) -> bool {
-        self.agent && self.sandbox
     }
 }
 

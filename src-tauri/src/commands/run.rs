@@ -29,8 +29,9 @@ use crate::state::{ActiveRun, AppState, busy};
 use crate::window_tool::WindowTool;
 
 /// Starts a run and resolves with its session id; the run goes on in the background and
-/// every event goes to `on_event`, the last being `done`. `check` and `desktop`, for a new
-/// session, are saved with it (a stored session's own saved ones apply otherwise).
+/// every event goes to `on_event`, the last being `done`. `check` and `desktop`, what the
+/// person chose, are saved with the session by the engine (a stored session's own saved ones
+/// apply otherwise, as for every front end).
 #[tauri::command]
 #[allow(clippy::too_many_arguments)]
 pub async fn send_message<R: Runtime>(
@@ -48,36 +49,14 @@ pub async fn send_message<R: Runtime>(
     }
     let settings = state.settings();
     let mut run_settings = run_settings(&settings, &state).await?;
-    let saved = match (&check, &session_id) {
-        (Some(check), _) => Some(check.clone()),
-        (None, Some(id)) => {
-            let store = state.store()?;
-            store.session_check(&store.resolve_id(id)?)?
-        }
-        (None, None) => None,
-    };
-    run_settings.check = saved
+    run_settings.check = check
         .as_ref()
         .map(deskhand_engine::agent::verify::Check::saved)
         .transpose()
-        .map_err(|e| {
-            IpcError::invalid(format!(
-                "the session's check: {e}; change it in the session's settings"
-            ))
-        })?;
-    let desktop = match (desktop, &session_id) {
-        (Some(desktop), _) => desktop,
-        (None, Some(id)) => {
-            let store = state.store()?;
-            store.session_desktop(&store.resolve_id(id)?)?
-        }
-        (None, None) => DesktopChoice::default(),
-    };
-    run_settings.agent_desktop = desktop.agent;
-    run_settings.keep_desktop = desktop.keep;
-    run_settings.sandbox = desktop
-        .sandboxed()
-        .then(deskhand_engine::sandbox::SandboxChoice::default);
+        .map_err(|e| IpcError::invalid(format!("the check: {e}")))?;
+    if let Some(desktop) = desktop {
+        run_settings.desktop = desktop.into();
+    }
     if text.trim().is_empty() && attachments.is_empty() {
         return Err(IpcError::invalid("write a message or attach an image"));
     }
@@ -118,14 +97,6 @@ pub async fn send_message<R: Runtime>(
         }
     };
     state.started(&task.session_id, &task.id);
-    if let Some(check) = &check {
-        state
-            .store()?
-            .set_session_check(&task.session_id, Some(check))?;
-    }
-    state
-        .store()?
-        .set_session_desktop(&task.session_id, &desktop)?;
     tauri::async_runtime::spawn(async move {
         let state = app.state::<AppState>();
         let mut finished = false;

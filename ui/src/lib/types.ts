@@ -168,8 +168,9 @@ export type DelegateDetail = { to: string,
 target: string, prompt: string, max_turns: number, max_cost_usd: number | null, timeout_secs: number, };
 
 /**
- * Where a session's runs work, as the window saves it with the session: the person's screen,
- * or an agent desktop (sandboxed unless turned off, and kept between runs if asked).
+ * Where a session's runs work, as saved with the session (by the window's side panel, or by
+ * a task that chose it, from any front end): the person's screen, or an agent desktop
+ * (sandboxed unless turned off, and kept between runs if asked).
  */
 
 export type DesktopChoice = { agent: boolean, sandbox: boolean, keep: boolean, };
@@ -513,7 +514,7 @@ max_cost_usd: number | null,
  */
 max_tokens: number | null, 
 /**
- * Numbered marks on the computer tool's screenshots (`deskhand::elements::marks`).
+ * Numbered marks on the computer tool's screenshots (`deskhand_engine::elements::marks`).
  */
 set_of_marks: boolean, 
 /**

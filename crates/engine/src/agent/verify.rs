@@ -39,6 +39,16 @@ pub enum CheckError {
     BadTimeout,
 }
 
+/// A check as its session saves it.
+impl From<&Check> for SavedCheck {
+    fn from(check: &Check) -> Self {
+        Self {
+            command: check.command.clone(),
+            timeout_secs: check.timeout.as_secs_f64(),
+        }
+    }
+}
+
 impl Check {
     /// The check a session saved, refused as [`Check::new`] refuses one.
     pub fn saved(saved: &SavedCheck) -> Result<Self, CheckError> {

@@ -21,8 +21,8 @@ use deskhand_protocol::update::TaskUpdate;
 
 /// What a front end asks to run.
 pub struct TaskSpec {
-    /// A stored session to continue (its id or the first characters of it); `None` starts a
-    /// new one.
+    /// A stored session to continue (its id or the first characters of it), on its saved
+    /// check and desktop where `settings` leave them; `None` starts a new one.
     pub session: Option<String>,
     pub input: Vec<ContentBlock>,
     pub settings: RunSettings,
@@ -139,16 +139,19 @@ impl Engine {
 
     /// Starts a task and returns it at once (`running`, or `queued` behind its session's
     /// current task in this process). A session another process runs is refused as busy.
-    /// Settings that cannot work (no key, an unknown tool, …) are refused here.
+    /// Settings that cannot work (no key, an unknown tool, …) are refused here. A stored
+    /// session's saved check and desktop apply unless the task chose its own; what it chose
+    /// is saved with the session once the task is accepted.
     pub async fn submit(&self, spec: TaskSpec) -> Result<TaskInfo, TaskError> {
         let store = self.inner.store.clone();
         let session_id = match &spec.session {
             Some(id) => Some(store.resolve_id(id)?),
             None => None,
         };
+        let mut settings = spec.settings;
+        let chosen = prepare::session_rules(&mut settings, &store, session_id.as_deref())?;
         let is_new = session_id.is_none();
         let session_id = session_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        let settings = spec.settings;
         let resolved = {
             let store = store.clone();
             // The keyring is a blocking D-Bus round trip.
@@ -164,6 +167,7 @@ impl Engine {
             Ok(turn) => Some((SessionLock::try_acquire(store.dir(), &session_id)?, turn)),
             Err(_) => None,
         };
+        chosen.save(&store, &session_id)?;
         let prompt = spec
             .input
             .iter()

@@ -16,8 +16,9 @@ pub use engine::{Engine, TaskSpec, Watch};
 pub use lineage::{Lineage, MAX_HOPS};
 pub use lock::{LockError, SessionLock};
 pub use prepare::{
-    BASH_TIMEOUT_VARIABLE, DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, PrepareError, Prepared,
-    Resolved, RunSettings, StallChoice, ToolWrapper, parse_seconds, prepare, resolve,
+    BASH_TIMEOUT_VARIABLE, DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, DesktopSettings,
+    PrepareError, Prepared, Resolved, RunSettings, StallChoice, ToolWrapper, parse_seconds,
+    prepare, resolve,
 };
 
 use crate::store::StoreError;

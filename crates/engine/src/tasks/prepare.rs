@@ -1,8 +1,10 @@
 //! A run put together from settings, the same way for every front end: provider, tools,
-//! plugins, budget, context policy, monitor and bash timeout. What used to drift between the
-//! CLI and the window (plugins, the summary threshold, `DESKHAND_BASH_TIMEOUT`, the screenshot
-//! default) is decided here once.
+//! plugins, budget, context policy, monitor and bash timeout, and the session's rules (its
+//! saved check and desktop). What used to drift between the CLI and the window (plugins, the
+//! summary threshold, `DESKHAND_BASH_TIMEOUT`, the screenshot default, the session's check) is
+//! decided here once.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,13 +12,13 @@ use super::approvals::{PendingApprovals, TaskApprover};
 use super::lineage::Lineage;
 use crate::agent::context::ContextPolicy;
 use crate::agent::stall::StallPolicy;
-use crate::agent::verify::Check;
+use crate::agent::verify::{Check, SavedCheck};
 use crate::agent::{
     Agent, AgentConfig, ApprovalGate, ApprovalPolicy, Budget, DEFAULT_MAX_TOKENS,
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, SecretPlaces, SessionRules,
 };
 use crate::delegate::{self, DelegateTool, Delegation, RemoteTarget};
-use crate::desktop::{AgentDesktop, DesktopError};
+use crate::desktop::{AgentDesktop, DesktopChoice, DesktopError};
 use crate::elements::marks;
 use crate::llm::config::{self, ConfigError, ProviderSettings};
 use crate::llm::pricing::{Price, PriceTable, PriceTableError};
@@ -76,16 +78,12 @@ pub struct RunSettings {
     /// Whether the notes chosen for the prompt go into the system prompt (the stored
     /// memory-in-prompt setting can still turn them off); the `memory` tool stays either way.
     pub memory: bool,
-    /// Proof of done: run after the model stops (`agent::verify`).
+    /// Proof of done: run after the model stops (`agent::verify`). `None`: the check its
+    /// stored session saved, if any; one given is saved with the session ([`session_rules`]).
     pub check: Option<Check>,
     pub stall: StallChoice,
-    /// Run on an agent desktop of its own (`crate::desktop`) instead of the person's screen.
-    pub agent_desktop: bool,
-    /// Keep the agent desktop after the run, for the session's next run (which then works on
-    /// the same screen); else it ends with the run. It never outlives the process either way.
-    pub keep_desktop: bool,
-    /// The sandbox the agent's programs run in (`crate::sandbox`); `None`: none.
-    pub sandbox: Option<SandboxChoice>,
+    /// Where the run works, and its sandbox.
+    pub desktop: DesktopSettings,
     /// Remote Deskhand services the `delegate` tool may hand tasks to, besides the stored
     /// `delegate.targets` setting.
     pub delegate_to: Vec<RemoteTarget>,
@@ -150,6 +148,152 @@ impl StallChoice {
     }
 }
 
+/// Where a run works, as its front end chose it. What it leaves `None` is its session's saved
+/// choice ([`session_rules`] fills it in); a new session's is the person's screen, with the
+/// sandbox on an agent desktop, not kept.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DesktopSettings {
+    /// An agent desktop of its own (`crate::desktop`) instead of the person's screen.
+    pub agent: Option<bool>,
+    /// The sandbox for the agent's programs (`crate::sandbox`), on either desktop.
+    pub sandbox: Option<bool>,
+    /// Keep the agent desktop after the run, for the session's next run (which then works on
+    /// the same screen); else it ends with the run. It never outlives the process either way.
+    pub keep: Option<bool>,
+    /// The folders the sandbox shares and whether it has the network: this run's own, never
+    /// saved with the session.
+    pub shares: Vec<PathBuf>,
+    pub network: bool,
+}
+
+impl Default for DesktopSettings {
+    fn default() -> Self {
+        Self {
+            agent: None,
+            sandbox: None,
+            keep: None,
+            shares: Vec::new(),
+            network: true,
+        }
+    }
+}
+
+/// The window's choice: its `sandbox` and `keep` are an agent desktop's (the side panel
+/// offers them there only), so a choice of the person's screen leaves the session's as
+/// they were.
+impl From<DesktopChoice> for DesktopSettings {
+    fn from(choice: DesktopChoice) -> Self {
+        Self {
+            agent: Some(choice.agent),
+            sandbox: choice.agent.then_some(choice.sandbox),
+            keep: choice.agent.then_some(choice.keep),
+            ..Self::default()
+        }
+    }
+}
+
+impl DesktopSettings {
+    pub fn agent(&self) -> bool {
+        self.agent == Some(true)
+    }
+
+    /// Whether the run's agent desktop stays for the session's next run.
+    pub fn keeps(&self) -> bool {
+        self.agent() && self.keep == Some(true)
+    }
+
+    /// The run's sandbox, if it has one (by default on an agent desktop).
+    pub fn sandbox(&self) -> Option<SandboxChoice> {
+        self.sandbox.unwrap_or(self.agent()).then(|| SandboxChoice {
+            shares: self.shares.clone(),
+            network: self.network,
+        })
+    }
+
+    /// Fills in what the run left to its session from `saved` (the session's saved choice,
+    /// or the default for a new one), refusing parts that do not go together. Returns the
+    /// session's choice to save when the run chose any part of it.
+    fn settle(&mut self, saved: DesktopChoice) -> Result<Option<DesktopChoice>, PrepareError> {
+        let chose = self.agent.is_some() || self.sandbox.is_some() || self.keep.is_some();
+        let agent = self.agent.unwrap_or(saved.agent);
+        // The saved sandbox is an agent desktop's: none on the person's screen unless asked.
+        let sandbox = self.sandbox.unwrap_or(agent && saved.sandbox);
+        let keep = self.keep.unwrap_or(saved.keep);
+        if self.keep == Some(true) && !agent {
+            return Err(PrepareError::Choice(
+                "keeping the desktop needs an agent desktop".into(),
+            ));
+        }
+        if !sandbox && (!self.shares.is_empty() || !self.network) {
+            return Err(PrepareError::Choice(
+                "sharing a folder and cutting the network need the sandbox".into(),
+            ));
+        }
+        self.agent = Some(agent);
+        self.sandbox = Some(sandbox);
+        self.keep = Some(keep);
+        Ok(chose.then_some(DesktopChoice {
+            agent,
+            sandbox: if agent { sandbox } else { saved.sandbox },
+            keep,
+        }))
+    }
+}
+
+/// What a run chose of its session's rules (its check, its desktop): saved with the session
+/// once the task is accepted, so that the session's next task gets them whoever runs it.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct SessionChoice {
+    check: Option<SavedCheck>,
+    desktop: Option<DesktopChoice>,
+}
+
+impl SessionChoice {
+    pub(super) fn save(&self, store: &Store, session_id: &str) -> Result<(), StoreError> {
+        if let Some(check) = &self.check {
+            store.set_session_check(session_id, Some(check))?;
+        }
+        if let Some(desktop) = &self.desktop {
+            store.set_session_desktop(session_id, desktop)?;
+        }
+        Ok(())
+    }
+}
+
+/// A session's rules, the same whichever front end runs its task: the check and the desktop
+/// the run chose, else those its stored session (`session`; `None` for a new one) saved, the
+/// window's per-session settings or an earlier task's choice. A choice made for a stored
+/// session replaces its saved one, as `SessionChoice::save` does for every task.
+pub(super) fn session_rules(
+    settings: &mut RunSettings,
+    store: &Store,
+    session: Option<&str>,
+) -> Result<SessionChoice, PrepareError> {
+    let saved = match session {
+        Some(id) => store.session_desktop(id)?,
+        None => DesktopChoice::default(),
+    };
+    let desktop = settings.desktop.settle(saved)?;
+    let check = match (&settings.check, session) {
+        (Some(check), _) => Some(SavedCheck::from(check)),
+        (None, Some(id)) => {
+            settings.check = store
+                .session_check(id)?
+                .as_ref()
+                .map(Check::saved)
+                .transpose()
+                .map_err(|e| {
+                    PrepareError::Invalid(format!(
+                        "the session's check: {e}; change it in the session's settings"
+                    ))
+                })?;
+            None
+        }
+        (None, None) => None,
+    };
+    Ok(SessionChoice { check, desktop })
+}
+
 impl Default for RunSettings {
     fn default() -> Self {
         Self {
@@ -171,9 +315,7 @@ impl Default for RunSettings {
             memory: true,
             check: None,
             stall: StallChoice::default(),
-            agent_desktop: false,
-            keep_desktop: false,
-            sandbox: None,
+            desktop: DesktopSettings::default(),
             delegate_to: Vec::new(),
             may_delegate: true,
             lineage: Lineage::default(),
@@ -210,6 +352,10 @@ pub enum PrepareError {
     /// Plugin servers named in `tools` that could not start.
     #[error("{}", .0.join("; "))]
     PluginsFailed(Vec<String>),
+    /// Parts of a run's desktop that do not go together (a shared folder and no sandbox):
+    /// the caller's mistake in how it asked, refused before anything starts.
+    #[error("{0}")]
+    Choice(String),
 }
 
 /// Seconds as a duration: a positive, finite number.
@@ -243,7 +389,7 @@ impl Resolved {
 
     /// Whether the run's agent desktop stays for the session's next run.
     pub fn keeps_desktop(&self) -> bool {
-        self.settings.agent_desktop && self.settings.keep_desktop
+        self.settings.desktop.keeps()
     }
 }
 
@@ -331,9 +477,9 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
     )
     .map_err(PrepareError::Invalid)?;
     let sandbox = settings
-        .sandbox
-        .as_ref()
-        .map(|choice| Sandbox::new(choice, store.dir()))
+        .desktop
+        .sandbox()
+        .map(|choice| Sandbox::new(&choice, store.dir()))
         .transpose()?;
     Ok(Resolved {
         settings,
@@ -444,7 +590,7 @@ pub async fn prepare(
         set_of_marks,
     } = resolved;
     let mut settings = settings;
-    let desktop = match (settings.agent_desktop, kept) {
+    let desktop = match (settings.desktop.agent(), kept) {
         (true, Some(kept)) => Some(kept),
         (true, None) => Some(Arc::new(AgentDesktop::start().await?)),
         (false, _) => None,
@@ -554,4 +700,137 @@ fn passed_setting(store: &Store) -> Result<Vec<String>, StoreError> {
         Some(value) => serde_json::from_value(value).unwrap_or_default(),
         None => Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saved_check(command: &str) -> SavedCheck {
+        SavedCheck {
+            command: command.into(),
+            timeout_secs: 5.0,
+        }
+    }
+
+    #[test]
+    fn a_stored_sessions_check_and_desktop_apply_unless_the_task_chose_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let kept_agent = DesktopChoice {
+            agent: true,
+            sandbox: false,
+            keep: true,
+        };
+        store
+            .set_session_check("s", Some(&saved_check("true")))
+            .unwrap();
+        store.set_session_desktop("s", &kept_agent).unwrap();
+
+        let mut settings = RunSettings::default();
+        let chosen = session_rules(&mut settings, &store, Some("s")).unwrap();
+        assert_eq!(
+            chosen,
+            SessionChoice::default(),
+            "nothing chosen, nothing saved"
+        );
+        assert_eq!(settings.check.unwrap().command, "true");
+        let desktop = &settings.desktop;
+        assert!(desktop.agent() && desktop.keeps() && desktop.sandbox().is_none());
+
+        // Chosen parts win and are what is saved; the rest stays the session's.
+        let mut settings = RunSettings {
+            check: Some(Check::new("false", Duration::from_secs(5)).unwrap()),
+            desktop: DesktopSettings {
+                sandbox: Some(true),
+                ..DesktopSettings::default()
+            },
+            ..RunSettings::default()
+        };
+        let chosen = session_rules(&mut settings, &store, Some("s")).unwrap();
+        assert_eq!(settings.check.unwrap().command, "false");
+        assert!(settings.desktop.agent() && settings.desktop.sandbox().is_some());
+        assert_eq!(
+            chosen,
+            SessionChoice {
+                check: Some(saved_check("false")),
+                desktop: Some(DesktopChoice {
+                    sandbox: true,
+                    ..kept_agent
+                }),
+            }
+        );
+
+        // A new session: no check, the person's screen, nothing saved.
+        let mut settings = RunSettings::default();
+        let chosen = session_rules(&mut settings, &store, None).unwrap();
+        assert_eq!(chosen, SessionChoice::default());
+        assert!(settings.check.is_none());
+        assert!(!settings.desktop.agent() && settings.desktop.sandbox().is_none());
+    }
+
+    #[test]
+    fn the_windows_choice_of_the_persons_screen_keeps_the_agent_desktops_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let mut settings = RunSettings {
+            desktop: DesktopChoice {
+                agent: false,
+                sandbox: false,
+                keep: true,
+            }
+            .into(),
+            ..RunSettings::default()
+        };
+        let chosen = session_rules(&mut settings, &store, None).unwrap();
+        assert!(!settings.desktop.keeps() && settings.desktop.sandbox().is_none());
+        assert_eq!(chosen.desktop, Some(DesktopChoice::default()));
+    }
+
+    #[test]
+    fn desktop_parts_that_do_not_go_together_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let refused = |desktop: DesktopSettings, session: Option<&str>| {
+            let mut settings = RunSettings {
+                desktop,
+                ..RunSettings::default()
+            };
+            match session_rules(&mut settings, &store, session) {
+                Err(PrepareError::Choice(message)) => Some(message),
+                Err(other) => panic!("{other}"),
+                Ok(_) => None,
+            }
+        };
+        let cut_off = DesktopSettings {
+            network: false,
+            ..DesktopSettings::default()
+        };
+        let kept = DesktopSettings {
+            keep: Some(true),
+            ..DesktopSettings::default()
+        };
+        assert!(
+            refused(cut_off.clone(), None)
+                .unwrap()
+                .contains("need the sandbox")
+        );
+        assert!(
+            refused(kept.clone(), None)
+                .unwrap()
+                .contains("agent desktop")
+        );
+        // A session saved on a sandboxed agent desktop makes both fine.
+        store
+            .set_session_desktop(
+                "s",
+                &DesktopChoice {
+                    agent: true,
+                    ..DesktopChoice::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(refused(cut_off, Some("s")), None);
+        assert_eq!(refused(kept, Some("s")), None);
+    }
 }

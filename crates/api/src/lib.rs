@@ -5,6 +5,7 @@
 
 mod access;
 mod connections;
+mod error;
 mod peer;
 mod routes;
 mod socket;

@@ -19,6 +19,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::error::ApiError;
 use super::peer::Admission;
 use super::tcp::TcpAccess;
 use deskhand_engine::agent::stall::StallAnswer;
@@ -26,10 +27,8 @@ use deskhand_engine::agent::{Answerer, ApprovalPolicy, Decision};
 use deskhand_engine::llm::ContentBlock;
 use deskhand_engine::llm::config::ProviderSettings;
 use deskhand_engine::secrets::ApiKey;
-use deskhand_engine::store::StoreError;
 use deskhand_engine::tasks::{
-    DesktopSettings, Engine, LockError, Origin, RunSettings, StallChoice, TaskError, TaskSpec,
-    TaskUpdate, Watch,
+    DesktopSettings, Engine, Origin, RunSettings, StallChoice, TaskSpec, TaskUpdate, Watch,
 };
 
 /// Every route, as `docs/openapi.yaml` must list it (a test compares them).
@@ -102,65 +101,6 @@ impl Drop for WatcherTicket {
                 watchers.remove(&self.task);
             }
         }
-    }
-}
-
-/// A refusal: its status, a kind a program can match, and a message for a person.
-pub(super) struct ApiError {
-    pub(super) status: StatusCode,
-    pub(super) kind: &'static str,
-    pub(super) message: String,
-}
-
-impl ApiError {
-    fn invalid(message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::BAD_REQUEST,
-            kind: "invalid",
-            message: message.into(),
-        }
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let body = json!({"error": {"kind": self.kind, "message": self.message}});
-        (self.status, Json(body)).into_response()
-    }
-}
-
-impl From<TaskError> for ApiError {
-    fn from(error: TaskError) -> Self {
-        let (status, kind) = match &error {
-            TaskError::NotFound(_) | TaskError::Store(StoreError::NotFound(_)) => {
-                (StatusCode::NOT_FOUND, "not_found")
-            }
-            TaskError::NotPending(_)
-            | TaskError::NothingPending(_)
-            | TaskError::NoStallQuestion(_) => (StatusCode::CONFLICT, "not_pending"),
-            TaskError::Finished { .. } => (StatusCode::CONFLICT, "finished"),
-            TaskError::Elsewhere { .. } => (StatusCode::CONFLICT, "elsewhere"),
-            TaskError::Lock(LockError::Busy(_)) => (StatusCode::CONFLICT, "busy"),
-            TaskError::Prepare(_)
-            | TaskError::Invalid(_)
-            | TaskError::Store(StoreError::Ambiguous { .. } | StoreError::EmptyId) => {
-                (StatusCode::BAD_REQUEST, "invalid")
-            }
-            TaskError::Lock(_) | TaskError::Store(_) => {
-                (StatusCode::INTERNAL_SERVER_ERROR, "internal")
-            }
-        };
-        Self {
-            status,
-            kind,
-            message: error.to_string(),
-        }
-    }
-}
-
-impl From<StoreError> for ApiError {
-    fn from(error: StoreError) -> Self {
-        TaskError::Store(error).into()
     }
 }
 

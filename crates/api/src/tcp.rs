@@ -10,7 +10,7 @@ use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 
-use super::routes::ApiError;
+use super::error::ApiError;
 use deskhand_engine::secrets::ApiKey;
 
 /// What the TCP listener requires of a request: the bearer token, a `Host` that names this

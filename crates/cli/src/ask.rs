@@ -18,8 +18,7 @@ use deskhand_engine::llm::ContentBlock;
 use deskhand_engine::llm::config::ProviderSettings;
 use deskhand_engine::tasks::{
     DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, DesktopSettings, Engine, Origin, PrepareError,
-    RunSettings, StallChoice, TaskError, TaskInfo, TaskSpec, TaskState, TaskUpdate, Watch,
-    parse_seconds,
+    RunSettings, StallChoice, TaskError, TaskInfo, TaskSpec, TaskState, TaskUpdate, parse_seconds,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -29,7 +28,7 @@ use serde_json::json;
 use crate::UsageError;
 use crate::approver;
 use crate::printer::Printer;
-use crate::service::{Service, ServiceArgs};
+use crate::service::{Service, ServiceArgs, TaskUpdates};
 
 #[derive(Args)]
 pub struct AskArgs {
@@ -423,17 +422,6 @@ pub async fn follow(
         }
     }
     Ok(verification)
-}
-
-/// What a front end reads updates from: the engine in this process, or `deskhand serve`.
-pub trait TaskUpdates {
-    async fn next_update(&mut self) -> Result<Option<TaskUpdate>>;
-}
-
-impl TaskUpdates for Watch {
-    async fn next_update(&mut self) -> Result<Option<TaskUpdate>> {
-        Ok(self.next().await)
-    }
 }
 
 /// The exit status of a finished task; a task that never ran is the error that stopped it.

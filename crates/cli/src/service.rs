@@ -5,12 +5,10 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use deskhand_engine::llm::SseParser;
-use deskhand_engine::tasks::TaskUpdate;
+use deskhand_engine::tasks::{TaskUpdate, Watch};
 use futures_util::StreamExt;
 use reqwest::Method;
 use serde_json::Value;
-
-use crate::ask::TaskUpdates;
 
 /// Where the CLI finds the service: `--socket` or `$DESKHAND_SOCKET`, else the default path
 /// for the data directory.
@@ -112,6 +110,17 @@ pub struct Events {
         std::pin::Pin<Box<dyn futures_util::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>,
     parser: SseParser,
     pending: Vec<TaskUpdate>,
+}
+
+/// What a front end reads updates from: the engine in this process, or `deskhand serve`.
+pub trait TaskUpdates {
+    async fn next_update(&mut self) -> Result<Option<TaskUpdate>>;
+}
+
+impl TaskUpdates for Watch {
+    async fn next_update(&mut self) -> Result<Option<TaskUpdate>> {
+        Ok(self.next().await)
+    }
 }
 
 impl TaskUpdates for Events {

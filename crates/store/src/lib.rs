@@ -3,8 +3,8 @@
 //! full-text search, export and import. API keys never come here (see `secrets`).
 //!
 //! ```no_run
-//! # fn main() -> Result<(), deskhand::store::StoreError> {
-//! let store = deskhand::store::Store::open(deskhand::paths::data_dir())?;
+//! # fn main() -> Result<(), deskhand_store::StoreError> {
+//! let store = deskhand_store::Store::open(deskhand_host::paths::data_dir())?;
 //! for session in store.sessions()? {
 //!     println!("{} {}", session.id, session.title);
 //! }

@@ -146,7 +146,7 @@ CREATE TRIGGER notes_fts_update AFTER UPDATE OF text ON notes BEGIN
 END;
 ";
 
-/// Runs as tasks (`deskhand::tasks`): one row per task, and each event marked with the task
+/// Runs as tasks (`deskhand_engine::tasks`): one row per task, and each event marked with the task
 /// that made it, so a watcher can replay a task's events from the store. Event ids become
 /// AUTOINCREMENT: they are the sequence numbers watchers resume from (`Last-Event-ID`), and
 /// a plain rowid would hand out again the ids of streamed text pieces dropped once their

@@ -29,7 +29,7 @@ pub struct Recorder {
     /// The session's message count in the store as this recorder last saw it: a message is
     /// written only if it is still so, so a second writer fails instead of overwriting.
     stored_count: i64,
-    /// The task whose events these are (`deskhand::tasks`), if any.
+    /// The task whose events these are (`deskhand_engine::tasks`), if any.
     task_id: Option<String>,
     /// The id of the last event stored: the event's sequence number for watchers.
     last_event_id: Option<i64>,

@@ -1,4 +1,4 @@
-//! Task rows (`deskhand::tasks`) and a task's stored events, for watchers that replay them.
+//! Task rows (`deskhand_engine::tasks`) and a task's stored events, for watchers that replay them.
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;

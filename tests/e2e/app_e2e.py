@@ -367,8 +367,8 @@ def responses_safety_check(app_binary, standin_binary, work, clicks):
 
 
 # The GTK 3 fixture of the element tests: buttons Delete, Cancel and Save, reporting presses.
-GTK_FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src-tauri",
-                           "core", "tests", "fixtures", "gtk_fixture.py")
+GTK_FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "crates",
+                           "cli", "tests", "fixtures", "gtk_fixture.py")
 # The system's Python, which Debian's GTK bindings belong to.
 SYSTEM_PYTHON = "/usr/bin/python3"
 

@@ -24,9 +24,9 @@ cargo build --workspace --all-targets --locked "${features[@]}"
 # them (proptest; its time: docs/benchmarks.md). A failing case is kept in the target's
 # proptest-regressions file, to be committed, and is tried first from then on.
 echo "test: fuzz pass" >&2
-PROPTEST_CASES=20000 cargo test --workspace --locked "${features[@]}" --test fuzz_streams
-PROPTEST_CASES=40000 cargo test --workspace --locked "${features[@]}" --test fuzz_tool_input
-PROPTEST_CASES=150 cargo test --workspace --locked "${features[@]}" --test fuzz_import
+PROPTEST_CASES=20000 cargo test --workspace --locked "${features[@]}" --test all fuzz_streams::
+PROPTEST_CASES=40000 cargo test --workspace --locked "${features[@]}" --test all fuzz_tool_input::
+PROPTEST_CASES=150 cargo test --workspace --locked "${features[@]}" --test all fuzz_import::
 # The end-to-end test drives the app over WebDriver: tauri-driver (from crates.io, pinned, built
 # once into $CARGO_HOME/bin) in front of WebKitWebDriver (Debian's webkit2gtk-driver).
 command -v tauri-driver >/dev/null 2>&1 || cargo install --locked --quiet tauri-driver@2.1.0
@@ -43,7 +43,7 @@ fi
 export DESKHAND_MCP_TIME="$mcp_venv/bin/mcp-server-time"
 
 # The local API's third-party clients, pinned, in a venv of their own: httpx-sse (an SSE client
-# for tests/serve.rs) and schemathesis (fuzzes `deskhand serve` from docs/openapi.json).
+# for crates/cli/tests/suite/serve.rs) and schemathesis (fuzzes `deskhand serve` from docs/openapi.json).
 api_venv="$PWD/target/test-venvs/api-clients-4.32.5"
 if ! "$api_venv/bin/python" -c 'import httpx_sse, schemathesis' >/dev/null 2>&1; then
   echo "test: installing httpx-sse and schemathesis into $api_venv" >&2

@@ -4,6 +4,7 @@
 
 include!("src/commands/list.rs");
 
+#[expect(clippy::expect_used, reason = "a build script fails by panicking")]
 fn main() {
     // The built app embeds the frontend: a rebuilt `ui/dist` must rebuild the app, which
     // tauri-build does not ask cargo for (a warm build kept embedding the old page).

@@ -12,10 +12,10 @@ use crate::bar::MAIN_WINDOW;
 
 /// Where the app's page comes from: the embedded frontend (`tauri://localhost`), or in a
 /// development build the Vite server of `build.devUrl` (`http://127.0.0.1:1420`).
-pub fn app_origin(config: &tauri::Config) -> Url {
+pub fn app_origin(config: &tauri::Config) -> tauri::Result<Url> {
     match &config.build.dev_url {
-        Some(dev) if tauri::is_dev() => dev.clone(),
-        _ => Url::parse("tauri://localhost").expect("a valid URL"),
+        Some(dev) if tauri::is_dev() => Ok(dev.clone()),
+        _ => Url::parse("tauri://localhost").map_err(tauri::Error::InvalidUrl),
     }
 }
 
@@ -35,9 +35,9 @@ pub fn main_window<R: Runtime>(app: &App<R>) -> tauri::Result<WebviewWindow<R>> 
         .windows
         .iter()
         .find(|w| w.label == MAIN_WINDOW)
-        .expect("tauri.conf.json has the main window")
+        .ok_or(tauri::Error::WindowNotFound)?
         .clone();
-    let origin = app_origin(app.config());
+    let origin = app_origin(app.config())?;
     WebviewWindowBuilder::from_config(app, &config)?
         .on_navigation(move |url| {
             let allowed = is_app_url(url, &origin);

@@ -106,7 +106,7 @@ async fn authorize(access: Arc<TcpAccess>, request: Request, next: Next) -> Resp
     .into_response();
     response.headers_mut().insert(
         header::WWW_AUTHENTICATE,
-        "Bearer".parse().expect("a valid header"),
+        header::HeaderValue::from_static("Bearer"),
     );
     response
 }

@@ -7,6 +7,11 @@
 //!    step compared with the history itself.
 //!
 //! Run: `cargo bench -p deskhand --bench agent_loop`
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 mod support;
 

@@ -4,6 +4,11 @@
 //! Also the cost of a command whose 10 MB of output is capped to 20,000 bytes.
 //!
 //! Run: `cargo bench -p deskhand --bench bash`
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 mod support;
 

@@ -21,6 +21,11 @@
 //! With `DESKHAND_BENCH_PORTAL=1`, on the portal path: mutter headless (1280x800) with PipeWire
 //! and xdg-desktop-portal (the portal tests' desktop, `tests/support/portal.rs`), terminals
 //! full of text. No reference runs there: grim and scrot cannot capture mutter.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 #[path = "../tests/support/sway.rs"]
 #[allow(dead_code)] // the tests use more of it

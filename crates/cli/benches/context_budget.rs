@@ -10,17 +10,19 @@
 //!   newest turns and the pruning boundary.
 //!
 //! Run: `cargo bench -p deskhand --bench context_budget`
-
-#[path = "../tests/support/mod.rs"]
-mod support;
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 use base64::Engine as _;
 use deskhand_engine::agent::context::ContextPolicy;
 use deskhand_engine::llm::anthropic::request_body;
 use deskhand_engine::llm::{ContentBlock, ImageSource, Message, ModelRequest, ToolResultContent};
 use deskhand_standin::PromptCache;
+use deskhand_test_support::fake_screenshot_png;
 use serde_json::{Value, json};
-use support::fake_screenshot_png;
 
 const STEPS: usize = 60;
 const SYSTEM: &str = "You are Deskhand, an assistant that works on the user's computer through the tools you are given.";

@@ -11,6 +11,11 @@
 //!
 //! Run: `cargo bench -p deskhand --bench desktop` (or, without a release build,
 //! `cargo test -p deskhand --bench desktop`, whose dependencies are optimised as well).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 mod support;
 

@@ -11,6 +11,11 @@
 //!
 //! Run under a display and a session bus:
 //! `DISPLAY=:NN dbus-run-session -- cargo bench -p deskhand --bench elements`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 mod support;
 

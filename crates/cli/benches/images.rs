@@ -5,6 +5,11 @@
 //! SHA-256 of the image.
 //!
 //! Run: `cargo bench -p deskhand --bench images`
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 mod support;
 

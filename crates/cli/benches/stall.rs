@@ -5,6 +5,11 @@
 //!
 //! Run: `cargo bench --workspace --locked --features deskhand-app/custom-protocol --bench stall`
 //! (add `--profile dev` for the unoptimised core with optimised dependencies).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 use std::time::{Duration, Instant};
 

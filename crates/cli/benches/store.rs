@@ -6,6 +6,11 @@
 //! history).
 //!
 //! Run: `cargo bench -p deskhand --bench store`
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 mod support;
 

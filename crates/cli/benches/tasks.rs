@@ -6,6 +6,11 @@
 //!
 //! Run: `cargo bench -p deskhand --bench tasks` (with `--profile dev`, the dependencies
 //! optimised and the engine not, as the tests build it).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 mod support;
 

@@ -248,8 +248,7 @@ async fn run_attempt(args: &EvalArgs, task: &Task, attempt: u32) -> Attempt {
     match command.spawn() {
         Err(e) => result.detail = Some(format!("cannot start deskhand ask: {e}")),
         Ok(mut child) => {
-            let stdout = child.stdout.take().expect("piped");
-            let read = read_events(stdout, &mut result);
+            let read = read_events(child.stdout.take(), &mut result);
             let timeout = Duration::from_secs(limits.timeout);
             match tokio::time::timeout(timeout, read).await {
                 Ok(()) => {
@@ -268,8 +267,10 @@ async fn run_attempt(args: &EvalArgs, task: &Task, attempt: u32) -> Attempt {
     result
 }
 
-/// Takes the numbers of a run from its JSON events.
-async fn read_events(stdout: tokio::process::ChildStdout, result: &mut Attempt) {
+/// Takes the numbers of a run from its JSON events, read from its stdout (piped, so always
+/// there; `None` reads nothing).
+async fn read_events(stdout: Option<tokio::process::ChildStdout>, result: &mut Attempt) {
+    let Some(stdout) = stdout else { return };
     let mut reader = BufReader::new(stdout);
     let mut line = Vec::new();
     loop {

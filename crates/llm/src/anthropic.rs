@@ -71,8 +71,12 @@ impl Provider for Anthropic {
                     && native.fallback.is_some()
                     && error.message.contains(native.tool_type())
             });
-            let Some(native) = refused else { return result };
-            let older = native.fallback.as_ref().expect("checked above").tool_type();
+            let Some((native, older)) =
+                refused.and_then(|native| Some((native, native.fallback.as_ref()?)))
+            else {
+                return result;
+            };
+            let older = older.tool_type();
             on_event(StreamEvent::Retrying {
                 attempt: 0,
                 delay_ms: 0,

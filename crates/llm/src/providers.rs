@@ -162,6 +162,19 @@ pub const PROVIDERS: [ProviderRecord; 8] = [
     },
 ];
 
+// The table is in the enum's order, so a kind's record is found by its number; checked as
+// the crate compiles.
+const _: () = {
+    let mut i = 0;
+    while i < PROVIDERS.len() {
+        assert!(
+            PROVIDERS[i].kind as usize == i,
+            "PROVIDERS must follow ProviderKind's order"
+        );
+        i += 1;
+    }
+};
+
 impl ProviderKind {
     pub const ALL: [ProviderKind; PROVIDERS.len()] = {
         let mut all = [ProviderKind::Anthropic; PROVIDERS.len()];
@@ -174,10 +187,7 @@ impl ProviderKind {
     };
 
     pub fn record(self) -> &'static ProviderRecord {
-        PROVIDERS
-            .iter()
-            .find(|record| record.kind == self)
-            .expect("every kind has a record")
+        &PROVIDERS[self as usize]
     }
 
     /// The kind named by `name`, its id or an alias, in any case.

@@ -234,18 +234,31 @@ impl MemoryStore {
 impl SecretStore for MemoryStore {
     fn get(&self, provider: &KeyedProvider) -> Result<Option<ApiKey>, SecretError> {
         self.check(provider)?;
-        Ok(self.keys.lock().unwrap().get(provider.id).cloned())
+        Ok(self
+            .keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(provider.id)
+            .cloned())
     }
 
     fn set(&self, provider: &KeyedProvider, key: &ApiKey) -> Result<(), SecretError> {
         self.check(provider)?;
-        self.keys.lock().unwrap().insert(provider.id, key.clone());
+        self.keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(provider.id, key.clone());
         Ok(())
     }
 
     fn delete(&self, provider: &KeyedProvider) -> Result<bool, SecretError> {
         self.check(provider)?;
-        Ok(self.keys.lock().unwrap().remove(provider.id).is_some())
+        Ok(self
+            .keys
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(provider.id)
+            .is_some())
     }
 }
 

@@ -145,19 +145,24 @@ impl AgentDesktop {
     /// Starts a desktop on the first free display number, after cleaning what desktops of
     /// dead Deskhand processes left.
     pub async fn start() -> Result<Self, DesktopError> {
-        let registry = registry_dir();
-        std::fs::create_dir_all(&registry)
-            .map_err(io(format!("registry {}", registry.display())))?;
-        clean_leftovers(&registry);
         let first = std::env::var("DESKHAND_FIRST_DISPLAY")
             .ok()
             .and_then(|n| n.parse().ok())
             .unwrap_or(FIRST_DISPLAY);
+        Self::start_in(&registry_dir(), first).await
+    }
+
+    /// [`start`](Self::start) with the registry and the first display number given rather
+    /// than read from the environment: tests that share one process must not change it.
+    pub async fn start_in(registry: &Path, first: u32) -> Result<Self, DesktopError> {
+        std::fs::create_dir_all(registry)
+            .map_err(io(format!("registry {}", registry.display())))?;
+        clean_leftovers(registry);
         for display in first..first + DISPLAYS_TRIED {
             if is_taken(display) {
                 continue;
             }
-            match Self::start_on(display, &registry).await {
+            match Self::start_on(display, registry).await {
                 // Another server took the number meanwhile: skip it.
                 Err(DesktopError::WontStart { .. }) if is_taken(display) => continue,
                 other => return other,
@@ -200,19 +205,26 @@ impl AgentDesktop {
             ],
             Some(&log),
         )?;
-        wait_for(&socket(display), START_WAIT, xvfb)
-            .await
-            .map_err(|reason| {
-                let said = std::fs::read_to_string(&log).unwrap_or_default();
-                let last = said.lines().rev().find(|l| !l.trim().is_empty());
-                DesktopError::WontStart {
-                    display,
-                    reason: match last {
-                        Some(line) => format!("{reason}: {}", line.trim()),
-                        None => reason,
-                    },
-                }
-            })?;
+        // Two desktops starting at once may both try this number: the server that lost exits,
+        // and its desktop must not take the winner's socket for its own.
+        wait_until(
+            || socket(display).exists() && owns_display(display, xvfb),
+            START_WAIT,
+            xvfb,
+            "nothing listened",
+        )
+        .await
+        .map_err(|reason| {
+            let said = std::fs::read_to_string(&log).unwrap_or_default();
+            let last = said.lines().rev().find(|l| !l.trim().is_empty());
+            DesktopError::WontStart {
+                display,
+                reason: match last {
+                    Some(line) => format!("{reason}: {}", line.trim()),
+                    None => reason,
+                },
+            }
+        })?;
         let bus_socket = desktop.runtime.join("bus");
         let address = desktop.bus.clone();
         let bus = desktop.spawn_bus("bus.conf", "session", &address)?;
@@ -456,6 +468,17 @@ fn remove_display_files(display: u32) {
     }
     let _ = std::fs::remove_file(lock);
     let _ = std::fs::remove_file(socket(display));
+}
+
+/// Whether the X server that holds `display`'s lock runs under `keeper`.
+fn owns_display(display: u32, keeper: u32) -> bool {
+    std::fs::read_to_string(lock_file(display))
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok())
+        .is_some_and(|server| {
+            deskhand_host::processes::kept_by(server)
+                == deskhand_host::processes::Holder::Keeper(keeper)
+        })
 }
 
 fn is_alive(pid: i32) -> bool {

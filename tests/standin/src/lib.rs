@@ -71,6 +71,11 @@
 //!
 //! Event counts (`after_events`, `hang_after_events`) count every SSE event, `ping`s and
 //! unknown events included: `message_start` is event 1 and `ping` event 2.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 mod cache;
 mod openai;

@@ -2,6 +2,11 @@
 //!
 //! Prints exactly one line, `listening on http://127.0.0.1:PORT`, once it accepts
 //! connections, so a harness can read the port from stdout.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 use std::io::Write as _;
 

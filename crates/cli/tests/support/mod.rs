@@ -1,13 +1,13 @@
 //! Shared test helpers: an agent wired to a stand-in server, and a scriptable test tool.
-#![allow(dead_code)] // each test binary uses its own part of this module
 
 pub mod cli;
 pub mod portal;
-pub mod raw_http;
-pub mod rss;
 pub mod serve;
 pub mod sway;
-pub mod x11;
+
+pub use deskhand_test_support::{
+    PNG_1X1, fake_screenshot_png, gone, raw_http, rss, wait_until, wait_until_gone, x11,
+};
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -27,9 +27,6 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 pub const API_KEY: &str = "sk-ant-test-key-0000";
-
-/// A real 1×1 PNG, base64-encoded, for attachments.
-pub const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 /// A tool for loop tests: echoes `text` after `sleep_ms`, and records what ran.
 #[derive(Default)]
@@ -303,23 +300,6 @@ pub fn assert_cost_is_own_plus(events: &[Value], child_cost: f64) {
     );
 }
 
-/// PNG-framed bytes of a `width` × `height` screenshot: a real header (what token estimates
-/// read) and a payload unique to `seed`, about the size of a real 1280×800 screenshot.
-pub fn fake_screenshot_png(width: u32, height: u32, seed: u64) -> Vec<u8> {
-    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
-    png.extend(width.to_be_bytes());
-    png.extend(height.to_be_bytes());
-    png.extend([8, 2, 0, 0, 0, 0, 0, 0, 0]);
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-    png.extend((0..60_000).map(|_| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state as u8
-    }));
-    png
-}
-
 /// A stand-in for the computer tool's screenshot: returns a fresh 1280×800 image per call.
 #[derive(Default)]
 pub struct ScreenshotTool {
@@ -370,41 +350,5 @@ impl Tool for ScreenshotTool {
             is_error: false,
             screen: None,
         }
-    }
-}
-
-/// A process is gone once it no longer exists or is only a zombie waiting to be reaped.
-pub fn gone(pid: &str) -> bool {
-    match std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-    }
-}
-
-/// Waits up to 5 s for [`gone`].
-pub async fn wait_until_gone(pid: &str) -> bool {
-    for _ in 0..100 {
-        if gone(pid) {
-            return true;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    false
-}
-
-/// A property test's config with `default` cases, unless `PROPTEST_CASES` says how many (as
-/// `scripts/test.sh`'s fuzz pass does): proptest's own default is 256, too many for the
-/// slower properties.
-pub fn proptest_cases(default: u32) -> proptest::prelude::ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(default);
-    proptest::prelude::ProptestConfig {
-        cases,
-        ..proptest::prelude::ProptestConfig::default()
     }
 }

@@ -198,6 +198,47 @@ impl Sway {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Waits (at most 15 s) until sway's tree has a focused window of `app_id`: a client that
+    /// is typed into or pointed at must be mapped and focused first.
+    pub fn wait_for_focus(&self, app_id: &str) {
+        fn focused(node: &serde_json::Value, app_id: &str) -> bool {
+            (node["app_id"] == app_id && node["focused"] == true)
+                || ["nodes", "floating_nodes"].iter().any(|kind| {
+                    node[kind]
+                        .as_array()
+                        .is_some_and(|nodes| nodes.iter().any(|n| focused(n, app_id)))
+                })
+        }
+        let ready = deskhand_test_support::wait_until(Duration::from_secs(15), || {
+            serde_json::from_str(&self.msg(&["-t", "get_tree"]))
+                .is_ok_and(|tree| focused(&tree, app_id))
+        });
+        assert!(
+            ready,
+            "no focused {app_id} window: {}",
+            self.msg(&["-t", "get_tree"])
+        );
+    }
+
+    /// Waits (at most 15 s) until `output`, as `grim` captures it, is `ready`: what a
+    /// compositor draws (a background, a rotation) lands a frame or more after it answers.
+    pub fn wait_for_screen(
+        &self,
+        output: &str,
+        what: &str,
+        ready: impl Fn(&image::RgbImage) -> bool,
+    ) {
+        let shown = deskhand_test_support::wait_until(Duration::from_secs(15), || {
+            self.client("grim")
+                .args(["-o", output, "-"])
+                .output()
+                .ok()
+                .and_then(|out| image::load_from_memory(&out.stdout).ok())
+                .is_some_and(|shot| ready(&shot.to_rgb8()))
+        });
+        assert!(shown, "the screen never showed {what}");
+    }
+
     /// Stops the compositor now, as a crash would.
     pub fn kill(&mut self) {
         let _ = self.child.kill();

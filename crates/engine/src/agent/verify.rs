@@ -96,6 +96,17 @@ fn program_exists(program: &str) -> bool {
     })
 }
 
+/// Reads what `pipe` has, or nothing once it is closed (taken).
+async fn read_some(
+    pipe: &mut Option<impl tokio::io::AsyncRead + Unpin>,
+    buf: &mut [u8],
+) -> std::io::Result<usize> {
+    match pipe {
+        Some(pipe) => pipe.read(buf).await,
+        None => Ok(0),
+    }
+}
+
 /// Runs `check` with the environment of the agent's programs (`program_env`: no secret, no
 /// runtime directory) and the check's own variables, under a keeper (`processes`), so that
 /// it and everything it started end after its timeout and the local API knows them.
@@ -134,11 +145,11 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
         let (mut open1, mut open2) = (stdout.is_some(), stderr.is_some());
         while open1 || open2 {
             tokio::select! {
-                n = async { stdout.as_mut().expect("open").read(&mut b1).await }, if open1 => match n {
+                n = read_some(&mut stdout, &mut b1), if open1 => match n {
                     Ok(0) | Err(_) => open1 = false,
                     Ok(n) => out.push(&b1[..n]),
                 },
-                n = async { stderr.as_mut().expect("open").read(&mut b2).await }, if open2 => match n {
+                n = read_some(&mut stderr, &mut b2), if open2 => match n {
                     Ok(0) | Err(_) => open2 = false,
                     Ok(n) => err.push(&b2[..n]),
                 },
@@ -228,14 +239,14 @@ impl<'a> Checker<'a> {
     /// ended the run, a fresh check if a limit or a stall ended it, none after a stop or an
     /// error.
     pub async fn finish(self, status: RunStatus, cancel: &CancellationToken) -> Verification {
-        let mut verification = match (self.check, status) {
-            (None, _) => Verification::without_check(),
-            (Some(check), RunStatus::Cancelled | RunStatus::Error) => Verification {
+        let mut verification = match (self.check, status, self.last) {
+            (None, _, _) => Verification::without_check(),
+            (Some(check), RunStatus::Cancelled | RunStatus::Error, _) => Verification {
                 check: Some(check.command.clone()),
                 ..Verification::without_check()
             },
-            (Some(_), RunStatus::Done) if self.last.is_some() => self.last.expect("checked above"),
-            (Some(check), _) => run_check(check, cancel).await,
+            (Some(_), RunStatus::Done, Some(last)) => last,
+            (Some(check), _, _) => run_check(check, cancel).await,
         };
         verification.retried = self.retried;
         verification

@@ -275,7 +275,7 @@ async fn start(
     let fd = screencast
         .open_pipe_wire_remote(&session, OpenPipeWireRemoteOptions::default())
         .await?;
-    // mutter 43 drops the first key event of a session (seen in tests/computer_portal.rs);
+    // mutter 43 drops the first key event of a session (seen in crates/cli/tests/suite/computer_portal.rs);
     // a Shift tap takes that place.
     for state in [KeyState::Pressed, KeyState::Released] {
         remote

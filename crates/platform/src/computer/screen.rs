@@ -50,7 +50,7 @@ pub trait Screen: Send + Sync {
 }
 
 /// The monitor to use: `index` if given, else the primary one, else the first.
-pub fn choose(monitors: Vec<Monitor>, index: Option<usize>) -> Result<Monitor, ScreenError> {
+pub fn choose(mut monitors: Vec<Monitor>, index: Option<usize>) -> Result<Monitor, ScreenError> {
     let count = monitors.len();
     if count == 0 {
         return Err(ScreenError::NoDisplay(
@@ -64,7 +64,7 @@ pub fn choose(monitors: Vec<Monitor>, index: Option<usize>) -> Result<Monitor, S
             .ok_or(ScreenError::NoSuchMonitor { index, count }),
         None => {
             let at = monitors.iter().position(|m| m.primary).unwrap_or(0);
-            Ok(monitors.into_iter().nth(at).expect("index in range"))
+            Ok(monitors.swap_remove(at))
         }
     }
 }
@@ -134,7 +134,9 @@ impl Screen for FakeScreen {
         match frames.len() {
             0 => Err(ScreenError::Capture("the fake screen has no frames".into())),
             1 => Ok(frames[0].clone()),
-            _ => Ok(frames.pop_front().expect("not empty")),
+            _ => frames
+                .pop_front()
+                .ok_or_else(|| ScreenError::Capture("the fake screen has no frames".into())),
         }
     }
 }

@@ -317,20 +317,8 @@ impl Wlroots {
     /// The virtual pointer and keyboard, or which protocol is missing.
     pub fn input(&self) -> Result<WlrootsInput, InputError> {
         let session = self.session();
-        if session.pointer.is_none() {
-            return Err(InputError(
-                "this Wayland compositor offers no wlr-virtual-pointer, so the computer tool \
-                 cannot move the mouse"
-                    .into(),
-            ));
-        }
-        if session.keyboard.is_none() {
-            return Err(InputError(
-                "this Wayland compositor offers no virtual keyboard (zwp_virtual_keyboard_v1), \
-                 so the computer tool cannot type"
-                    .into(),
-            ));
-        }
+        session.pointer()?;
+        session.keyboard()?;
         Ok(WlrootsInput(self.clone()))
     }
 }
@@ -496,7 +484,9 @@ impl Session {
         if self.state.capture.failed {
             return Err(failed());
         }
-        let key = self.state.capture.format.expect("waited for it");
+        let Some(key) = self.state.capture.format else {
+            return Err(failed());
+        };
         let (format, width, height, stride) = key;
         let bytes = stride as usize * height as usize;
         if width == 0 || height == 0 || stride < width * 4 || bytes > MAX_FRAME_BYTES {
@@ -508,13 +498,17 @@ impl Session {
             self.buffer = None;
             self.buffer = Some(self.shm_buffer(key)?);
         }
-        let buffer = self.buffer.as_ref().expect("made above");
+        let Some(buffer) = self.buffer.as_ref() else {
+            return Err(failed());
+        };
         frame.copy(&buffer.buffer);
         self.dispatch_until(|s| s.capture.failed || s.capture.ready)?;
         if self.state.capture.failed {
             return Err(failed());
         }
-        let buffer = self.buffer.as_ref().expect("made above");
+        let Some(buffer) = self.buffer.as_ref() else {
+            return Err(failed());
+        };
         let bgr = match format {
             wl_shm::Format::Xrgb8888 | wl_shm::Format::Argb8888 => true,
             wl_shm::Format::Xbgr8888 | wl_shm::Format::Abgr8888 => false,
@@ -580,10 +574,26 @@ impl Session {
         Some((left, top, right - left, bottom - top))
     }
 
-    fn pointer(&self) -> &ZwlrVirtualPointerV1 {
-        self.pointer
-            .as_ref()
-            .expect("checked when the input was made")
+    /// The virtual pointer; the compositor may offer none (the screen then works, the mouse
+    /// does not).
+    fn pointer(&self) -> Result<&ZwlrVirtualPointerV1, InputError> {
+        self.pointer.as_ref().ok_or_else(|| {
+            InputError(
+                "this Wayland compositor offers no wlr-virtual-pointer, so the computer tool \
+                 cannot move the mouse"
+                    .into(),
+            )
+        })
+    }
+
+    fn keyboard(&self) -> Result<&ZwpVirtualKeyboardV1, InputError> {
+        self.keyboard.as_ref().ok_or_else(|| {
+            InputError(
+                "this Wayland compositor offers no virtual keyboard (zwp_virtual_keyboard_v1), \
+                 so the computer tool cannot type"
+                    .into(),
+            )
+        })
     }
 
     /// Sends what was queued and checks the compositor is still there.
@@ -602,7 +612,7 @@ impl Session {
             )));
         }
         let time = self.time();
-        let pointer = self.pointer();
+        let pointer = self.pointer()?;
         pointer.motion_absolute(time, dx as u32, dy as u32, width as u32, height as u32);
         pointer.frame();
         self.pointer_at = Some((x, y));
@@ -621,7 +631,7 @@ impl Session {
         };
         for state in states {
             let time = self.time();
-            let pointer = self.pointer();
+            let pointer = self.pointer()?;
             pointer.button(time, code, *state);
             pointer.frame();
         }
@@ -636,7 +646,7 @@ impl Session {
         let step = amount.signum();
         for _ in 0..amount.unsigned_abs() {
             let time = self.time();
-            let pointer = self.pointer();
+            let pointer = self.pointer()?;
             pointer.axis_source(AxisSource::Wheel);
             pointer.axis_discrete(time, axis, WHEEL_CLICK * f64::from(step), step);
             pointer.frame();
@@ -652,16 +662,20 @@ impl Session {
             file.write_all(text.as_bytes())
                 .and_then(|()| file.write_all(&[0]))
                 .map_err(|e| InputError(e.to_string()))?;
-            let keyboard = self.keyboard.as_ref().expect("checked when made");
+            let keyboard = self.keyboard()?;
             // Format 1 is XKB_V1 (wl_keyboard.keymap_format).
             keyboard.keymap(1, file.as_fd(), text.len() as u32 + 1);
             self.keymap.uploaded = true;
             self.send_modifiers();
         }
-        Ok(keysyms
+        keysyms
             .iter()
-            .map(|k| self.keymap.keycode(k).expect("added above"))
-            .collect())
+            .map(|k| {
+                self.keymap
+                    .keycode(k)
+                    .ok_or_else(|| InputError(format!("the keymap has no room for {k}")))
+            })
+            .collect()
     }
 
     fn send_modifiers(&self) {
@@ -671,10 +685,9 @@ impl Session {
         }
     }
 
-    fn press(&mut self, keycode: u32, pressed: bool) {
+    fn press(&mut self, keycode: u32, pressed: bool) -> Result<(), InputError> {
         let time = self.time();
-        let keyboard = self.keyboard.as_ref().expect("checked when made");
-        keyboard.key(time, keycode - 8, u32::from(pressed));
+        self.keyboard()?.key(time, keycode - 8, u32::from(pressed));
         let mask = MODIFIERS
             .get((keycode - FIRST_KEYCODE) as usize)
             .map(|(_, mask)| *mask);
@@ -685,6 +698,7 @@ impl Session {
             }
             self.send_modifiers();
         }
+        Ok(())
     }
 
     fn key(&mut self, key: Key, direction: Direction) -> Result<(), InputError> {
@@ -692,11 +706,11 @@ impl Session {
             .ok_or_else(|| InputError(format!("no keysym for {key:?} on Wayland")))?;
         let code = self.keycodes(&[keysym])?[0];
         match direction {
-            Direction::Press => self.press(code, true),
-            Direction::Release => self.press(code, false),
+            Direction::Press => self.press(code, true)?,
+            Direction::Release => self.press(code, false)?,
             Direction::Click => {
-                self.press(code, true);
-                self.press(code, false);
+                self.press(code, true)?;
+                self.press(code, false)?;
             }
         }
         self.flush()
@@ -706,19 +720,20 @@ impl Session {
         let keysyms: Vec<String> = text
             .chars()
             .map(|c| match c {
-                '\n' | '\r' => "Return".to_string(),
-                '\t' => "Tab".to_string(),
-                c => keys::xkb_keysym(Key::Unicode(c)).expect("a character has a keysym"),
+                '\n' | '\r' => Ok("Return".to_string()),
+                '\t' => Ok("Tab".to_string()),
+                c => keys::xkb_keysym(Key::Unicode(c))
+                    .ok_or_else(|| InputError(format!("no keysym for {c:?} on Wayland"))),
             })
-            .collect();
+            .collect::<Result<_, _>>()?;
         for (i, code) in self.keycodes(&keysyms)?.into_iter().enumerate() {
             // A key pressed twice in a row needs its release seen first; a roundtrip between
             // repeats keeps clients from merging them.
             if i > 0 && keysyms[i - 1] == keysyms[i] {
                 self.flush()?;
             }
-            self.press(code, true);
-            self.press(code, false);
+            self.press(code, true)?;
+            self.press(code, false)?;
         }
         self.flush()
     }
@@ -764,7 +779,7 @@ fn swaps_axes(transform: Transform) -> bool {
 }
 
 fn memfd(name: &str) -> Result<std::fs::File, String> {
-    let name = std::ffi::CString::new(name).expect("no NUL");
+    let name = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
     // SAFETY: a valid C string; the descriptor returned is owned by the File.
     let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
     if fd < 0 {
@@ -819,7 +834,7 @@ fn orient(frame: Frame, transform: Transform) -> Frame {
         for ox in 0..ow {
             // The buffer pixel shown at (ox, oy). The buffer holds the output's content
             // turned by its transform; undoing a 90° transform turns it back clockwise (as
-            // seen on sway: tests/computer_wayland.rs, a_rotated_output_is_captured_upright).
+            // seen on sway: crates/cli/tests/suite/computer_wayland.rs, a_rotated_output_is_captured_upright).
             let (sx, sy) = match transform {
                 Transform::_90 => (oy, h - 1 - ox),
                 Transform::_180 => (w - 1 - ox, h - 1 - oy),

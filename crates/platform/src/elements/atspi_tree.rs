@@ -493,9 +493,9 @@ async fn app_at(
     let mut best: Option<Element> = None;
     for window in windows.into_iter().flatten() {
         let mut chain = vec![window.0.path.clone()];
+        let mut last = window.0.path.clone();
         while chain.len() < MAX_DEPTH {
-            let component: ComponentProxy =
-                proxy(conn, bus, chain.last().expect("not empty")).await?;
+            let component: ComponentProxy = proxy(conn, bus, &last).await?;
             let child = component
                 .get_accessible_at_point(x, y, CoordType::Screen)
                 .await?;
@@ -506,6 +506,7 @@ async fn app_at(
             if chain.contains(&path) {
                 break;
             }
+            last.clone_from(&path);
             chain.push(path);
         }
         // The window itself was read above; only what is below it is read now.

@@ -233,9 +233,13 @@ fn read_band(grey: &[u8], width: u32, band: &Band) -> Result<Vec<Word>, ElementE
             _ => ElementError::Ocr(format!("cannot start `tesseract`: {e}")),
         })?;
     let image = pgm(grey, width, band);
-    let mut stdin = child.stdin.take().expect("piped above");
-    let mut stdout = child.stdout.take().expect("piped above");
-    let mut stderr = child.stderr.take().expect("piped above");
+    let (Some(mut stdin), Some(mut stdout), Some(mut stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(ElementError::Ocr(
+            "`tesseract` started without its pipes".into(),
+        ));
+    };
     let (tsv, errors, status) = std::thread::scope(|scope| {
         // Written and read beside each other, so that no full pipe stops either side.
         scope.spawn(move || stdin.write_all(&image));

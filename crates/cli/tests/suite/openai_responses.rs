@@ -1,0 +1,242 @@
+//! OpenAI's Responses API through the CLI on a real X display: `deskhand ask --provider openai
+//! --model computer-use-preview` against the stand-in's `/v1/responses`, whose computer calls
+//! land on an xev window, and whose safety checks a person must acknowledge on the terminal,
+//! even in the auto mode.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::API_KEY;
+use crate::support::cli::{deskhand, on_terminal, run};
+use crate::support::x11::{self, Xev};
+use base64::Engine as _;
+use deskhand_standin::{Recorded, Reply, StandIn, Turn};
+use serde_json::{Value, json};
+
+const MODEL: &str = "computer-use-preview";
+
+/// The arguments of `deskhand ask` at the stand-in's Responses side, in the auto mode.
+fn ask_args(api: &StandIn) -> Vec<String> {
+    [
+        "ask",
+        "--provider",
+        "openai",
+        "--base-url",
+        &format!("{}/v1", api.url()),
+        "--model",
+        MODEL,
+        "--tools",
+        "computer",
+        "--approve",
+        "auto",
+        "do the task",
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
+fn ask(api: &StandIn, dir: &Path) -> Command {
+    let mut command = deskhand(dir);
+    command.env("OPENAI_API_KEY", API_KEY).args(ask_args(api));
+    command
+}
+
+/// An xev window and the model's coordinates (1920x1080 shown as 1366x768) of a point in it.
+fn window(name: &str) -> (Xev, (i32, i32), (i64, i64)) {
+    x11::wait_until_still();
+    let xev = Xev::open(name, 500, 400, 400, 300);
+    let (wx, wy, _, _) = x11::window_geometry(&xev.id);
+    let target = (wx + 100, wy + 80);
+    let model = (
+        (i64::from(target.0) * 1366 * 2 + 1920) / 3840,
+        (i64::from(target.1) * 768 * 2 + 1080) / 2160,
+    );
+    (xev, target, model)
+}
+
+fn click(model: (i64, i64)) -> Value {
+    json!({"type": "click", "button": "left", "x": model.0, "y": model.1})
+}
+
+fn safety_check() -> Value {
+    json!({"id": "cu_sc_1", "code": "malicious_instructions",
+           "message": "The screen asks the agent to do something else."})
+}
+
+fn input(request: &Recorded) -> &Vec<Value> {
+    request.body["input"].as_array().unwrap()
+}
+
+fn screenshot_size(output: &Value) -> (usize, usize) {
+    assert_eq!(output["type"], "computer_call_output");
+    let url = output["output"]["image_url"].as_str().unwrap();
+    let data = url.strip_prefix("data:image/png;base64,").expect("a PNG");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap();
+    let size = imagesize::blob_size(&bytes).unwrap();
+    (size.width, size.height)
+}
+
+fn assert_clicked_at(xev: &Xev, target: (i32, i32)) -> Vec<x11::XEvent> {
+    let events = xev.wait_for("the click", |e| e.iter().any(|e| e.kind == "ButtonRelease"));
+    let press = events.iter().find(|e| e.kind == "ButtonPress").unwrap();
+    assert_eq!(press.button, Some(1));
+    assert!(
+        (press.root.0 - target.0).abs() <= 2 && (press.root.1 - target.1).abs() <= 2,
+        "{press:?} vs {target:?}"
+    );
+    events
+}
+
+#[test]
+fn a_responses_session_clicks_and_types_on_the_display() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let (xev, target, model) = window("deskhand-responses");
+    let api = StandIn::spawn([
+        Reply::new()
+            .thinking("Look first.", "enc_1")
+            .computer_call(json!({"type": "screenshot"}), vec![])
+            .into(),
+        Reply::new().computer_call(click(model), vec![]).into(),
+        Reply::new()
+            .computer_call(json!({"type": "type", "text": "hi"}), vec![])
+            .into(),
+        Turn::text("Typed."),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let (output, stdout, stderr) = run(&mut ask(&api, dir.path()));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("Typed."), "{stdout}");
+    let requests = api.requests();
+    assert!(
+        requests.iter().all(|r| r.rejected.is_none()),
+        "{requests:?}"
+    );
+    assert_eq!(requests.len(), 4);
+    assert!(requests.iter().all(|r| r.path == "/v1/responses"));
+    let first = &requests[0].body;
+    assert_eq!(
+        first["tools"],
+        json!([{"type": "computer_use_preview", "display_width": 1366, "display_height": 768, "environment": "linux"}])
+    );
+    assert_eq!(first["store"], false);
+    // Every call answered by its screenshot, the full history sent each time, the reasoning
+    // item kept before its call.
+    for request in &requests[1..] {
+        let items = input(request);
+        assert_eq!(screenshot_size(items.last().unwrap()), (1366, 768));
+    }
+    let second = input(&requests[1]);
+    assert_eq!(second[1]["type"], "reasoning");
+    assert_eq!(second[1]["encrypted_content"], "enc_1");
+    assert_eq!(second[2]["type"], "computer_call");
+    let events = assert_clicked_at(&xev, target);
+    let _ = events;
+    let events = xev.wait_for("the typing", |e| {
+        e.iter().filter(|e| e.kind == "KeyPress").count() >= 2
+    });
+    let keys: Vec<&str> = events
+        .iter()
+        .filter(|e| e.kind == "KeyPress")
+        .filter_map(|e| e.keysym.as_deref())
+        .collect();
+    assert_eq!(keys, ["h", "i"]);
+}
+
+#[test]
+fn a_safety_check_is_acknowledged_on_the_terminal_even_in_auto_mode() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let (xev, target, model) = window("deskhand-safety-yes");
+    let api = StandIn::spawn([
+        Reply::new()
+            .computer_call(click(model), vec![safety_check()])
+            .into(),
+        Turn::text("Done."),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let args = ask_args(&api);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let env = [("OPENAI_API_KEY", API_KEY.to_string())];
+    let (status, screen) = on_terminal(dir.path(), &env, "y", &args);
+    let screen = String::from_utf8_lossy(&screen);
+    assert_eq!(status, 0, "{screen}");
+    assert!(
+        screen.contains("[SAFETY CHECK to acknowledge: malicious_instructions: The screen asks the agent to do something else.]"),
+        "{screen}"
+    );
+    let requests = api.requests();
+    assert!(
+        requests.iter().all(|r| r.rejected.is_none()),
+        "{requests:?}"
+    );
+    assert_eq!(requests.len(), 2);
+    let answer = input(&requests[1]).last().unwrap().clone();
+    assert_eq!(
+        answer["acknowledged_safety_checks"],
+        json!([safety_check()])
+    );
+    assert_eq!(screenshot_size(&answer), (1366, 768));
+    assert_clicked_at(&xev, target);
+}
+
+#[test]
+fn a_refused_safety_check_runs_nothing_and_the_run_goes_on() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let (xev, _, model) = window("deskhand-safety-no");
+    let turns = || {
+        [
+            Reply::new()
+                .computer_call(click(model), vec![safety_check()])
+                .into(),
+            Turn::text("Stopped as asked."),
+        ]
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Refused on the terminal.
+    let api = StandIn::spawn(turns());
+    let args = ask_args(&api);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let env = [("OPENAI_API_KEY", API_KEY.to_string())];
+    let (status, screen) = on_terminal(dir.path(), &env, "n", &args);
+    let screen = String::from_utf8_lossy(&screen);
+    assert_eq!(status, 0, "{screen}");
+    assert!(screen.contains("Stopped as asked."), "{screen}");
+    // No terminal at all, in the auto mode: nobody acknowledged it, so it did not run.
+    let api_without_terminal = StandIn::spawn(turns());
+    let (output, _, stderr) = run(&mut ask(&api_without_terminal, dir.path()));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("no terminal to ask for approval"),
+        "{stderr}"
+    );
+    for api in [&api, &api_without_terminal] {
+        let requests = api.requests();
+        assert!(
+            requests.iter().all(|r| r.rejected.is_none()),
+            "{requests:?}"
+        );
+        assert_eq!(requests.len(), 2);
+        let items = input(&requests[1]);
+        // The call goes back as text, since its output could not acknowledge the check.
+        assert!(
+            items.iter().all(|i| i["type"] != "computer_call"),
+            "{items:?}"
+        );
+        let said = items.last().unwrap()["content"][0]["text"]
+            .as_str()
+            .unwrap();
+        assert!(said.contains("] Error: not "), "{said}");
+    }
+    // A click that slipped through reaches xev in milliseconds: watch for 300 ms.
+    let clicked = crate::support::wait_until(std::time::Duration::from_millis(300), || {
+        xev.events().iter().any(|e| e.kind == "ButtonPress")
+    });
+    assert!(!clicked, "{:?}", xev.events());
+}

@@ -1,0 +1,3 @@
+//! The providers' integration tests, one module per part.
+
+mod fuzz_streams;

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use deskhand_engine::agent::ApprovalPolicy;
 use deskhand_engine::desktop::live::LiveView;
 use deskhand_engine::desktop::takeover::TakeOver;
+use deskhand_engine::ids::{SessionId, TaskId};
 use deskhand_engine::secrets::OsKeyring;
 use deskhand_engine::store::Store;
 use deskhand_engine::tasks::Engine;
@@ -22,8 +23,8 @@ use crate::images::Attachments;
 /// The window's run in progress (a task of the engine): what `stop` cancels, `approve`
 /// answers and `set_approval_mode` switches. `task_id` is `None` while it is submitted.
 pub struct ActiveRun {
-    pub session_id: Option<String>,
-    pub task_id: Option<String>,
+    pub session_id: Option<SessionId>,
+    pub task_id: Option<TaskId>,
 }
 
 pub struct AppState {
@@ -123,14 +124,14 @@ impl AppState {
     }
 
     /// The session the running run writes to.
-    pub fn running_session(&self) -> Option<String> {
+    pub fn running_session(&self) -> Option<SessionId> {
         lock(&self.active)
             .as_ref()
             .and_then(|run| run.session_id.clone())
     }
 
     /// The window's running task.
-    pub fn running_task(&self) -> Option<String> {
+    pub fn running_task(&self) -> Option<TaskId> {
         lock(&self.active)
             .as_ref()
             .and_then(|run| run.task_id.clone())
@@ -171,10 +172,10 @@ impl AppState {
     }
 
     /// The submitted run is the engine's task `task_id`, on `session_id`.
-    pub fn started(&self, session_id: &str, task_id: &str) {
+    pub fn started(&self, session_id: &SessionId, task_id: &TaskId) {
         if let Some(run) = lock(&self.active).as_mut() {
-            run.session_id = Some(session_id.into());
-            run.task_id = Some(task_id.into());
+            run.session_id = Some(session_id.clone());
+            run.task_id = Some(task_id.clone());
         }
     }
 

@@ -243,7 +243,7 @@ fn a_session_started_elsewhere_with_a_check_is_checked_by_it_in_the_window() {
             .unwrap();
         let mut watch = other.watch(&task.id, 0).unwrap();
         while watch.next().await.is_some() {}
-        task.session_id
+        task.session_id.to_string()
     });
     app.send(Some(&session), "and now?").unwrap();
     let verification = app.wait_for("verification");

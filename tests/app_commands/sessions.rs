@@ -16,11 +16,11 @@ fn sessions_are_stored_listed_searched_renamed_exported_and_deleted() {
 
     // Recorded event by event in the store the CLI reads.
     let store = deskhand_engine::store::Store::open(app.data.path()).unwrap();
-    let stored = store.session(&session).unwrap();
+    let stored = store.session(&session.as_str().into()).unwrap();
     assert_eq!(stored.title, "Book a flight to Lisbon");
     assert_eq!(stored.message_count, 2);
     let types: Vec<Value> = store
-        .events(&session)
+        .events(&session.as_str().into())
         .unwrap()
         .into_iter()
         .map(|e| e["type"].clone())

@@ -24,6 +24,7 @@ use super::peer::Admission;
 use super::tcp::TcpAccess;
 use deskhand_engine::agent::stall::StallAnswer;
 use deskhand_engine::agent::{Answerer, ApprovalPolicy, Decision};
+use deskhand_engine::ids::{TaskId, ToolUseId};
 use deskhand_engine::llm::ContentBlock;
 use deskhand_engine::llm::config::ProviderSettings;
 use deskhand_engine::secrets::ApiKey;
@@ -60,20 +61,20 @@ const MAX_TEXT: usize = 2_000;
 struct Api {
     engine: Engine,
     /// The event streams open on each task.
-    watchers: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
+    watchers: Arc<std::sync::Mutex<std::collections::HashMap<TaskId, usize>>>,
 }
 
 /// A place among a task's [`MAX_WATCHERS_PER_TASK`] event streams, given back when the
 /// stream ends (or its client leaves).
 struct WatcherTicket {
-    watchers: Arc<std::sync::Mutex<std::collections::HashMap<String, usize>>>,
-    task: String,
+    watchers: Arc<std::sync::Mutex<std::collections::HashMap<TaskId, usize>>>,
+    task: TaskId,
 }
 
 impl Api {
-    fn watcher(&self, task: &str) -> Result<WatcherTicket, ApiError> {
+    fn watcher(&self, task: &TaskId) -> Result<WatcherTicket, ApiError> {
         let mut watchers = self.watchers.lock().unwrap_or_else(|e| e.into_inner());
-        let open = watchers.entry(task.to_string()).or_default();
+        let open = watchers.entry(task.clone()).or_default();
         if *open >= MAX_WATCHERS_PER_TASK {
             return Err(ApiError {
                 status: StatusCode::TOO_MANY_REQUESTS,
@@ -87,7 +88,7 @@ impl Api {
         *open += 1;
         Ok(WatcherTicket {
             watchers: self.watchers.clone(),
-            task: task.to_string(),
+            task: task.clone(),
         })
     }
 }
@@ -282,7 +283,7 @@ struct SubmitBody {
 #[serde(deny_unknown_fields)]
 struct DelegationBody {
     hops: usize,
-    chain: Vec<String>,
+    chain: Vec<TaskId>,
 }
 
 #[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
@@ -484,7 +485,7 @@ async fn show_task(
     State(api): State<Api>,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let id = path_id(id)?;
+    let id = TaskId::from(path_id(id)?);
     Ok(Json(
         serde_json::to_value(api.engine.task(&id)?).unwrap_or_default(),
     ))
@@ -504,7 +505,7 @@ async fn events(
     query_string: Result<Query<EventsQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let id = path_id(id)?;
+    let id = TaskId::from(path_id(id)?);
     let query = query(query_string)?;
     let after = match headers.get("last-event-id") {
         Some(value) => value
@@ -556,7 +557,7 @@ fn sse_event(update: TaskUpdate) -> Option<Event> {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ApproveBody {
-    tool_use_id: Option<String>,
+    tool_use_id: Option<ToolUseId>,
     /// Every later action of the same kind in this session too.
     #[serde(default)]
     always: bool,
@@ -565,7 +566,7 @@ struct ApproveBody {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct DenyBody {
-    tool_use_id: Option<String>,
+    tool_use_id: Option<ToolUseId>,
     reason: Option<String>,
 }
 
@@ -575,7 +576,7 @@ async fn approve(
     id: Result<Path<String>, PathRejection>,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let id = path_id(id)?;
+    let id = TaskId::from(path_id(id)?);
     let request: ApproveBody = body(&bytes)?;
     let decision = if request.always {
         Decision::ApproveKind
@@ -584,7 +585,7 @@ async fn approve(
     };
     let call = api.engine.answer(
         &id,
-        request.tool_use_id.as_deref(),
+        request.tool_use_id.as_ref(),
         decision,
         Answerer::api(peer.describe()),
     )?;
@@ -597,7 +598,7 @@ async fn deny(
     id: Result<Path<String>, PathRejection>,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let id = path_id(id)?;
+    let id = TaskId::from(path_id(id)?);
     let request: DenyBody = body(&bytes)?;
     if request.reason.as_ref().is_some_and(|r| r.len() > MAX_TEXT) {
         return Err(ApiError::invalid("`reason` is too long"));
@@ -605,7 +606,7 @@ async fn deny(
     let reason = request.reason.filter(|r| !r.trim().is_empty());
     let call = api.engine.answer(
         &id,
-        request.tool_use_id.as_deref(),
+        request.tool_use_id.as_ref(),
         Decision::Deny { reason },
         Answerer::api(peer.describe()),
     )?;
@@ -627,7 +628,7 @@ async fn answer_stall(
     id: Result<Path<String>, PathRejection>,
     bytes: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let id = path_id(id)?;
+    let id = TaskId::from(path_id(id)?);
     let answer = match body::<StallBodyAnswer>(&bytes)? {
         StallBodyAnswer::Continue => StallAnswer::Continue,
         StallBodyAnswer::Hint { text } if text.trim().is_empty() || text.len() > MAX_TEXT => {
@@ -646,7 +647,7 @@ async fn cancel(
     State(api): State<Api>,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
-    let id = path_id(id)?;
+    let id = TaskId::from(path_id(id)?);
     api.engine.cancel(&id)?;
     Ok((StatusCode::ACCEPTED, Json(api.engine.task(&id)?)).into_response())
 }

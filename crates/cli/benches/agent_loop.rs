@@ -60,7 +60,7 @@ async fn measure(agent: &Agent) -> Measured {
     };
     let outcome = agent
         .run(
-            "bench",
+            &"bench".into(),
             &mut history,
             vec![ContentBlock::text("go")],
             &mut sink,

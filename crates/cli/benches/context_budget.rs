@@ -38,7 +38,7 @@ fn histories() -> Vec<Vec<Message>> {
         history.push(Message::assistant(vec![
             ContentBlock::text(format!("Step {step}: I will click the next control.")),
             ContentBlock::ToolUse {
-                id: id.clone(),
+                id: id.clone().into(),
                 name: "computer".into(),
                 input: json!({"action": "left_click", "coordinate": [640, 400]}),
                 toolset_name: None,
@@ -50,7 +50,7 @@ fn histories() -> Vec<Vec<Message>> {
             step as u64,
         ));
         history.push(Message::user(vec![ContentBlock::ToolResult {
-            tool_use_id: id,
+            tool_use_id: id.into(),
             content: vec![ToolResultContent::Image {
                 source: ImageSource::Base64 {
                     media_type: "image/png".into(),

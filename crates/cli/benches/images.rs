@@ -70,8 +70,8 @@ fn step(id: &str, source: &ImageSource) -> (Message, AgentEvent, Message) {
 fn main() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let mut with_event = Recorder::create(&store, "with-event").unwrap();
-    let mut without = Recorder::create(&store, "without-event").unwrap();
+    let mut with_event = Recorder::create(&store, &"with-event".into()).unwrap();
+    let mut without = Recorder::create(&store, &"without-event".into()).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let (mut known, mut unknown, mut hashes) = (Vec::new(), Vec::new(), Vec::new());
     for n in 0..STEPS {

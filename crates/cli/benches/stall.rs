@@ -69,7 +69,7 @@ fn main() {
         };
         let input = json!({"action": "left_click", "coordinate": [step, step]});
         let stalled = runtime.block_on(breaker.after_step(
-            &format!("t{step}"),
+            &format!("t{step}").into(),
             "computer",
             &input,
             &mut output,

@@ -205,7 +205,7 @@ fn loop_steps(runtime: &tokio::runtime::Runtime, recorder: Option<&mut Recorder>
         }
     };
     runtime.block_on(agent.run(
-        "bench-loop",
+        &"bench-loop".into(),
         &mut history,
         vec![ContentBlock::text("go")],
         &mut sink,
@@ -237,16 +237,16 @@ fn main() {
         ms(list)
     );
 
-    let (open, history) = timed(|| store.history("s00000").unwrap());
+    let (open, history) = timed(|| store.history(&"s00000".into()).unwrap());
     assert_eq!(history.len(), BIG_SESSION);
     println!(
         "  open a {BIG_SESSION}-message session (history): median {}",
         ms(open)
     );
-    let (load, loaded) = timed(|| store.load_session("s00000").unwrap());
+    let (load, loaded) = timed(|| store.load_session(&"s00000".into()).unwrap());
     assert_eq!(loaded.messages.len(), BIG_SESSION);
     println!("  load it for the window:            median {}", ms(load));
-    let (resume, _) = timed(|| Recorder::resume(&store, "s00000").unwrap());
+    let (resume, _) = timed(|| Recorder::resume(&store, &"s00000".into()).unwrap());
     println!("  resume it (load + repair check):   median {}", ms(resume));
 
     for query in ["quokka", "terminal report", "open"] {
@@ -299,7 +299,7 @@ fn main() {
         );
     }
 
-    let mut recorder = Recorder::create(&store, "bench-append").unwrap();
+    let mut recorder = Recorder::create(&store, &"bench-append".into()).unwrap();
     let mut delta_times = Vec::new();
     let mut message_times = Vec::new();
     for n in 0..1000 {
@@ -332,7 +332,7 @@ fn main() {
     );
 
     let bare = median(loop_steps(&runtime, None));
-    let mut recorder = Recorder::create(&store, "bench-loop").unwrap();
+    let mut recorder = Recorder::create(&store, &"bench-loop".into()).unwrap();
     let recorded = median(loop_steps(&runtime, Some(&mut recorder)));
     println!(
         "  agent loop, {LOOP_STEPS}-step tool session (in-process provider, 7 events a step):"

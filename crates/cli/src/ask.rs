@@ -13,6 +13,7 @@ use deskhand_engine::agent::{
 };
 use deskhand_engine::delegate::RemoteTarget;
 use deskhand_engine::files;
+use deskhand_engine::ids::ToolUseId;
 use deskhand_engine::images::MAX_IMAGE_BYTES;
 use deskhand_engine::llm::ContentBlock;
 use deskhand_engine::llm::config::ProviderSettings;
@@ -373,7 +374,7 @@ async fn background(args: &AskArgs) -> Result<()> {
 
 /// What the person answered on the terminal, for the task to hear.
 pub enum Reply {
-    Approval { call: String, decision: Decision },
+    Approval { call: ToolUseId, decision: Decision },
     Stall(StallAnswer),
 }
 

@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use deskhand_engine::agent::AgentEvent;
 use deskhand_engine::agent::verify::Check;
+use deskhand_engine::ids::SessionId;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -137,7 +138,7 @@ struct Attempt {
     /// verified, unverified, failed, setup failed, timed out, or error.
     outcome: String,
     status: Option<String>,
-    session_id: Option<String>,
+    session_id: Option<SessionId>,
     steps: u32,
     tokens: u64,
     cost_usd: Option<f64>,
@@ -416,7 +417,7 @@ fn markdown(args: &EvalArgs, rows: &[Row], attempts: &[Attempt]) -> String {
                 .as_deref()
                 .map(|d| format!(" ({d})"))
                 .unwrap_or_default(),
-            a.session_id.as_deref().unwrap_or("-")
+            a.session_id.as_ref().map_or("-", SessionId::as_str)
         ));
     }
     out

@@ -166,7 +166,7 @@ impl Printer {
                 cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default()
             ),
             AgentEvent::ChildEvent { task, event } => match child_line(event) {
-                Some(line) => format!("  ↳ [task {}] {line}", short(task)),
+                Some(line) => format!("  ↳ [task {}] {line}", short(task.as_str())),
                 None => return,
             },
             _ => return,

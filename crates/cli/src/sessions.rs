@@ -131,12 +131,12 @@ pub fn run(args: SessionsArgs) -> Result<()> {
         }
         SessionsCommand::Import { file } => {
             let id = store.import_file(&file)?;
-            println!("{}", visible::line(&id));
+            println!("{}", visible::line(id.as_str()));
         }
         SessionsCommand::Delete { id } => {
             let id = store.resolve_id(&id)?;
             store.delete(&id)?;
-            eprintln!("deleted {}", visible::line(&id));
+            eprintln!("deleted {}", visible::line(id.as_str()));
         }
         SessionsCommand::Prune { older_than } => {
             anyhow::ensure!(

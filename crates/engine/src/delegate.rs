@@ -24,6 +24,7 @@ use crate::tasks::{
 };
 use crate::tools::{ActionDetail, ActionPlan, Progress, Tool, ToolContext, ToolOutput};
 use deskhand_protocol::action::DelegateDetail;
+use deskhand_protocol::ids::{SessionId, TaskId, ToolUseId};
 
 pub const NAME: &str = "delegate";
 /// The target that means "a new agent desktop on this machine".
@@ -121,7 +122,7 @@ pub struct Delegation {
     /// The engine a local child runs on, and the parent's settings it starts from.
     pub engine: Engine,
     /// The parent's session: a remote child's screenshots are kept in its history.
-    pub session_id: String,
+    pub session_id: SessionId,
     pub settings: RunSettings,
     /// The lineage a child gets: the parent's, and the parent's task.
     pub lineage: Lineage,
@@ -469,7 +470,7 @@ impl Follow<'_> {
             self.kept.events += 1;
             self.kept.bytes += size;
             self.emit(AgentEvent::ChildEvent {
-                task: self.child.id().to_string(),
+                task: self.child.id().clone(),
                 event: Box::new(event),
             });
         } else {
@@ -517,7 +518,7 @@ impl Follow<'_> {
     async fn ask_person(&mut self, request: ApprovalRequest) -> Result<(), Stop> {
         let child_call = request.tool_use_id.clone();
         let mut asked = request;
-        asked.tool_use_id = format!("{}.{child_call}", short(self.child.id()));
+        asked.tool_use_id = format!("{}.{child_call}", short(self.child.id().as_str())).into();
         asked.plan.summary = format!("[delegated task] {}", asked.plan.summary);
         self.emit(AgentEvent::ApprovalNeeded {
             request: asked.clone(),
@@ -540,7 +541,7 @@ impl Follow<'_> {
 
     /// When some of the child's events were left out: a summary in the parent's history (a
     /// child `error` event) and a note for the call's result.
-    fn left_out(&self, task: &str) -> String {
+    fn left_out(&self, task: &TaskId) -> String {
         if self.kept.left_out == 0 {
             return String::new();
         }
@@ -550,7 +551,7 @@ impl Follow<'_> {
             self.kept.left_out, self.kept.left_out_bytes
         );
         self.emit(AgentEvent::ChildEvent {
-            task: task.to_string(),
+            task: task.clone(),
             event: Box::new(AgentEvent::Error {
                 kind: None,
                 message: note.clone(),
@@ -561,7 +562,7 @@ impl Follow<'_> {
 
     /// The call's result from how following ended; the child is cancelled if it still runs.
     async fn report(mut self, to: &str, ended: Result<(), Stop>) -> ToolOutput {
-        let task = self.child.id().to_string();
+        let task = self.child.id().clone();
         let stopped = match ended {
             Ok(()) => None,
             Err(Stop::Cancelled) => Some("the run was stopped".to_string()),
@@ -622,14 +623,14 @@ fn short(id: &str) -> &str {
 enum Child {
     Local {
         engine: Engine,
-        task: String,
+        task: TaskId,
         watch: Watch,
     },
     Remote(Remote),
 }
 
 impl Child {
-    fn id(&self) -> &str {
+    fn id(&self) -> &TaskId {
         match self {
             Self::Local { task, .. } => task,
             Self::Remote(remote) => &remote.task,
@@ -652,7 +653,7 @@ impl Child {
 
     /// Passes the parent's answer on: a local child records who gave it; a remote one
     /// records this Deskhand, an API client with its token.
-    async fn answer(&self, call: &str, answer: Answer) -> Result<(), String> {
+    async fn answer(&self, call: &ToolUseId, answer: Answer) -> Result<(), String> {
         let Answer {
             decision, answerer, ..
         } = answer;
@@ -693,7 +694,7 @@ struct Remote {
     client: reqwest::Client,
     base: String,
     token: ApiKey,
-    task: String,
+    task: TaskId,
     /// The id of the last event read: a broken stream resumes after it (`Last-Event-ID`).
     last_event: i64,
     /// In a mutex only to be `Sync` (a stream is not); reached through `get_mut`, never
@@ -730,7 +731,7 @@ impl Remote {
             client,
             base: target.url.clone(),
             token,
-            task: String::new(),
+            task: TaskId::from(String::new()),
             last_event: 0,
             stream: None,
             reconnects: 0,
@@ -757,7 +758,7 @@ impl Remote {
         remote.task = task["id"]
             .as_str()
             .ok_or_else(|| format!("{} answered without a task id", remote.base))?
-            .to_string();
+            .into();
         Ok(remote)
     }
 
@@ -979,7 +980,7 @@ impl Remote {
         }
     }
 
-    async fn answer(&self, call: &str, decision: Decision) -> Result<(), String> {
+    async fn answer(&self, call: &ToolUseId, decision: Decision) -> Result<(), String> {
         let (path, body) = match decision {
             Decision::Approve => ("approve", json!({"tool_use_id": call})),
             Decision::ApproveKind => ("approve", json!({"tool_use_id": call, "always": true})),
@@ -1198,7 +1199,7 @@ mod tests {
             client: reqwest::Client::new(),
             base,
             token: ApiKey::new("token").unwrap(),
-            task: String::new(),
+            task: TaskId::from(String::new()),
             last_event: 0,
             stream: None,
             reconnects: 0,

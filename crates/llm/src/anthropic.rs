@@ -530,7 +530,7 @@ impl StreamAssembler {
         for (block, json) in std::mem::take(&mut self.blocks) {
             let Some(mut block) = block else { continue };
             if let ContentBlock::ToolUse { id, input, .. } = &mut block {
-                *input = input_or_noted(id, parse_tool_input(&json), &mut malformed);
+                *input = input_or_noted(id.as_str(), parse_tool_input(&json), &mut malformed);
             }
             content.push(block);
         }

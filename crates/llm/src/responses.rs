@@ -174,7 +174,7 @@ impl<'a> Index<'a> {
                         result: content,
                         is_error: *is_error,
                     };
-                    index.answers.insert(tool_use_id, answer);
+                    index.answers.insert(tool_use_id.as_str(), answer);
                 }
                 ContentBlock::OpenAiItem { item } if item["type"] == "computer_call" => {
                     if let Some(id) = item["call_id"].as_str() {
@@ -182,7 +182,7 @@ impl<'a> Index<'a> {
                     }
                 }
                 ContentBlock::ToolUse { id, name, .. } if name == "computer" => {
-                    index.computer_calls.insert(id);
+                    index.computer_calls.insert(id.as_str());
                 }
                 _ => {}
             }
@@ -223,9 +223,9 @@ fn input_items(messages: &[Message]) -> Vec<Value> {
 fn assistant_items(message: &Message, index: &Index<'_>, out: &mut Vec<Value>) {
     // A reasoning item must be followed by the items it led to; when one of them goes as
     // text, the message's reasoning is left out.
-    let keep_reasoning = message
-        .tool_uses()
-        .all(|call| !index.raw_calls.contains_key(call.id) || index.native(call.id));
+    let keep_reasoning = message.tool_uses().all(|call| {
+        !index.raw_calls.contains_key(call.id.as_str()) || index.native(call.id.as_str())
+    });
     let mut text = String::new();
     let flush = |text: &mut String, out: &mut Vec<Value>| {
         if !text.is_empty() {
@@ -264,7 +264,7 @@ fn assistant_items(message: &Message, index: &Index<'_>, out: &mut Vec<Value>) {
                         "name": name,
                         "arguments": input.to_string(),
                     }));
-                } else if !index.native(id) {
+                } else if !index.native(id.as_str()) {
                     let asked = index
                         .raw_calls
                         .get(id.as_str())

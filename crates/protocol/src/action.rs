@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::ids::SessionId;
 use crate::scaling::Size;
 
 /// An action plan's `detail`. On the wire it is the variant's fields alone (untagged), as
@@ -37,7 +38,7 @@ pub enum ActionDetail {
     /// A memory note remembered.
     NoteRemember { note: String },
     /// A past session read back.
-    Recall { session_id: String },
+    Recall { session_id: SessionId },
     /// A plugin (MCP) server's tool called with these arguments.
     PluginCall {
         server: String,

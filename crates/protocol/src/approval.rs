@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::action::ActionPlan;
+use crate::ids::ToolUseId;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
@@ -37,7 +38,7 @@ impl std::str::FromStr for ApprovalPolicy {
 /// What the person is asked to approve.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct ApprovalRequest {
-    pub tool_use_id: String,
+    pub tool_use_id: ToolUseId,
     pub tool: String,
     #[ts(type = "unknown")]
     pub input: Value,
@@ -61,7 +62,7 @@ pub enum Decision {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answer {
     /// The `tool_use_id` of the request the person was shown.
-    pub tool_use_id: String,
+    pub tool_use_id: ToolUseId,
     pub decision: Decision,
     pub answerer: Answerer,
 }
@@ -107,8 +108,8 @@ impl Answerer {
      `{pending}`"
 )]
 pub struct OtherCall {
-    pub pending: String,
-    pub named: String,
+    pub pending: ToolUseId,
+    pub named: ToolUseId,
 }
 
 /// Who made a decision, for the action log.

@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::approval::{ApprovalRequest, DecidedBy, Decision};
 use crate::check::Verification;
 use crate::error_kind::ErrorKind;
+use crate::ids::{SessionId, TaskId, ToolUseId};
 use crate::images::ImageRef;
 use crate::message::{ImageSource, Message, Usage};
 use crate::note::NoteRef;
@@ -22,7 +23,7 @@ pub const CANCELLED: &str = "cancelled by the user";
 #[strum(serialize_all = "snake_case")]
 pub enum AgentEvent {
     Started {
-        session_id: String,
+        session_id: SessionId,
         provider: String,
         model: String,
         /// The notes put into this run's system prompt (none with `--no-memory`). Absent in
@@ -51,7 +52,7 @@ pub enum AgentEvent {
         message: Message,
     },
     ToolCall {
-        id: String,
+        id: ToolUseId,
         name: String,
         #[ts(type = "unknown")]
         input: Value,
@@ -60,7 +61,7 @@ pub enum AgentEvent {
         request: ApprovalRequest,
     },
     ApprovalDecided {
-        id: String,
+        id: ToolUseId,
         #[serde(flatten)]
         decision: Decision,
         by: DecidedBy,
@@ -70,7 +71,7 @@ pub enum AgentEvent {
         client: Option<String>,
     },
     ToolResult {
-        id: String,
+        id: ToolUseId,
         name: String,
         is_error: bool,
         /// How the call ended. Absent in events stored before it existed, where `is_error`
@@ -141,7 +142,7 @@ pub enum AgentEvent {
     /// The stall breaker saw a loop (`steps`: the tool calls that show it) and took `step`.
     StallDetected {
         pattern: StallPattern,
-        steps: Vec<String>,
+        steps: Vec<ToolUseId>,
         step: StallStep,
         message: String,
     },
@@ -153,7 +154,7 @@ pub enum AgentEvent {
     /// An event of a task this run delegated (the `delegate` tool): `task` is the child
     /// task's id, `event` its event as the child stored it (images as refs).
     ChildEvent {
-        task: String,
+        task: TaskId,
         #[ts(type = "AgentEvent")]
         event: Box<AgentEvent>,
     },
@@ -169,7 +170,7 @@ pub enum AgentEvent {
     Done {
         status: RunStatus,
         turns: u32,
-        session_id: String,
+        session_id: SessionId,
         usage: Usage,
         /// Absent in events stored before costs existed.
         #[ts(optional = nullable)]

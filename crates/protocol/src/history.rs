@@ -1,6 +1,7 @@
 //! Keeping a history valid for the API: roles alternate and every `tool_use` is answered by a
 //! `tool_result` in the very next message, whatever interrupted the run.
 
+use crate::ids::ToolUseId;
 use crate::message::{ContentBlock, Message, Role, ToolResultContent};
 
 /// A prompt with nothing in it: the API refuses empty and whitespace-only text, so it is
@@ -137,13 +138,14 @@ fn pair_tool_calls(history: &mut Vec<Message>, reason: &str) -> usize {
             continue;
         }
         // Each call's id, and its toolset, which a member's result must echo.
-        let calls: Vec<(String, Option<String>)> = match index.checked_sub(1).map(|i| &history[i]) {
-            Some(previous) if previous.role == Role::Assistant => previous
-                .tool_uses()
-                .map(|t| (t.id.to_string(), t.toolset_name.map(str::to_owned)))
-                .collect(),
-            _ => Vec::new(),
-        };
+        let calls: Vec<(ToolUseId, Option<String>)> =
+            match index.checked_sub(1).map(|i| &history[i]) {
+                Some(previous) if previous.role == Role::Assistant => previous
+                    .tool_uses()
+                    .map(|t| (t.id.clone(), t.toolset_name.map(str::to_owned)))
+                    .collect(),
+                _ => Vec::new(),
+            };
         let message = &mut history[index];
         let old = std::mem::take(&mut message.content);
         let changes_before = changes;

@@ -11,6 +11,7 @@ pub mod desktop;
 pub mod error_kind;
 pub mod event;
 pub mod history;
+pub mod ids;
 pub mod images;
 pub mod json_depth;
 pub mod message;

@@ -7,6 +7,7 @@ use serde_json::Value;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
+use crate::ids::ToolUseId;
 use crate::images::{ImageError, ImageRef, MISSING_IMAGE, checked_media_type, content_hash};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
@@ -73,7 +74,7 @@ impl Message {
 /// A borrowed view of one `tool_use` block.
 #[derive(Clone, Copy, Debug)]
 pub struct ToolUse<'a> {
-    pub id: &'a str,
+    pub id: &'a ToolUseId,
     pub name: &'a str,
     pub input: &'a Value,
     /// The toolset a member call belongs to (`computer` for `computer_toolset_20260801`).
@@ -90,7 +91,7 @@ pub enum ContentBlock {
         source: ImageSource,
     },
     ToolUse {
-        id: String,
+        id: ToolUseId,
         name: String,
         #[ts(type = "unknown")]
         input: Value,
@@ -100,7 +101,7 @@ pub enum ContentBlock {
         toolset_name: Option<String>,
     },
     ToolResult {
-        tool_use_id: String,
+        tool_use_id: ToolUseId,
         content: Vec<ToolResultContent>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         #[ts(as = "Option<_>", optional)]
@@ -211,7 +212,7 @@ impl ContentBlock {
     }
 
     /// A `tool_result` that tells the model its call failed and why.
-    pub fn tool_error(tool_use_id: impl Into<String>, message: impl Into<String>) -> Self {
+    pub fn tool_error(tool_use_id: impl Into<ToolUseId>, message: impl Into<String>) -> Self {
         Self::ToolResult {
             tool_use_id: tool_use_id.into(),
             content: vec![ToolResultContent::Text {
@@ -223,7 +224,7 @@ impl ContentBlock {
     }
 
     /// A plain tool call (not a toolset member).
-    pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+    pub fn tool_use(id: impl Into<ToolUseId>, name: impl Into<String>, input: Value) -> Self {
         Self::ToolUse {
             id: id.into(),
             name: name.into(),

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ids::SessionId;
+
 /// The most bytes one note may hold: a note is a fact or a preference, not a document.
 pub const NOTE_LIMIT: usize = 4096;
 
@@ -12,7 +14,7 @@ pub struct Note {
     pub text: String,
     /// The session the note was written in; `None` for notes the person wrote (`deskhand
     /// notes add`, the window) and once that session is deleted.
-    pub session_id: Option<String>,
+    pub session_id: Option<SessionId>,
     /// RFC 3339, UTC.
     pub created_at: String,
     pub updated_at: String,

@@ -3,12 +3,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::ids::SessionId;
 use crate::message::Usage;
 
 /// A session as lists show it (the window's `SessionSummary`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct SessionSummary {
-    pub id: String,
+    pub id: SessionId,
     pub title: String,
     /// RFC 3339, UTC.
     pub created_at: String,

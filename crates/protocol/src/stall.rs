@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::ids::ToolUseId;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum StallPattern {
@@ -30,7 +32,7 @@ pub enum StallStep {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StallQuestion {
     /// The tool call whose result waits for the answer.
-    pub tool_use_id: String,
+    pub tool_use_id: ToolUseId,
     pub pattern: StallPattern,
     /// What repeated, in words.
     pub message: String,

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::approval::ApprovalRequest;
+use crate::ids::{SessionId, TaskId};
 use crate::status::RunStatus;
 
 /// Where a task stands. The first three are live; the others are final.
@@ -112,8 +113,8 @@ impl Origin {
 /// A task as listed and shown.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
 pub struct TaskInfo {
-    pub id: String,
-    pub session_id: String,
+    pub id: TaskId,
+    pub session_id: SessionId,
     pub state: TaskState,
     pub origin: Origin,
     /// The first line of the prompt.

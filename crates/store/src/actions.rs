@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{Store, StoreError, rfc3339};
 use deskhand_protocol::approval::{DecidedBy, Decision};
+use deskhand_protocol::ids::{SessionId, ToolUseId};
 use deskhand_protocol::images::ImageRef;
 
 /// One tool call as the log keeps it. Times are RFC 3339; `decision` is `approve`,
@@ -14,7 +15,7 @@ use deskhand_protocol::images::ImageRef;
 /// the turn limit, a stop).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ActionRecord {
-    pub tool_use_id: String,
+    pub tool_use_id: ToolUseId,
     pub tool: String,
     pub input: Value,
     pub decision: Option<String>,
@@ -166,7 +167,7 @@ pub(crate) fn load(conn: &Connection, session_id: &str) -> Result<Vec<ActionReco
             duration,
         ) = row?;
         records.push(ActionRecord {
-            tool_use_id: id,
+            tool_use_id: id.into(),
             tool,
             input: super::from_stored(&input)?,
             decision,
@@ -201,7 +202,7 @@ pub(crate) fn import(
     )?
     .execute(params![
         session_id,
-        record.tool_use_id,
+        record.tool_use_id.as_str(),
         record.tool,
         super::to_stored(&record.input)?,
         record.decision,
@@ -220,10 +221,10 @@ pub(crate) fn import(
 
 impl Store {
     /// A session's action log, oldest first.
-    pub fn actions(&self, session_id: &str) -> Result<Vec<ActionRecord>, StoreError> {
+    pub fn actions(&self, session_id: &SessionId) -> Result<Vec<ActionRecord>, StoreError> {
         self.with(|conn| {
-            super::sessions::require(conn, session_id)?;
-            load(conn, session_id)
+            super::sessions::require(conn, session_id.as_str())?;
+            load(conn, session_id.as_str())
         })
     }
 }

@@ -15,6 +15,7 @@ use super::actions::{self, ActionRecord};
 use super::sessions::{self, SessionSummary};
 use super::{INTERRUPTED, Store, StoreError, images, messages, now_ms, parse_rfc3339};
 use deskhand_protocol::history;
+use deskhand_protocol::ids::SessionId;
 use deskhand_protocol::images::content_hash;
 use deskhand_protocol::message::{ContentBlock, ImageSource, Message};
 
@@ -165,14 +166,14 @@ fn refs(value: &Value, out: &mut Vec<String>) {
 }
 
 impl Store {
-    pub fn export(&self, id: &str, format: ExportFormat) -> Result<String, StoreError> {
+    pub fn export(&self, id: &SessionId, format: ExportFormat) -> Result<String, StoreError> {
         match format {
             ExportFormat::Json => self.export_json(id),
             ExportFormat::Markdown => self.export_markdown(id),
         }
     }
 
-    fn export_json(&self, id: &str) -> Result<String, StoreError> {
+    fn export_json(&self, id: &SessionId) -> Result<String, StoreError> {
         let loaded = self.load_session(id)?;
         let actions = self.actions(id)?;
         let mut hashes = Vec::new();
@@ -203,7 +204,7 @@ impl Store {
     /// Imports the JSON export in the file at `path` (see [`Store::import`]). The file is
     /// read only if it is a regular file of at most [`MAX_IMPORT_BYTES`], and its open never
     /// blocks (a FIFO is refused at once).
-    pub fn import_file(&self, path: &Path) -> Result<String, StoreError> {
+    pub fn import_file(&self, path: &Path) -> Result<SessionId, StoreError> {
         let bytes = deskhand_host::files::read_regular(path, MAX_IMPORT_BYTES)?;
         let text = String::from_utf8(bytes)
             .map_err(|_| StoreError::BadExport(format!("{} is not UTF-8 text", path.display())))?;
@@ -217,7 +218,7 @@ impl Store {
     /// `tool_use` ids). What the API would refuse and can be mended without guessing (empty
     /// or blank text, empty messages, unanswered calls, results answering nothing) is
     /// repaired as a resumed session is, so an imported session can always be continued.
-    pub fn import(&self, json: &str) -> Result<String, StoreError> {
+    pub fn import(&self, json: &str) -> Result<SessionId, StoreError> {
         let bad = StoreError::BadExport;
         let export: Export = serde_json::from_str(json).map_err(|e| bad(format!("{e}")))?;
         if export.format != EXPORT_FORMAT {
@@ -227,7 +228,7 @@ impl Store {
             )));
         }
         let session = &export.session;
-        if !is_session_id(&session.id) {
+        if !is_session_id(session.id.as_str()) {
             return Err(bad(format!(
                 "the session id {:?} is not a Deskhand id (1 to 64 letters, digits, `-` or `_`)",
                 session.id
@@ -273,12 +274,12 @@ impl Store {
                 return Err(bad(format!("event {index} has no type")));
             }
         }
-        let id = session.id.clone();
+        let id = session.id.as_str();
         let dir = self.dir().to_path_buf();
         self.with(|conn| {
             let tx = conn.transaction()?;
-            if sessions::require(&tx, &id).is_ok() {
-                return Err(StoreError::AlreadyExists(id.clone()));
+            if sessions::require(&tx, id).is_ok() {
+                return Err(StoreError::AlreadyExists(id.into()));
             }
             let now = now_ms();
             let created = parse_rfc3339(&session.created_at).unwrap_or(now);
@@ -305,17 +306,17 @@ impl Store {
             for bytes in &decoded {
                 let media_type =
                     deskhand_protocol::images::media_type_of(bytes).unwrap_or_default();
-                images::save(&tx, &dir, &id, media_type, bytes, now)?;
+                images::save(&tx, &dir, id, media_type, bytes, now)?;
             }
             for (seq, message) in history.iter().enumerate() {
-                messages::upsert(&tx, &dir, &id, seq as i64, message, &[])?;
+                messages::upsert(&tx, &dir, id, seq as i64, message, &[])?;
             }
             for event in &mut events {
                 // Images inline in an event are checked and kept as files, as in messages.
                 images::externalize_event(event, &mut |media_type, bytes| {
                     checked_bytes(media_type, bytes)
                         .map_err(|e| StoreError::BadExport(format!("an event's image: {e}")))?;
-                    images::save(&tx, &dir, &id, media_type, bytes, now)
+                    images::save(&tx, &dir, id, media_type, bytes, now)
                 })?;
                 tx.prepare_cached(
                     "INSERT INTO events (session_id, type, body, at) VALUES (?1, ?2, ?3, ?4)",
@@ -328,7 +329,7 @@ impl Store {
                 ])?;
             }
             for record in &export.actions {
-                actions::import(&tx, &id, record)?;
+                actions::import(&tx, id, record)?;
             }
             // Writing the messages touched the session; keep the exported time.
             tx.execute(
@@ -336,11 +337,11 @@ impl Store {
                 params![id, updated],
             )?;
             tx.commit()?;
-            Ok(id.clone())
+            Ok(session.id.clone())
         })
     }
 
-    fn export_markdown(&self, id: &str) -> Result<String, StoreError> {
+    fn export_markdown(&self, id: &SessionId) -> Result<String, StoreError> {
         let loaded = self.load_session(id)?;
         let session = &loaded.session;
         let mut out = String::new();

@@ -11,6 +11,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
 use super::{Store, StoreError};
+use deskhand_protocol::ids::SessionId;
 use deskhand_protocol::images::{ImageRef, content_hash};
 use deskhand_protocol::message::{ContentBlock, ImageSource, Message};
 
@@ -216,12 +217,21 @@ impl Store {
     /// `session_id`, so it is found by hash like the session's own, and goes with the session.
     pub fn keep_image(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         media_type: &str,
         bytes: &[u8],
     ) -> Result<ImageRef, StoreError> {
         let dir = self.dir().to_path_buf();
-        self.with(|conn| save(conn, &dir, session_id, media_type, bytes, super::now_ms()))
+        self.with(|conn| {
+            save(
+                conn,
+                &dir,
+                session_id.as_str(),
+                media_type,
+                bytes,
+                super::now_ms(),
+            )
+        })
     }
 
     /// An image's media type and bytes by content hash (the window's `get_image`).

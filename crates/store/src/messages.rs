@@ -4,6 +4,7 @@ use rusqlite::{Connection, params};
 use serde_json::{Value, json};
 
 use super::{Store, StoreError, images, now_ms};
+use deskhand_protocol::ids::SessionId;
 use deskhand_protocol::message::{ContentBlock, Message, Role};
 
 pub(crate) fn role_name(role: Role) -> &'static str {
@@ -98,7 +99,7 @@ pub(crate) fn load(conn: &Connection, session_id: &str) -> Result<Vec<Value>, St
 impl Store {
     /// A session's history ready to send again: images read back from their files. See
     /// [`super::Recorder::resume`] to also repair a history a crash cut short.
-    pub fn history(&self, session_id: &str) -> Result<Vec<Message>, StoreError> {
+    pub fn history(&self, session_id: &SessionId) -> Result<Vec<Message>, StoreError> {
         let stored = self.messages(session_id)?;
         stored
             .into_iter()

@@ -8,6 +8,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::search::{fts_query, lowercase_words};
 use super::{Store, StoreError, now_ms, rfc3339};
 use deskhand_host::secret_text::looks_like_secret;
+use deskhand_protocol::ids::SessionId;
 use deskhand_protocol::note::{NOTE_LIMIT, Note};
 
 const NOTE_COLUMNS: &str = "n.id, n.text, n.session_id, n.created_at, n.updated_at";
@@ -16,7 +17,7 @@ fn note_from_row(row: &Row<'_>) -> rusqlite::Result<Note> {
     Ok(Note {
         id: row.get(0)?,
         text: row.get(1)?,
-        session_id: row.get(2)?,
+        session_id: row.get::<_, Option<String>>(2)?.map(SessionId::from),
         created_at: rfc3339(row.get(3)?),
         updated_at: rfc3339(row.get(4)?),
     })
@@ -98,14 +99,14 @@ pub fn check_note(text: &str, run_keys: &[String]) -> Result<(), String> {
 
 impl Store {
     /// Stores a new note, written in `session_id` (or by the person: `None`).
-    pub fn add_note(&self, text: &str, session_id: Option<&str>) -> Result<Note, StoreError> {
+    pub fn add_note(&self, text: &str, session_id: Option<&SessionId>) -> Result<Note, StoreError> {
         check_note(text, &[]).map_err(StoreError::BadNote)?;
         self.with(|conn| {
             let now = now_ms();
             conn.prepare_cached(
                 "INSERT INTO notes (text, session_id, created_at, updated_at) VALUES (?1, ?2, ?3, ?3)",
             )?
-            .execute(params![text, session_id, now])?;
+            .execute(params![text, session_id.map(SessionId::as_str), now])?;
             note(conn, conn.last_insert_rowid())
         })
     }

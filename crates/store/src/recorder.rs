@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::{Store, StoreError, actions, images, messages, now_ms, sessions};
 use deskhand_protocol::event::AgentEvent;
 use deskhand_protocol::history;
+use deskhand_protocol::ids::{SessionId, TaskId, ToolUseId};
 use deskhand_protocol::images::ImageRef;
 use deskhand_protocol::message::{ContentBlock, Message, Role};
 
@@ -21,7 +22,7 @@ saved, so it may or may not have run; check before repeating it";
 /// [`Recorder::record`] before showing it.
 pub struct Recorder {
     store: Store,
-    session_id: String,
+    session_id: SessionId,
     /// Messages stored so far, and the role of the last: a user message after a user message
     /// replaces it, because the loop merged content into it.
     message_count: i64,
@@ -30,11 +31,11 @@ pub struct Recorder {
     /// written only if it is still so, so a second writer fails instead of overwriting.
     stored_count: i64,
     /// The task whose events these are (`deskhand_engine::tasks`), if any.
-    task_id: Option<String>,
+    task_id: Option<TaskId>,
     /// The id of the last event stored: the event's sequence number for watchers.
     last_event_id: Option<i64>,
     /// Action-log rows by `tool_use` id, for the decision and result that follow the call.
-    actions: HashMap<String, i64>,
+    actions: HashMap<ToolUseId, i64>,
     /// The first `text_delta` or `thinking_delta` row since the last message: once the
     /// assistant's message is stored, the pieces it was streamed in are dropped.
     first_delta: Option<i64>,
@@ -47,23 +48,23 @@ pub struct Recorder {
 enum Change {
     None,
     Message { seq: i64, role: Role },
-    Action { id: String, row: i64 },
+    Action { id: ToolUseId, row: i64 },
     Delta(i64),
     ImagesKept(Vec<(String, ImageRef)>),
 }
 
 impl Recorder {
     /// Records into a new session with this id.
-    pub fn create(store: &Store, session_id: &str) -> Result<Self, StoreError> {
+    pub fn create(store: &Store, session_id: &SessionId) -> Result<Self, StoreError> {
         store.with(|conn| {
             let now = now_ms();
             conn.execute(
                 "INSERT INTO sessions (id, created_at, updated_at) VALUES (?1, ?2, ?2)",
-                params![session_id, now],
+                params![session_id.as_str(), now],
             )
             .map_err(|e| match e.sqlite_error_code() {
                 Some(rusqlite::ErrorCode::ConstraintViolation) => {
-                    StoreError::AlreadyExists(session_id.into())
+                    StoreError::AlreadyExists(session_id.to_string())
                 }
                 _ => e.into(),
             })?;
@@ -76,10 +77,13 @@ impl Recorder {
     /// cut off (text streamed before the cut becomes the assistant's message; unanswered
     /// `tool_use` blocks get an error result). The repair is stored, with the events that
     /// tell the window about it.
-    pub fn resume(store: &Store, session_id: &str) -> Result<(Self, Vec<Message>), StoreError> {
+    pub fn resume(
+        store: &Store,
+        session_id: &SessionId,
+    ) -> Result<(Self, Vec<Message>), StoreError> {
         let mut history = store.history(session_id)?;
         let stored = history.len();
-        let partial = store.with(|conn| trailing_text(conn, session_id))?;
+        let partial = store.with(|conn| trailing_text(conn, session_id.as_str()))?;
         if !partial.is_empty() && history.last().is_some_and(|m| m.role == Role::User) {
             history.push(Message::assistant(vec![ContentBlock::text(partial)]));
         }
@@ -107,7 +111,7 @@ impl Recorder {
         if history.len() < stored {
             // The repair removed or merged messages: the rows past the end go.
             let len = history.len() as i64;
-            store.with(|conn| messages::truncate(conn, session_id, len))?;
+            store.with(|conn| messages::truncate(conn, session_id.as_str(), len))?;
             recorder.message_count = len;
             recorder.stored_count = len;
             recorder.last_role = history.last().map(|m| m.role);
@@ -115,10 +119,10 @@ impl Recorder {
         Ok((recorder, history))
     }
 
-    fn at(store: &Store, session_id: &str, history: &[Message], stored_count: i64) -> Self {
+    fn at(store: &Store, session_id: &SessionId, history: &[Message], stored_count: i64) -> Self {
         Self {
             store: store.clone(),
-            session_id: session_id.into(),
+            session_id: session_id.clone(),
             message_count: history.len() as i64,
             last_role: history.last().map(|m| m.role),
             stored_count,
@@ -130,13 +134,13 @@ impl Recorder {
         }
     }
 
-    pub fn session_id(&self) -> &str {
+    pub fn session_id(&self) -> &SessionId {
         &self.session_id
     }
 
     /// Marks every event recorded from now on as the task's.
-    pub fn for_task(mut self, task_id: &str) -> Self {
-        self.task_id = Some(task_id.into());
+    pub fn for_task(mut self, task_id: &TaskId) -> Self {
+        self.task_id = Some(task_id.clone());
         self
     }
 
@@ -257,7 +261,7 @@ impl Recorder {
                 name,
                 input,
             } => {
-                let row = actions::called(tx, id, call, name, input, now)?;
+                let row = actions::called(tx, id, call.as_str(), name, input, now)?;
                 change = Change::Action {
                     id: call.clone(),
                     row,
@@ -323,7 +327,7 @@ impl Recorder {
             stored.kind(),
             super::to_stored(&serde_json::to_value(&stored)?)?,
             now,
-            self.task_id
+            self.task_id.as_ref().map(TaskId::as_str)
         ])?;
         if matches!(
             event,
@@ -354,7 +358,7 @@ impl Recorder {
             images::save(
                 tx,
                 self.store.dir(),
-                &self.session_id,
+                self.session_id.as_str(),
                 media_type,
                 bytes,
                 now,
@@ -376,7 +380,7 @@ impl Recorder {
     /// The `tool_result` event and action-log entry of a call a crash left unanswered.
     fn record_interrupted(
         &mut self,
-        tool_use_id: &str,
+        tool_use_id: &ToolUseId,
         history: &[Message],
         content: &[deskhand_protocol::message::ToolResultContent],
     ) -> Result<(), StoreError> {
@@ -395,10 +399,17 @@ impl Recorder {
             .collect::<Vec<_>>()
             .join("\n");
         let session_id = self.session_id.clone();
-        self.store
-            .with(|conn| actions::interrupted(conn, &session_id, tool_use_id, &text, now_ms()))?;
+        self.store.with(|conn| {
+            actions::interrupted(
+                conn,
+                session_id.as_str(),
+                tool_use_id.as_str(),
+                &text,
+                now_ms(),
+            )
+        })?;
         self.record(&AgentEvent::ToolResult {
-            id: tool_use_id.into(),
+            id: tool_use_id.clone(),
             name,
             is_error: true,
             status: Some(deskhand_protocol::event::ToolStatus::Error),

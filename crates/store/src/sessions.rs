@@ -6,6 +6,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde_json::Value;
 
 use super::{Store, StoreError, images, messages, now_ms, rfc3339};
+use deskhand_protocol::ids::SessionId;
 use deskhand_protocol::message::Usage;
 pub use deskhand_protocol::session::{LoadedSession, SessionHit, SessionSummary};
 
@@ -15,7 +16,7 @@ pub(crate) const SUMMARY_COLUMNS: &str = "s.id, s.title, s.created_at, s.updated
 
 pub(crate) fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     Ok(SessionSummary {
-        id: row.get(0)?,
+        id: row.get::<_, String>(0)?.into(),
         title: row.get(1)?,
         created_at: rfc3339(row.get(2)?),
         updated_at: rfc3339(row.get(3)?),
@@ -82,22 +83,22 @@ pub fn title_from(text: &str) -> String {
 
 /// Deletes sessions with everything of theirs, and the screenshots nothing else uses; the
 /// files go after the commit, so a failure never leaves a row pointing at a missing file.
-fn delete_sessions(store: &Store, ids: &[String]) -> Result<(), StoreError> {
+fn delete_sessions(store: &Store, ids: &[SessionId]) -> Result<(), StoreError> {
     let gone = store.with(|conn| {
         let tx = conn.transaction()?;
         let mut candidates = Vec::new();
         for id in ids {
             let mut used =
                 tx.prepare_cached("SELECT sha256 FROM session_screenshots WHERE session_id = ?1")?;
-            for sha in used.query_map([id], |r| r.get::<_, String>(0))? {
+            for sha in used.query_map([id.as_str()], |r| r.get::<_, String>(0))? {
                 candidates.push(sha?);
             }
             drop(used);
             tx.prepare_cached("DELETE FROM sessions WHERE id = ?1")?
-                .execute([id])?;
+                .execute([id.as_str()])?;
             for key in [
-                super::settings::check_key(id),
-                super::settings::desktop_key(id),
+                super::settings::check_key(id.as_str()),
+                super::settings::desktop_key(id.as_str()),
             ] {
                 tx.prepare_cached("DELETE FROM settings WHERE key = ?1")?
                     .execute([key])?;
@@ -113,10 +114,10 @@ fn delete_sessions(store: &Store, ids: &[String]) -> Result<(), StoreError> {
 
 impl Store {
     /// A session's messages with images as refs, as the window shows them.
-    pub fn messages(&self, session_id: &str) -> Result<Vec<Value>, StoreError> {
+    pub fn messages(&self, session_id: &SessionId) -> Result<Vec<Value>, StoreError> {
         self.with(|conn| {
-            require(conn, session_id)?;
-            messages::load(conn, session_id)
+            require(conn, session_id.as_str())?;
+            messages::load(conn, session_id.as_str())
         })
     }
 
@@ -131,19 +132,19 @@ impl Store {
         })
     }
 
-    pub fn session(&self, id: &str) -> Result<SessionSummary, StoreError> {
-        self.with(|conn| summary(conn, id))
+    pub fn session(&self, id: &SessionId) -> Result<SessionSummary, StoreError> {
+        self.with(|conn| summary(conn, id.as_str()))
     }
 
     /// The full id of the one session whose id is or starts with `id` (ids are long; a
     /// person types the first few characters).
-    pub fn resolve_id(&self, id: &str) -> Result<String, StoreError> {
+    pub fn resolve_id(&self, id: &str) -> Result<SessionId, StoreError> {
         if id.is_empty() {
             return Err(StoreError::EmptyId);
         }
         self.with(|conn| {
             if require(conn, id).is_ok() {
-                return Ok(id.to_string());
+                return Ok(id.into());
             }
             let escaped = id
                 .replace('\\', "\\\\")
@@ -156,7 +157,7 @@ impl Store {
                 .query_map([escaped], |r| r.get(0))?
                 .collect::<Result<_, _>>()?;
             match matches.as_slice() {
-                [one] if !id.is_empty() => Ok(one.clone()),
+                [one] if !id.is_empty() => Ok(one.clone().into()),
                 [] | [_] => Err(StoreError::NotFound(id.into())),
                 several => Err(StoreError::Ambiguous {
                     prefix: id.into(),
@@ -168,7 +169,8 @@ impl Store {
 
     /// A session with its messages and events, images as refs (the window's
     /// `load_session`).
-    pub fn load_session(&self, id: &str) -> Result<LoadedSession, StoreError> {
+    pub fn load_session(&self, id: &SessionId) -> Result<LoadedSession, StoreError> {
+        let id = id.as_str();
         self.with(|conn| {
             Ok(LoadedSession {
                 session: summary(conn, id)?,
@@ -179,39 +181,40 @@ impl Store {
     }
 
     /// A session's stored events in order, over all its runs.
-    pub fn events(&self, id: &str) -> Result<Vec<Value>, StoreError> {
+    pub fn events(&self, id: &SessionId) -> Result<Vec<Value>, StoreError> {
         self.with(|conn| {
-            require(conn, id)?;
-            events(conn, id)
+            require(conn, id.as_str())?;
+            events(conn, id.as_str())
         })
     }
 
-    pub fn rename(&self, id: &str, title: &str) -> Result<(), StoreError> {
+    pub fn rename(&self, id: &SessionId, title: &str) -> Result<(), StoreError> {
         self.with(|conn| {
             let changed = conn.execute(
                 "UPDATE sessions SET title = ?2, updated_at = ?3 WHERE id = ?1",
-                params![id, title.trim(), now_ms()],
+                params![id.as_str(), title.trim(), now_ms()],
             )?;
             if changed == 0 {
-                return Err(StoreError::NotFound(id.into()));
+                return Err(StoreError::NotFound(id.to_string()));
             }
             Ok(())
         })
     }
 
     /// Deletes a session, and its screenshots unless another session uses them too.
-    pub fn delete(&self, id: &str) -> Result<(), StoreError> {
-        self.with(|conn| require(conn, id))?;
-        delete_sessions(self, &[id.to_string()])
+    pub fn delete(&self, id: &SessionId) -> Result<(), StoreError> {
+        self.with(|conn| require(conn, id.as_str()))?;
+        delete_sessions(self, std::slice::from_ref(id))
     }
 
     /// Deletes every session not updated for `older_than`; returns their ids.
-    pub fn prune(&self, older_than: Duration) -> Result<Vec<String>, StoreError> {
+    pub fn prune(&self, older_than: Duration) -> Result<Vec<SessionId>, StoreError> {
         let cutoff = now_ms() - older_than.as_millis() as i64;
-        let ids: Vec<String> = self.with(|conn| {
+        let ids: Vec<SessionId> = self.with(|conn| {
             let mut statement =
                 conn.prepare_cached("SELECT id FROM sessions WHERE updated_at < ?1")?;
-            let ids = statement.query_map([cutoff], |r| r.get(0))?;
+            let ids =
+                statement.query_map([cutoff], |r| r.get::<_, String>(0).map(SessionId::from))?;
             Ok(ids.collect::<Result<_, _>>()?)
         })?;
         delete_sessions(self, &ids)?;

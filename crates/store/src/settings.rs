@@ -7,6 +7,7 @@ use super::{Store, StoreError};
 use deskhand_protocol::budget::Budget;
 use deskhand_protocol::check::SavedCheck;
 use deskhand_protocol::desktop::DesktopChoice;
+use deskhand_protocol::ids::SessionId;
 
 /// Where a session's saved check is kept: one setting per session.
 pub(super) fn check_key(session_id: &str) -> String {
@@ -67,19 +68,19 @@ impl Store {
     }
 
     /// The check saved with a session (the window's settings for that session), if any.
-    pub fn session_check(&self, session_id: &str) -> Result<Option<SavedCheck>, StoreError> {
+    pub fn session_check(&self, session_id: &SessionId) -> Result<Option<SavedCheck>, StoreError> {
         Ok(self
-            .setting(&check_key(session_id))?
+            .setting(&check_key(session_id.as_str()))?
             .and_then(|value| serde_json::from_value(value).ok()))
     }
 
     /// Saves a session's check; `None` removes it.
     pub fn set_session_check(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         check: Option<&SavedCheck>,
     ) -> Result<(), StoreError> {
-        let key = check_key(session_id);
+        let key = check_key(session_id.as_str());
         match check {
             Some(check) => self.set_setting(&key, &serde_json::to_value(check)?),
             None => self.with(|conn| {
@@ -91,18 +92,21 @@ impl Store {
 
     /// Where the session's runs work (the window's per-session setting); the person's
     /// screen when nothing was saved.
-    pub fn session_desktop(&self, session_id: &str) -> Result<DesktopChoice, StoreError> {
+    pub fn session_desktop(&self, session_id: &SessionId) -> Result<DesktopChoice, StoreError> {
         Ok(self
-            .setting(&desktop_key(session_id))?
+            .setting(&desktop_key(session_id.as_str()))?
             .and_then(|value| serde_json::from_value(value).ok())
             .unwrap_or_default())
     }
 
     pub fn set_session_desktop(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         choice: &DesktopChoice,
     ) -> Result<(), StoreError> {
-        self.set_setting(&desktop_key(session_id), &serde_json::to_value(choice)?)
+        self.set_setting(
+            &desktop_key(session_id.as_str()),
+            &serde_json::to_value(choice)?,
+        )
     }
 }

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::{Store, StoreError, now_ms, rfc3339};
 use deskhand_protocol::approval::ApprovalRequest;
+use deskhand_protocol::ids::TaskId;
 use deskhand_protocol::task::{Origin, TaskInfo, TaskState};
 
 const COLUMNS: &str =
@@ -14,8 +15,8 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<TaskInfo> {
     let text = |i| row.get::<_, String>(i);
     let waiting_for: Option<String> = row.get(6)?;
     Ok(TaskInfo {
-        id: text(0)?,
-        session_id: text(1)?,
+        id: text(0)?.into(),
+        session_id: text(1)?.into(),
         state: TaskState::parse(&text(2)?).unwrap_or(TaskState::Error),
         origin: Origin::parse(&text(3)?).unwrap_or(Origin::Api),
         prompt: text(4)?,
@@ -43,8 +44,8 @@ impl Store {
                 "INSERT INTO tasks ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, NULL, ?7, ?7)"
             ))?
             .execute(params![
-                task.id,
-                task.session_id,
+                task.id.as_str(),
+                task.session_id.as_str(),
                 task.state.name(),
                 task.origin.name(),
                 task.prompt,
@@ -58,7 +59,7 @@ impl Store {
     /// Moves a task to `state`, with the action it waits for and why it failed.
     pub fn set_task_state(
         &self,
-        id: &str,
+        id: &TaskId,
         state: TaskState,
         waiting_for: Option<&ApprovalRequest>,
         error: Option<&str>,
@@ -69,13 +70,19 @@ impl Store {
                 "UPDATE tasks SET state = ?2, waiting_for = ?3, error = ?4, updated_at = ?5
                  WHERE id = ?1",
             )?
-            .execute(params![id, state.name(), waiting_for, error, now_ms()])?;
+            .execute(params![
+                id.as_str(),
+                state.name(),
+                waiting_for,
+                error,
+                now_ms()
+            ])?;
             Ok(())
         })
     }
 
-    pub fn task(&self, id: &str) -> Result<Option<TaskInfo>, StoreError> {
-        self.with(|conn| get(conn, id))
+    pub fn task(&self, id: &TaskId) -> Result<Option<TaskInfo>, StoreError> {
+        self.with(|conn| get(conn, id.as_str()))
     }
 
     /// Tasks, newest first: every live one, and the newest `limit` finished ones.
@@ -99,7 +106,7 @@ impl Store {
     /// pieces. Paged so that a replay holds one page in memory, never the whole task.
     pub fn task_events(
         &self,
-        task_id: &str,
+        task_id: &TaskId,
         after: i64,
         upto: Option<i64>,
         max_bytes: usize,
@@ -109,10 +116,10 @@ impl Store {
                 "SELECT id, body FROM events WHERE task_id = ?1 AND id > ?2 AND id <= ?3 \
                  ORDER BY id",
             )?;
-            let rows = statement
-                .query_map(params![task_id, after, upto.unwrap_or(i64::MAX)], |r| {
-                    Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-                })?;
+            let rows = statement.query_map(
+                params![task_id.as_str(), after, upto.unwrap_or(i64::MAX)],
+                |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+            )?;
             let mut events = Vec::new();
             let mut bytes = 0;
             for row in rows {

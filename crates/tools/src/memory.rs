@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::{ActionDetail, ActionPlan, Tool, ToolContext, ToolOutput};
 use deskhand_llm::ToolDefinition;
+use deskhand_protocol::ids::SessionId;
 use deskhand_protocol::note::Note;
 use deskhand_store::notes as memory;
 use deskhand_store::{Store, StoreError};
@@ -26,12 +27,12 @@ const NOTE_PREVIEW: usize = 300;
 /// and search leaves it out), and the run's provider keys, which no note may hold.
 pub struct MemoryTool {
     store: Store,
-    session_id: String,
+    session_id: SessionId,
     run_keys: Vec<String>,
 }
 
 impl MemoryTool {
-    pub fn new(store: Store, session_id: impl Into<String>) -> Self {
+    pub fn new(store: Store, session_id: impl Into<SessionId>) -> Self {
         Self {
             store,
             session_id: session_id.into(),

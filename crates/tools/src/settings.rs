@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use deskhand_platform::launch::Launch;
+use deskhand_protocol::ids::SessionId;
 use deskhand_protocol::scaling::Size;
 use deskhand_store::Store;
 
@@ -68,7 +69,7 @@ impl std::fmt::Debug for MadeTool {
 #[derive(Clone)]
 pub struct MemoryAccess {
     pub store: Store,
-    pub session_id: String,
+    pub session_id: SessionId,
     pub run_keys: Vec<String>,
 }
 

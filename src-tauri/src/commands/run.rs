@@ -9,6 +9,7 @@ use deskhand_engine::agent::{
     AgentEvent, Answerer, ApprovalPolicy, DecidedBy, Decision, RunStatus,
 };
 use deskhand_engine::desktop::DesktopChoice;
+use deskhand_engine::ids::ToolUseId;
 use deskhand_engine::llm::config::ProviderSettings;
 use deskhand_engine::llm::providers::ProviderKind;
 use deskhand_engine::llm::{ContentBlock, Usage};
@@ -155,7 +156,7 @@ pub async fn send_message<R: Runtime>(
             }
         }
     });
-    Ok(task.session_id)
+    Ok(task.session_id.into())
 }
 
 /// What the page is sent for a task whose events did not end with `done`: mostly one that
@@ -249,6 +250,7 @@ pub async fn approve(
     tool_use_id: String,
     decision: Decision,
 ) -> IpcResult<()> {
+    let tool_use_id = ToolUseId::from(tool_use_id);
     let not_waiting =
         || IpcError::not_found(format!("no action `{tool_use_id}` is waiting for approval"));
     let engine = state.engine()?;

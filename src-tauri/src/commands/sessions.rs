@@ -42,7 +42,7 @@ pub async fn rename_session(
 pub async fn delete_session(state: State<'_, AppState>, id: String) -> IpcResult<()> {
     let store = state.store()?;
     let id = store.resolve_id(&id)?;
-    if state.running_session().as_deref() == Some(id.as_str()) {
+    if state.running_session().as_ref() == Some(&id) {
         return Err(IpcError::new(
             crate::error::ErrorKind::Busy,
             "this session is running; stop it before deleting it",
@@ -73,7 +73,12 @@ pub async fn export_session(
     let id = store.resolve_id(&id)?;
     let text = store.export(&id, format)?;
     let title = store.session(&id)?.title;
-    let path = write_new(&export_dir(), &file_stem(&title, &id), extension, &text)?;
+    let path = write_new(
+        &export_dir(),
+        &file_stem(&title, id.as_str()),
+        extension,
+        &text,
+    )?;
     Ok(path.display().to_string())
 }
 

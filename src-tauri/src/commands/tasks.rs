@@ -1,6 +1,7 @@
 //! Tasks from every front end: the window lists them (with what each waits for) and follows
 //! one live, including those a `deskhand ask` or `deskhand serve` runs.
 
+use deskhand_engine::ids::TaskId;
 use deskhand_engine::tasks::{TaskInfo, TaskUpdate, WindowUpdate};
 use tauri::State;
 use tauri::ipc::Channel;
@@ -26,6 +27,7 @@ pub async fn watch_task(
     on_event: Channel<WindowUpdate>,
 ) -> IpcResult<TaskInfo> {
     let engine = state.engine()?;
+    let task_id = TaskId::from(task_id);
     let task = engine.task(&task_id)?;
     let mut watch = engine.watch(&task_id, 0)?;
     tauri::async_runtime::spawn(async move {

@@ -9,7 +9,7 @@
  * fields.
  */
 
-export type ActionDetail = PointerDetail | { command: string, timeout_s: number, } | { restart: boolean, } | { path: string, diff: string, } | { path: string, } | { id: number, before: string, note: string, } | { id: number, note: string, } | { note: string, } | { session_id: string, } | { server: string, tool: string, arguments: unknown, } | DelegateDetail | { action: string, } | null;
+export type ActionDetail = PointerDetail | { command: string, timeout_s: number, } | { restart: boolean, } | { path: string, diff: string, } | { path: string, } | { id: number, before: string, note: string, } | { id: number, note: string, } | { note: string, } | { session_id: SessionId, } | { server: string, tool: string, arguments: unknown, } | DelegateDetail | { action: string, } | null;
 
 /**
  * What a tool call will do, as the approval gate and the person see it.
@@ -44,7 +44,7 @@ safety_checks?: Array<SafetyCheck>,
  */
 target?: Target, };
 
-export type AgentEvent = { "type": "started", session_id: string, provider: string, model: string, 
+export type AgentEvent = { "type": "started", session_id: SessionId, provider: string, model: string, 
 /**
  * The notes put into this run's system prompt (none with `--no-memory`). Absent in
  * events stored before notes existed.
@@ -54,11 +54,11 @@ notes?: Array<NoteRef>,
  * Tool types the provider no longer offers this model because its endpoint refused
  * them (the computer toolset stepped down to `computer_20251124`, say).
  */
-tool_fallbacks?: Array<string>, } | { "type": "text_delta", text: string, } | { "type": "thinking_delta", text: string, } | { "type": "message", message: Message, } | { "type": "tool_call", id: string, name: string, input: unknown, } | { "type": "approval_needed", request: ApprovalRequest, } | { "type": "approval_decided", id: string, by: DecidedBy, 
+tool_fallbacks?: Array<string>, } | { "type": "text_delta", text: string, } | { "type": "thinking_delta", text: string, } | { "type": "message", message: Message, } | { "type": "tool_call", id: ToolUseId, name: string, input: unknown, } | { "type": "approval_needed", request: ApprovalRequest, } | { "type": "approval_decided", id: ToolUseId, by: DecidedBy, 
 /**
  * For `by: "api"`: which client answered (its connection's peer, or the token).
  */
-client?: string, } & ({ "decision": "approve" } | { "decision": "approve_kind" } | { "decision": "deny", reason: string | null, }) | { "type": "tool_result", id: string, name: string, is_error: boolean, 
+client?: string, } & ({ "decision": "approve" } | { "decision": "approve_kind" } | { "decision": "deny", reason: string | null, }) | { "type": "tool_result", id: ToolUseId, name: string, is_error: boolean, 
 /**
  * How the call ended. Absent in events stored before it existed, where `is_error`
  * is all there is.
@@ -86,11 +86,11 @@ kind?: ErrorKind, error: string, } | { "type": "usage", turn: Usage, total: Usag
 /**
  * Absent in events stored before costs existed.
  */
-turn_cost_usd?: number | null, total_cost_usd?: number | null, } | { "type": "context_summarized", upto: number, tokens_before: number, tokens_after: number, } | { "type": "plan_updated", steps: Array<PlanStep>, changes: Array<PlanChange>, replanned: boolean, } | { "type": "cost_forecast", turns: number, max_turns: number, forecast_cost_usd: number | null, max_cost_usd: number | null, forecast_tokens: number, max_tokens: number | null, } | { "type": "stall_detected", pattern: StallPattern, steps: Array<string>, step: StallStep, message: string, } | { "type": "stall_answered", } & ({ "answer": "continue" } | { "answer": "hint", text: string, } | { "answer": "stop" } | { "answer": "no_one" }) | { "type": "child_event", task: string, event: AgentEvent, } | { "type": "verification" } & Verification | { "type": "error", 
+turn_cost_usd?: number | null, total_cost_usd?: number | null, } | { "type": "context_summarized", upto: number, tokens_before: number, tokens_after: number, } | { "type": "plan_updated", steps: Array<PlanStep>, changes: Array<PlanChange>, replanned: boolean, } | { "type": "cost_forecast", turns: number, max_turns: number, forecast_cost_usd: number | null, max_cost_usd: number | null, forecast_tokens: number, max_tokens: number | null, } | { "type": "stall_detected", pattern: StallPattern, steps: Array<ToolUseId>, step: StallStep, message: string, } | { "type": "stall_answered", } & ({ "answer": "continue" } | { "answer": "hint", text: string, } | { "answer": "stop" } | { "answer": "no_one" }) | { "type": "child_event", task: TaskId, event: AgentEvent, } | { "type": "verification" } & Verification | { "type": "error", 
 /**
  * What failed. Absent in events stored before kinds existed.
  */
-kind?: ErrorKind, message: string, } | { "type": "done", status: RunStatus, turns: number, session_id: string, usage: Usage, 
+kind?: ErrorKind, message: string, } | { "type": "done", status: RunStatus, turns: number, session_id: SessionId, usage: Usage, 
 /**
  * Absent in events stored before costs existed.
  */
@@ -102,7 +102,7 @@ export type ApprovalPolicy = "ask" | "auto" | "deny";
  * What the person is asked to approve.
  */
 
-export type ApprovalRequest = { tool_use_id: string, tool: string, input: unknown, 
+export type ApprovalRequest = { tool_use_id: ToolUseId, tool: string, input: unknown, 
 /**
  * What "always allow this kind" allows, e.g. `computer.left_click` or `bash`.
  */
@@ -139,11 +139,11 @@ export type AttachedImage = { id: string, sha256: string, media_type: string, wi
 
 export type AttachmentRef = { id: string, };
 
-export type ContentBlock = { "type": "text", text: string, } | { "type": "image", source: ImageSource, } | { "type": "tool_use", id: string, name: string, input: unknown, 
+export type ContentBlock = { "type": "text", text: string, } | { "type": "image", source: ImageSource, } | { "type": "tool_use", id: ToolUseId, name: string, input: unknown, 
 /**
  * Set on a toolset member's call (`name` is then the member, e.g. `left_click`).
  */
-toolset_name?: string, } | { "type": "tool_result", tool_use_id: string, content: Array<ToolResultContent>, is_error?: boolean, 
+toolset_name?: string, } | { "type": "tool_result", tool_use_id: ToolUseId, content: Array<ToolResultContent>, is_error?: boolean, 
 /**
  * Echoes the call's `toolset_name`: the API rejects a member's result without it.
  */
@@ -242,7 +242,7 @@ export type Note = { id: number, text: string,
  * The session the note was written in; `None` for notes the person wrote (`deskhand
  * notes add`, the window) and once that session is deleted.
  */
-session_id: string | null, 
+session_id: SessionId | null, 
 /**
  * RFC 3339, UTC.
  */
@@ -332,7 +332,7 @@ export type ScreenPoint = { x: number, y: number, };
  * A search result: the session and plain text around its best match.
  */
 
-export type SessionHit = { snippet: string, id: string, title: string, 
+export type SessionHit = { snippet: string, id: SessionId, title: string, 
 /**
  * RFC 3339, UTC.
  */
@@ -347,10 +347,16 @@ usage: Usage,
 cost_usd: number | null, };
 
 /**
+ * A stored session: one conversation and every run that continued it.
+ */
+
+export type SessionId = string;
+
+/**
  * A session as lists show it (the window's `SessionSummary`).
  */
 
-export type SessionSummary = { id: string, title: string, 
+export type SessionSummary = { id: SessionId, title: string, 
 /**
  * RFC 3339, UTC.
  */
@@ -411,10 +417,16 @@ sensitive: boolean,
 why?: string, };
 
 /**
+ * A task: one run of the agent, submitted by a front end or a `delegate` call.
+ */
+
+export type TaskId = string;
+
+/**
  * A task as listed and shown.
  */
 
-export type TaskInfo = { id: string, session_id: string, state: TaskState, origin: TaskOrigin, 
+export type TaskInfo = { id: TaskId, session_id: SessionId, state: TaskState, origin: TaskOrigin, 
 /**
  * The first line of the prompt.
  */
@@ -460,6 +472,13 @@ export type ToolResultContent = { "type": "text", text: string, } | { "type": "i
  */
 
 export type ToolStatus = "ok" | "error" | "cancelled" | "denied";
+
+/**
+ * A tool call, as the model named it in its `tool_use` block; the result, the approval
+ * and the action log name the call by it.
+ */
+
+export type ToolUseId = string;
 
 /**
  * Token counts as the API reports them; cache fields are zero where caching is off.

@@ -78,7 +78,7 @@ impl Provider for InstantProvider {
                 vec![
                     ContentBlock::text(format!("Step {n}. ")),
                     ContentBlock::ToolUse {
-                        id: format!("toolu_{n}"),
+                        id: format!("toolu_{n}").into(),
                         name: "noop".into(),
                         input: json!({"step": n}),
                         toolset_name: None,

@@ -690,12 +690,12 @@ impl Approver for StaleFirst {
         let mut seen = self.seen.lock().unwrap();
         let stale = seen
             .last()
-            .filter(|id| **id != request.tool_use_id)
+            .filter(|id| request.tool_use_id != id.as_str())
             .cloned();
-        seen.push(request.tool_use_id.clone());
+        seen.push(request.tool_use_id.to_string());
         match stale {
             Some(previous) => Answer {
-                tool_use_id: previous,
+                tool_use_id: previous.into(),
                 ..request.answer(Decision::Approve)
             },
             None => request.answer(Decision::Deny {

@@ -500,16 +500,16 @@ fn six_clients_that_never_read_a_long_replay_are_bounded() {
                 updated_at: String::new(),
             })
             .unwrap();
-        let mut recorder = deskhand_engine::store::Recorder::create(&store, "long-session")
+        let mut recorder = deskhand_engine::store::Recorder::create(&store, &"long-session".into())
             .unwrap()
-            .for_task(task_id);
+            .for_task(&task_id.into());
         let text = "y".repeat(64 * 1024);
         for i in 0..2500 {
             recorder
                 .record(&deskhand_engine::agent::AgentEvent::ChildEvent {
                     task: "child".into(),
                     event: Box::new(deskhand_engine::agent::AgentEvent::ToolResult {
-                        id: format!("c{i}"),
+                        id: format!("c{i}").into(),
                         name: "bash".into(),
                         is_error: false,
                         status: None,

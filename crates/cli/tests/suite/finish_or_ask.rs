@@ -269,7 +269,7 @@ fn a_continued_session_is_checked_by_its_saved_check() {
     };
     deskhand_engine::store::Store::open(dir.path())
         .unwrap()
-        .set_session_check(session.as_str().unwrap(), Some(&saved))
+        .set_session_check(&session.as_str().unwrap().into(), Some(&saved))
         .unwrap();
     assert_eq!(continued(&session)["check"], "true");
 }

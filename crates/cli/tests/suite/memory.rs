@@ -107,7 +107,7 @@ fn a_note_remembered_in_one_session_is_in_the_next_prompt_and_found_by_search() 
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].text, note);
     assert_eq!(
-        stored[0].session_id.as_deref(),
+        stored[0].session_id.as_ref().map(|id| id.as_str()),
         Some(first_session.as_str())
     );
 
@@ -522,7 +522,11 @@ fn a_plan_is_created_updated_and_replanned_on_stderr_and_in_json_and_kept_across
         "{stderr}"
     );
     assert_eq!(
-        Store::open(data.path()).unwrap().plan(&session).unwrap()[0].id,
+        Store::open(data.path())
+            .unwrap()
+            .plan(&session.as_str().into())
+            .unwrap()[0]
+            .id,
         "9"
     );
 }
@@ -577,7 +581,7 @@ fn both_tools_work_through_an_openai_compatible_provider() {
 
 /// A session with one user prompt and one answer, stored as a run records it.
 fn store_session(store: &Store, id: &str, prompt: &str, answer: &str) {
-    let mut recorder = Recorder::create(store, id).unwrap();
+    let mut recorder = Recorder::create(store, &id.into()).unwrap();
     recorder
         .record(&AgentEvent::Message {
             message: Message::user(vec![ContentBlock::text(prompt)]),
@@ -588,7 +592,7 @@ fn store_session(store: &Store, id: &str, prompt: &str, answer: &str) {
             message: Message::assistant(vec![
                 ContentBlock::text(answer),
                 ContentBlock::ToolUse {
-                    id: format!("toolu_{id}"),
+                    id: format!("toolu_{id}").into(),
                     name: "bash".into(),
                     input: json!({"command": format!("ls ~/reports/{id}")}),
                     toolset_name: None,
@@ -599,7 +603,7 @@ fn store_session(store: &Store, id: &str, prompt: &str, answer: &str) {
     recorder
         .record(&AgentEvent::Message {
             message: Message::user(vec![ContentBlock::ToolResult {
-                tool_use_id: format!("toolu_{id}"),
+                tool_use_id: format!("toolu_{id}").into(),
                 content: vec![deskhand_engine::llm::ToolResultContent::Text {
                     text: format!("{id}.txt"),
                 }],
@@ -652,7 +656,7 @@ async fn recall_finds_the_right_past_session_among_a_thousand_and_reads_it_back(
             );
         }
     }
-    Recorder::create(&store, "now").unwrap();
+    Recorder::create(&store, &"now".into()).unwrap();
     let api = StandIn::spawn([
         Turn::tool_use(
             "memory",
@@ -711,7 +715,7 @@ async fn notes_in_the_prompt_keep_the_cached_prefix_hitting_on_the_second_reques
             .add_note(&format!("note {i}: the report for client {i} is kept in ~/Clients/{i}/reports, open it with LibreOffice"), None)
             .unwrap();
     }
-    Recorder::create(&store, "run").unwrap();
+    Recorder::create(&store, &"run".into()).unwrap();
     let (system, notes) =
         memory::for_run(&store, "You are a test.", "open the client report", true).unwrap();
     assert!(!notes.is_empty());
@@ -846,7 +850,7 @@ fn a_crash_mid_run_leaves_the_notes_and_the_plan_as_last_stored() {
 
     let store = Store::open(data.path()).unwrap();
     assert_eq!(store.notes().unwrap()[0].text, "reports go to ~/Reports");
-    let plan = store.plan(&session).unwrap();
+    let plan = store.plan(&session.as_str().into()).unwrap();
     assert_eq!(plan.len(), 2);
     assert_eq!(plan[1].title, "Mail it");
     let (code, events, stderr) = ask(&api, data.path(), "auto", &["--session", &session, "go on"]);

@@ -160,7 +160,7 @@ async fn a_tool_session_runs_against_fakellm() {
             .count()
             > 1
     );
-    let ids: Vec<&str> = history[1].tool_uses().map(|c| c.id).collect();
+    let ids: Vec<&str> = history[1].tool_uses().map(|c| c.id.as_str()).collect();
     assert_eq!(ids.len(), 2);
     assert!(ids.iter().all(|id| id.starts_with("call_")), "{ids:?}");
 

@@ -331,7 +331,7 @@ fn a_session_continued_over_the_api_is_checked_by_its_saved_check() {
     };
     deskhand_engine::store::Store::open(dir.path())
         .unwrap()
-        .set_session_check(first["session_id"].as_str().unwrap(), Some(&saved))
+        .set_session_check(&first["session_id"].as_str().unwrap().into(), Some(&saved))
         .unwrap();
     let again = serve.submit(json!({"prompt": "and now?", "session_id": first["session_id"]}));
     let checked = verification(&again);

@@ -199,7 +199,7 @@ pub async fn run_collect(
     let mut events = Vec::new();
     let outcome = agent
         .run(
-            "session-test",
+            &"session-test".into(),
             history,
             vec![ContentBlock::text(prompt)],
             &mut |event| {

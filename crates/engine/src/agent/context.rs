@@ -199,7 +199,7 @@ mod tests {
     use crate::llm::ImageSource;
 
     fn screenshot_step(i: usize) -> [Message; 2] {
-        let id = format!("t{i}");
+        let id = crate::ids::ToolUseId::from(format!("t{i}"));
         [
             Message::assistant(vec![ContentBlock::ToolUse {
                 id: id.clone(),

@@ -5,6 +5,7 @@
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
+use crate::ids::ToolUseId;
 use crate::llm::{ContentBlock, Message, Role, ToolResultContent};
 use crate::store::INTERRUPTED;
 use crate::tools::{ToolContext, ToolRegistry};
@@ -16,7 +17,7 @@ pub async fn look_before_resuming(history: &[Message], tools: &ToolRegistry) -> 
     let Some(results) = history.last().filter(|m| m.role == Role::User) else {
         return Vec::new();
     };
-    let interrupted: Vec<&str> = results
+    let interrupted: Vec<&ToolUseId> = results
         .content
         .iter()
         .filter_map(|block| match block {
@@ -29,7 +30,7 @@ pub async fn look_before_resuming(history: &[Message], tools: &ToolRegistry) -> 
                 .iter()
                 .any(|c| matches!(c, ToolResultContent::Text { text } if text == INTERRUPTED)) =>
             {
-                Some(tool_use_id.as_str())
+                Some(tool_use_id)
             }
             _ => None,
         })

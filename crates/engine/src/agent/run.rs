@@ -17,6 +17,7 @@ use super::stall::{StallBreaker, StallPolicy};
 use super::verify::{Check, Checker, Verification};
 use crate::agent::history;
 use crate::agent::{AgentEvent, RunStatus, ToolStatus};
+use crate::ids::{SessionId, ToolUseId};
 use crate::llm::estimate::estimate_request;
 use crate::llm::responses;
 use crate::llm::{
@@ -89,14 +90,14 @@ impl Agent {
     /// the API whatever happens: every `tool_use` is answered.
     pub async fn run(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         history: &mut Vec<Message>,
         input: Vec<ContentBlock>,
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
     ) -> RunOutcome {
         sink(AgentEvent::Started {
-            session_id: session_id.into(),
+            session_id: session_id.clone(),
             provider: self.provider.name().into(),
             model: self.config.model.clone(),
             notes: self.config.notes.clone(),
@@ -218,11 +219,11 @@ impl Agent {
                     response
                         .malformed_tool_inputs
                         .iter()
-                        .find(|(id, _)| id == call.id)
+                        .find(|(id, _)| call.id == id.as_str())
                         .map(|(_, error)| format!("the tool input could not be read: {error}"))
                 };
                 sink(AgentEvent::ToolCall {
-                    id: call.id.into(),
+                    id: call.id.clone(),
                     name: name.into(),
                     input: input.clone(),
                 });
@@ -233,7 +234,7 @@ impl Agent {
                     }
                     Some(message) => (ToolOutput::error(message), ToolStatus::Error),
                     None => {
-                        let checks = responses::pending_safety_checks(&assistant, call.id);
+                        let checks = responses::pending_safety_checks(&assistant, call.id.as_str());
                         let (mut output, status, spent) = self
                             .call_tool(call.id, name, input, checks, sink, cancel)
                             .await;
@@ -280,7 +281,7 @@ impl Agent {
         sink(AgentEvent::Done {
             status: outcome.status,
             turns: outcome.turns,
-            session_id: session_id.into(),
+            session_id: session_id.clone(),
             usage: outcome.usage,
             cost_usd: outcome.cost_usd,
         });
@@ -482,7 +483,7 @@ impl Agent {
     /// acknowledge them, whatever the mode.
     async fn call_tool(
         &self,
-        id: &str,
+        id: &ToolUseId,
         name: &str,
         input: &serde_json::Value,
         safety_checks: &[serde_json::Value],
@@ -509,7 +510,7 @@ impl Agent {
             Precheck::Decided(decision, by) => (decision, Answerer::new(by)),
             Precheck::AskUser => {
                 let request = ApprovalRequest {
-                    tool_use_id: id.into(),
+                    tool_use_id: id.clone(),
                     tool: name.into(),
                     input: input.clone(),
                     plan: self.gate.as_asked(&plan),
@@ -524,7 +525,7 @@ impl Agent {
             }
         };
         sink(AgentEvent::ApprovalDecided {
-            id: id.into(),
+            id: id.clone(),
             decision: decision.clone(),
             by: answerer.by,
             client: answerer.client,
@@ -613,7 +614,7 @@ fn denial(by: DecidedBy, reason: Option<String>, unacknowledged_safety_check: bo
 
 /// Turns a tool's output into its `tool_result` block and reports it.
 fn tool_result(
-    id: &str,
+    id: &ToolUseId,
     name: &str,
     output: ToolOutput,
     status: ToolStatus,
@@ -629,7 +630,7 @@ fn tool_result(
         }
     }
     sink(AgentEvent::ToolResult {
-        id: id.into(),
+        id: id.clone(),
         name: name.into(),
         is_error: output.is_error,
         status: Some(status),
@@ -639,7 +640,7 @@ fn tool_result(
         changed: output.screen.map(|s| s.changed),
     });
     ContentBlock::ToolResult {
-        tool_use_id: id.into(),
+        tool_use_id: id.clone(),
         content: output.content,
         is_error: output.is_error,
         toolset_name: None,

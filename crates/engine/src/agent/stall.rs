@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::approval::ApprovalGate;
 use super::outcome::EventSink;
 use crate::agent::AgentEvent;
+use crate::ids::ToolUseId;
 use crate::llm::ToolResultContent;
 use crate::tools::ToolOutput;
 use crate::tools::computer::fingerprint::same_screen;
@@ -53,7 +54,7 @@ impl StallPolicy {
 
 /// One computer action as the breaker remembers it.
 struct Step {
-    id: String,
+    id: ToolUseId,
     action: String,
     hash: u64,
     changed: bool,
@@ -81,7 +82,7 @@ impl StallBreaker {
     #[allow(clippy::too_many_arguments)]
     pub async fn after_step(
         &mut self,
-        id: &str,
+        id: &ToolUseId,
         name: &str,
         input: &Value,
         output: &mut ToolOutput,
@@ -93,7 +94,7 @@ impl StallBreaker {
             return false;
         };
         self.steps.push_back(Step {
-            id: id.into(),
+            id: id.clone(),
             action: format!("{name} {input}"),
             hash: screen.hash,
             changed: screen.changed,
@@ -106,7 +107,7 @@ impl StallBreaker {
             self.noted = false;
             return false;
         };
-        let steps: Vec<String> = self
+        let steps: Vec<ToolUseId> = self
             .steps
             .iter()
             .rev()
@@ -140,7 +141,7 @@ impl StallBreaker {
             message: message.clone(),
         });
         let question = StallQuestion {
-            tool_use_id: id.into(),
+            tool_use_id: id.clone(),
             pattern,
             message: message.clone(),
         };
@@ -259,7 +260,7 @@ mod tests {
             let mut out = output(*hash, *changed);
             stalled = breaker
                 .after_step(
-                    &format!("t{i}"),
+                    &ToolUseId::from(format!("t{i}")),
                     "computer",
                     &serde_json::json!({ "action": action }),
                     &mut out,
@@ -347,7 +348,7 @@ mod tests {
             let mut out = output(7, false);
             stalled = breaker
                 .after_step(
-                    &format!("t{i}"),
+                    &ToolUseId::from(format!("t{i}")),
                     "computer",
                     &serde_json::json!({}),
                     &mut out,

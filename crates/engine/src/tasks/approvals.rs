@@ -12,6 +12,7 @@ use tokio::sync::oneshot;
 use super::TaskError;
 use crate::agent::stall::{StallAnswer, StallQuestion};
 use crate::agent::{Answer, Answerer, ApprovalRequest, Approver, Decision};
+use deskhand_protocol::ids::ToolUseId;
 
 /// One question. It is opened when the `approval_needed` event goes out, before the gate
 /// waits on it, so an answer can never arrive before its question exists.
@@ -30,12 +31,12 @@ struct StallSlot {
 /// The questions of one task not answered yet, by `tool_use` id, and its stall question.
 #[derive(Default)]
 pub struct PendingApprovals {
-    questions: Mutex<HashMap<String, Question>>,
+    questions: Mutex<HashMap<ToolUseId, Question>>,
     stall: Mutex<StallSlot>,
 }
 
 impl PendingApprovals {
-    fn questions(&self) -> MutexGuard<'_, HashMap<String, Question>> {
+    fn questions(&self) -> MutexGuard<'_, HashMap<ToolUseId, Question>> {
         self.questions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -60,8 +61,8 @@ impl PendingApprovals {
 
     /// Opens the question `id`, unless it is open already: a tool that asks the person
     /// itself (a delegated task's approval) may wait on it before its event is recorded.
-    pub fn open(&self, id: &str) {
-        self.questions().entry(id.to_string()).or_insert_with(|| {
+    pub fn open(&self, id: &ToolUseId) {
+        self.questions().entry(id.clone()).or_insert_with(|| {
             let (answer, waiting) = oneshot::channel();
             Question {
                 answer: Some(answer),
@@ -71,18 +72,18 @@ impl PendingApprovals {
     }
 
     /// Whether the action `id` waits for an answer.
-    pub fn is_open(&self, id: &str) -> bool {
+    pub fn is_open(&self, id: &ToolUseId) -> bool {
         self.questions().get(id).is_some_and(|q| q.answer.is_some())
     }
 
     /// An answer, and who gave it. `NotPending` if nothing with that id waits for one.
     pub fn answer(
         &self,
-        id: &str,
+        id: &ToolUseId,
         decision: Decision,
         answerer: Answerer,
     ) -> Result<(), TaskError> {
-        let not_pending = || TaskError::NotPending(id.to_string());
+        let not_pending = || TaskError::NotPending(id.clone());
         let sender = self
             .questions()
             .get_mut(id)
@@ -90,7 +91,7 @@ impl PendingApprovals {
             .ok_or_else(not_pending)?;
         sender
             .send(Answer {
-                tool_use_id: id.to_string(),
+                tool_use_id: id.clone(),
                 decision,
                 answerer,
             })
@@ -103,7 +104,7 @@ impl PendingApprovals {
         *self.stall() = StallSlot::default();
     }
 
-    fn wait(&self, id: &str) -> oneshot::Receiver<Answer> {
+    fn wait(&self, id: &ToolUseId) -> oneshot::Receiver<Answer> {
         let mut questions = self.questions();
         if let Some(waiting) = questions.get_mut(id).and_then(|q| q.waiting.take()) {
             return waiting;
@@ -113,7 +114,7 @@ impl PendingApprovals {
         self.wait(id)
     }
 
-    fn close(&self, id: &str) {
+    fn close(&self, id: &ToolUseId) {
         self.questions().remove(id);
     }
 }
@@ -124,7 +125,7 @@ pub struct TaskApprover {
 }
 
 /// Closes the question however the wait ends, including a stop that drops the future.
-struct CloseOnDrop<'a>(&'a PendingApprovals, &'a str);
+struct CloseOnDrop<'a>(&'a PendingApprovals, &'a ToolUseId);
 
 impl Drop for CloseOnDrop<'_> {
     fn drop(&mut self) {
@@ -198,16 +199,16 @@ mod tests {
         let approver = TaskApprover {
             approvals: approvals.clone(),
         };
-        approvals.open("t1");
+        approvals.open(&"t1".into());
         approvals
-            .answer("t1", Decision::ApproveKind, terminal())
+            .answer(&"t1".into(), Decision::ApproveKind, terminal())
             .unwrap();
         assert_eq!(
             approver.decide(&request("t1")).await.decision,
             Decision::ApproveKind
         );
         assert!(matches!(
-            approvals.answer("t1", Decision::Approve, terminal()),
+            approvals.answer(&"t1".into(), Decision::Approve, terminal()),
             Err(TaskError::NotPending(_))
         ));
         let waiting = tokio::spawn({
@@ -215,7 +216,7 @@ mod tests {
             async move { TaskApprover { approvals }.decide(&request("t2")).await }
         });
         while approvals
-            .answer("t2", Decision::Deny { reason: None }, terminal())
+            .answer(&"t2".into(), Decision::Deny { reason: None }, terminal())
             .is_err()
         {
             tokio::task::yield_now().await;
@@ -238,12 +239,12 @@ mod tests {
             let approvals = approvals.clone();
             async move { TaskApprover { approvals }.decide(&request("d.c1")).await }
         });
-        while !approvals.is_open("d.c1") {
+        while !approvals.is_open(&"d.c1".into()) {
             tokio::task::yield_now().await;
         }
-        approvals.open("d.c1");
+        approvals.open(&"d.c1".into());
         approvals
-            .answer("d.c1", Decision::Approve, terminal())
+            .answer(&"d.c1".into(), Decision::Approve, terminal())
             .unwrap();
         assert_eq!(
             waiting.await.unwrap(),

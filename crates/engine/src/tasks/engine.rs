@@ -16,6 +16,7 @@ use crate::desktop::AgentDesktop;
 use crate::images::ImageRef;
 use crate::llm::{ContentBlock, ImageSource};
 use crate::store::{Recorder, Store};
+use deskhand_protocol::ids::{SessionId, TaskId, ToolUseId};
 use deskhand_protocol::task::{Origin, TaskInfo, TaskState};
 use deskhand_protocol::update::TaskUpdate;
 
@@ -65,11 +66,11 @@ struct Slot {
 
 struct Inner {
     store: Store,
-    live: Mutex<HashMap<String, Arc<Live>>>,
-    sessions: Mutex<HashMap<String, Arc<Slot>>>,
+    live: Mutex<HashMap<TaskId, Arc<Live>>>,
+    sessions: Mutex<HashMap<SessionId, Arc<Slot>>>,
     /// Tasks of this process whose end the store could not record (a full disk): their
     /// watchers must still see them end.
-    unrecorded_ends: Mutex<HashMap<String, TaskInfo>>,
+    unrecorded_ends: Mutex<HashMap<TaskId, TaskInfo>>,
     /// The agent desktops of sessions: the running task's, and those kept for the session's
     /// next run. Dropping one ends it; the process's end ends them all.
     desktops: Mutex<Desktops>,
@@ -77,11 +78,11 @@ struct Inner {
 
 #[derive(Default)]
 struct Desktops {
-    by_session: HashMap<String, Arc<AgentDesktop>>,
+    by_session: HashMap<SessionId, Arc<AgentDesktop>>,
     /// Sessions whose running task is on its desktop, and whether the desktop stays once the
     /// task ends. A change of mind mid-run changes this flag, read under the same lock as the
     /// task's end, so a choice made as the task ends is never lost.
-    in_use: HashMap<String, bool>,
+    in_use: HashMap<SessionId, bool>,
 }
 
 /// Cheap to clone; clones share the tasks.
@@ -121,10 +122,10 @@ impl Engine {
                 continue;
             }
             // Only a session nobody runs: a live process holds the lock of its running task.
-            let Ok(_lock) = SessionLock::try_acquire(store.dir(), &task.session_id) else {
+            let Ok(_lock) = SessionLock::try_acquire(store.dir(), task.session_id.as_str()) else {
                 continue;
             };
-            if store.resolve_id(&task.session_id).is_ok() {
+            if store.resolve_id(task.session_id.as_str()).is_ok() {
                 Recorder::resume(store, &task.session_id)?;
             }
             store.set_task_state(
@@ -149,9 +150,10 @@ impl Engine {
             None => None,
         };
         let mut settings = spec.settings;
-        let chosen = prepare::session_rules(&mut settings, &store, session_id.as_deref())?;
+        let chosen = prepare::session_rules(&mut settings, &store, session_id.as_ref())?;
         let is_new = session_id.is_none();
-        let session_id = session_id.unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let session_id =
+            session_id.unwrap_or_else(|| SessionId::from(uuid::Uuid::new_v4().to_string()));
         let resolved = {
             let store = store.clone();
             // The keyring is a blocking D-Bus round trip.
@@ -164,7 +166,10 @@ impl Engine {
             .or_default()
             .clone();
         let ready = match slot.turn.clone().try_lock_owned() {
-            Ok(turn) => Some((SessionLock::try_acquire(store.dir(), &session_id)?, turn)),
+            Ok(turn) => Some((
+                SessionLock::try_acquire(store.dir(), session_id.as_str())?,
+                turn,
+            )),
             Err(_) => None,
         };
         chosen.save(&store, &session_id)?;
@@ -177,7 +182,7 @@ impl Engine {
             })
             .unwrap_or_default();
         let info = TaskInfo {
-            id: uuid::Uuid::new_v4().to_string(),
+            id: TaskId::from(uuid::Uuid::new_v4().to_string()),
             session_id: session_id.clone(),
             state: if ready.is_some() {
                 TaskState::Running
@@ -216,12 +221,12 @@ impl Engine {
     }
 
     /// A task as stored, or as it ended here when the store could not record its end.
-    pub fn task(&self, id: &str) -> Result<TaskInfo, TaskError> {
+    pub fn task(&self, id: &TaskId) -> Result<TaskInfo, TaskError> {
         let stored = self
             .inner
             .store
             .task(id)?
-            .ok_or_else(|| TaskError::NotFound(id.into()))?;
+            .ok_or_else(|| TaskError::NotFound(id.clone()))?;
         if stored.state.is_final() {
             return Ok(stored);
         }
@@ -236,26 +241,26 @@ impl Engine {
         Ok(self.inner.store.tasks(limit)?)
     }
 
-    fn live(&self, id: &str) -> Result<Arc<Live>, TaskError> {
+    fn live(&self, id: &TaskId) -> Result<Arc<Live>, TaskError> {
         if let Some(live) = lock(&self.inner.live).get(id) {
             return Ok(live.clone());
         }
         let task = self.task(id)?;
         if task.state.is_final() {
             return Err(TaskError::Finished {
-                id: id.into(),
+                id: id.clone(),
                 state: task.state.name(),
             });
         }
         Err(TaskError::Elsewhere {
-            id: id.into(),
+            id: id.clone(),
             pid: task.pid,
         })
     }
 
     /// Follows a task: its stored events after event `after` (0: from the start), then the
     /// rest live, and the end when the task ends.
-    pub fn watch(&self, id: &str, after: i64) -> Result<Watch, TaskError> {
+    pub fn watch(&self, id: &TaskId, after: i64) -> Result<Watch, TaskError> {
         self.task(id)?;
         let live = lock(&self.inner.live).get(id).cloned();
         let (receiver, upto) = match live {
@@ -269,7 +274,7 @@ impl Engine {
         };
         let mut watch = Watch {
             engine: self.clone(),
-            task: id.into(),
+            task: id.clone(),
             last_id: after,
             replay: Vec::new().into_iter(),
             replay_upto: upto,
@@ -286,19 +291,19 @@ impl Engine {
     /// id waits.
     pub fn answer(
         &self,
-        id: &str,
-        tool_use_id: Option<&str>,
+        id: &TaskId,
+        tool_use_id: Option<&ToolUseId>,
         decision: Decision,
         answerer: Answerer,
-    ) -> Result<String, TaskError> {
+    ) -> Result<ToolUseId, TaskError> {
         let live = self.live(id)?;
         let call = match tool_use_id {
-            Some(call) => call.to_string(),
+            Some(call) => call.clone(),
             None => lock(&live.info)
                 .waiting_for
                 .as_ref()
                 .map(|request| request.tool_use_id.clone())
-                .ok_or_else(|| TaskError::NothingPending(id.into()))?,
+                .ok_or_else(|| TaskError::NothingPending(id.clone()))?,
         };
         live.approvals.answer(&call, decision, answerer)?;
         Ok(call)
@@ -308,32 +313,32 @@ impl Engine {
     /// The person's answer to the task's stall question (go on, go on with a hint, stop).
     pub fn answer_stall(
         &self,
-        id: &str,
+        id: &TaskId,
         answer: crate::agent::stall::StallAnswer,
     ) -> Result<(), TaskError> {
         if self.live(id)?.approvals.answer_stall(answer) {
             Ok(())
         } else {
-            Err(TaskError::NoStallQuestion(id.into()))
+            Err(TaskError::NoStallQuestion(id.clone()))
         }
     }
 
     pub fn waiting_for(
         &self,
-        id: &str,
+        id: &TaskId,
     ) -> Result<Option<crate::agent::ApprovalRequest>, TaskError> {
         Ok(lock(&self.live(id)?.info).waiting_for.clone())
     }
 
     /// Cancels a task: a queued one ends before it starts, a running one as a stop does
     /// (open calls answered "cancelled by the user", the session left valid).
-    pub fn cancel(&self, id: &str) -> Result<(), TaskError> {
+    pub fn cancel(&self, id: &TaskId) -> Result<(), TaskError> {
         self.live(id)?.cancel.cancel();
         Ok(())
     }
 
     /// Switches a running task's approval mode; its next action sees it.
-    pub fn set_policy(&self, id: &str, policy: ApprovalPolicy) -> Result<(), TaskError> {
+    pub fn set_policy(&self, id: &TaskId, policy: ApprovalPolicy) -> Result<(), TaskError> {
         if let Some(gate) = lock(&self.live(id)?.gate).as_ref() {
             gate.set_policy(policy);
         }
@@ -342,7 +347,7 @@ impl Engine {
 
     /// The approval mode a task this engine runs is under now (it can change mid-run);
     /// `None` for another task, or before its run has begun.
-    pub fn policy(&self, id: &str) -> Option<ApprovalPolicy> {
+    pub fn policy(&self, id: &TaskId) -> Option<ApprovalPolicy> {
         let live = lock(&self.inner.live).get(id).cloned()?;
         let gate = lock(&live.gate).clone()?;
         Some(gate.policy())
@@ -350,7 +355,7 @@ impl Engine {
 
     /// The display (`:N`) of the session's agent desktop, while its task runs there or after
     /// a run that kept it.
-    pub fn desktop_display(&self, session_id: &str) -> Option<String> {
+    pub fn desktop_display(&self, session_id: &SessionId) -> Option<String> {
         lock(&self.inner.desktops)
             .by_session
             .get(session_id)
@@ -359,7 +364,7 @@ impl Engine {
 
     /// Whether the session's agent desktop stays for its next run. One no longer kept ends
     /// now, or with the task that is on it.
-    pub fn keep_desktop(&self, session_id: &str, keep: bool) {
+    pub fn keep_desktop(&self, session_id: &SessionId, keep: bool) {
         let mut desktops = lock(&self.inner.desktops);
         if let Some(kept) = desktops.in_use.get_mut(session_id) {
             *kept = keep;
@@ -398,7 +403,7 @@ const REPLAY_PAGE_BYTES: usize = 256 * 1024;
 /// through the store.
 pub struct Watch {
     engine: Engine,
-    task: String,
+    task: TaskId,
     last_id: i64,
     /// The page of stored events being replayed.
     replay: std::vec::IntoIter<TaskUpdate>,
@@ -413,7 +418,7 @@ pub struct Watch {
 }
 
 impl Watch {
-    pub fn task_id(&self) -> &str {
+    pub fn task_id(&self) -> &TaskId {
         &self.task
     }
 
@@ -505,7 +510,7 @@ struct Run {
     engine: Engine,
     live: Arc<Live>,
     slot: Arc<Slot>,
-    session_id: String,
+    session_id: SessionId,
     is_new: bool,
     input: Vec<ContentBlock>,
     wrap: Option<ToolWrapper>,
@@ -582,7 +587,7 @@ impl Run {
                 let Some(turn) = waited else {
                     return self.finish(TaskState::Cancelled, None);
                 };
-                match SessionLock::try_acquire(self.store().dir(), &self.session_id) {
+                match SessionLock::try_acquire(self.store().dir(), self.session_id.as_str()) {
                     Ok(file) => {
                         self.set_state(TaskState::Running, None);
                         (file, turn)
@@ -780,7 +785,9 @@ mod tests {
             updated_at: String::new(),
         };
         store.insert_task(&task).unwrap();
-        let mut recorder = Recorder::create(&store, "s1").unwrap().for_task("t1");
+        let mut recorder = Recorder::create(&store, &"s1".into())
+            .unwrap()
+            .for_task(&"t1".into());
         let shot = ContentBlock::Image {
             source: ImageSource::Base64 {
                 media_type: "image/png".into(),
@@ -811,7 +818,7 @@ mod tests {
         let done_id = recorder.last_event_id().unwrap();
 
         let engine = Engine::new(store);
-        let mut watch = engine.watch("t1", 0).unwrap();
+        let mut watch = engine.watch(&"t1".into(), 0).unwrap();
         let Some(TaskUpdate::Event {
             id: Some(id),
             event: AgentEvent::Message { message: read },

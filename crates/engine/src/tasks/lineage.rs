@@ -5,6 +5,7 @@
 //! loop until something else broke.
 
 use crate::store::Store;
+use deskhand_protocol::ids::TaskId;
 
 /// The most delegations between a person's task and the deepest task it led to.
 pub const MAX_HOPS: usize = 4;
@@ -14,12 +15,12 @@ const MAX_ID_LEN: usize = 64;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Lineage {
     /// The ids of the tasks that delegated, root first; empty for a task a person started.
-    pub chain: Vec<String>,
+    pub chain: Vec<TaskId>,
 }
 
 impl Lineage {
     /// A chain as a submit states it: `hops` must be its length.
-    pub fn stated(hops: usize, chain: Vec<String>) -> Result<Self, String> {
+    pub fn stated(hops: usize, chain: Vec<TaskId>) -> Result<Self, String> {
         if hops != chain.len() {
             return Err(format!(
                 "`delegation.hops` is {hops} but `delegation.chain` holds {} task ids",
@@ -28,7 +29,7 @@ impl Lineage {
         }
         if chain
             .iter()
-            .any(|id| id.is_empty() || id.len() > MAX_ID_LEN)
+            .any(|id| id.as_str().is_empty() || id.as_str().len() > MAX_ID_LEN)
         {
             return Err(format!(
                 "`delegation.chain` holds task ids of 1 to {MAX_ID_LEN} characters"
@@ -43,9 +44,9 @@ impl Lineage {
     }
 
     /// The lineage of a task that `task` (of this lineage) delegates to.
-    pub fn child_of(&self, task: &str) -> Self {
+    pub fn child_of(&self, task: &TaskId) -> Self {
         let mut chain = self.chain.clone();
-        chain.push(task.to_string());
+        chain.push(task.clone());
         Self { chain }
     }
 
@@ -79,14 +80,18 @@ mod tests {
     fn a_chain_too_long_inconsistent_or_back_at_this_service_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let ids = |n: usize| (0..n).map(|i| format!("t{i}")).collect::<Vec<_>>();
+        let ids = |n: usize| {
+            (0..n)
+                .map(|i| TaskId::from(format!("t{i}")))
+                .collect::<Vec<_>>()
+        };
         assert!(Lineage::default().check(&store).is_ok());
         let longest = Lineage::stated(MAX_HOPS, ids(MAX_HOPS)).unwrap();
         assert!(longest.check(&store).is_ok());
-        let error = longest.child_of("last").check(&store).unwrap_err();
+        let error = longest.child_of(&"last".into()).check(&store).unwrap_err();
         assert!(error.contains("at most 4"), "{error}");
         let error = Lineage::stated(2, ids(1)).unwrap_err();
         assert!(error.contains("`delegation.hops` is 2"), "{error}");
-        assert!(Lineage::stated(1, vec![String::new()]).is_err());
+        assert!(Lineage::stated(1, vec![TaskId::from("")]).is_err());
     }
 }

@@ -22,26 +22,27 @@ pub use prepare::{
 };
 
 use crate::store::StoreError;
+use deskhand_protocol::ids::{TaskId, ToolUseId};
 
 /// Why the engine refused a request; each is worded for the person who made it.
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
     #[error("no task `{0}`")]
-    NotFound(String),
+    NotFound(TaskId),
     /// Nothing with that id waits for an answer (never asked, answered already, or the task
     /// ended).
     #[error("no action `{0}` is waiting for approval")]
-    NotPending(String),
+    NotPending(ToolUseId),
     #[error("task `{0}` is not waiting for approval")]
-    NothingPending(String),
+    NothingPending(TaskId),
     /// No stall question is open: none was asked, it was answered, or it timed out.
     #[error("task `{0}` is not asking whether to go on")]
-    NoStallQuestion(String),
+    NoStallQuestion(TaskId),
     #[error("task `{id}` has already ended ({state})")]
-    Finished { id: String, state: &'static str },
+    Finished { id: TaskId, state: &'static str },
     /// Another process (a `deskhand ask`, the window) runs the task and answers for it.
     #[error("task `{id}` is run by another Deskhand process (pid {pid}); answer or stop it there")]
-    Elsewhere { id: String, pid: u32 },
+    Elsewhere { id: TaskId, pid: u32 },
     #[error(transparent)]
     Lock(#[from] LockError),
     #[error(transparent)]

@@ -33,6 +33,7 @@ use crate::tools::computer::scaling::Size;
 use crate::tools::launch::Launch;
 use crate::tools::plugins::{PluginConfig, PluginError, PluginTimeouts, Plugins, Selection};
 use crate::tools::{Tool, ToolRegistry};
+use deskhand_protocol::ids::{SessionId, TaskId};
 
 /// Screenshots sent to the model at most, unless a run asks for another number.
 pub const DEFAULT_KEEP_SCREENSHOTS: usize = 3;
@@ -249,7 +250,7 @@ pub(super) struct SessionChoice {
 }
 
 impl SessionChoice {
-    pub(super) fn save(&self, store: &Store, session_id: &str) -> Result<(), StoreError> {
+    pub(super) fn save(&self, store: &Store, session_id: &SessionId) -> Result<(), StoreError> {
         if let Some(check) = &self.check {
             store.set_session_check(session_id, Some(check))?;
         }
@@ -267,7 +268,7 @@ impl SessionChoice {
 pub(super) fn session_rules(
     settings: &mut RunSettings,
     store: &Store,
-    session: Option<&str>,
+    session: Option<&SessionId>,
 ) -> Result<SessionChoice, PrepareError> {
     let saved = match session {
         Some(id) => store.session_desktop(id)?,
@@ -504,8 +505,8 @@ fn delegation(
     requested: Option<&[String]>,
     store: &Store,
     engine: &super::Engine,
-    session_id: &str,
-    task_id: &str,
+    session_id: &SessionId,
+    task_id: &TaskId,
     approvals: &Arc<PendingApprovals>,
 ) -> Result<Option<Delegation>, PrepareError> {
     if !settings.may_delegate {
@@ -538,7 +539,7 @@ fn delegation(
     };
     Ok(wanted.then(|| Delegation {
         engine: engine.clone(),
-        session_id: session_id.to_string(),
+        session_id: session_id.clone(),
         lineage: settings.lineage.child_of(task_id),
         settings: settings.clone(),
         remotes,
@@ -567,8 +568,8 @@ pub struct Prepared {
 pub async fn prepare(
     resolved: Resolved,
     engine: &super::Engine,
-    session_id: &str,
-    task_id: &str,
+    session_id: &SessionId,
+    task_id: &TaskId,
     prompt: &str,
     approvals: Arc<PendingApprovals>,
     rules: SessionRules,
@@ -629,7 +630,7 @@ pub async fn prepare(
         bash_timeout,
         memory: Some(MemoryAccess {
             store: store.clone(),
-            session_id: session_id.to_string(),
+            session_id: session_id.clone(),
             run_keys: provider.api_key().map(str::to_string).into_iter().collect(),
         }),
         display: desktop.as_ref().map(|desktop| desktop.display_name()),
@@ -717,18 +718,19 @@ mod tests {
     fn a_stored_sessions_check_and_desktop_apply_unless_the_task_chose_its_own() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
+        let s = SessionId::from("s");
         let kept_agent = DesktopChoice {
             agent: true,
             sandbox: false,
             keep: true,
         };
         store
-            .set_session_check("s", Some(&saved_check("true")))
+            .set_session_check(&s, Some(&saved_check("true")))
             .unwrap();
-        store.set_session_desktop("s", &kept_agent).unwrap();
+        store.set_session_desktop(&s, &kept_agent).unwrap();
 
         let mut settings = RunSettings::default();
-        let chosen = session_rules(&mut settings, &store, Some("s")).unwrap();
+        let chosen = session_rules(&mut settings, &store, Some(&s)).unwrap();
         assert_eq!(
             chosen,
             SessionChoice::default(),
@@ -747,7 +749,7 @@ mod tests {
             },
             ..RunSettings::default()
         };
-        let chosen = session_rules(&mut settings, &store, Some("s")).unwrap();
+        let chosen = session_rules(&mut settings, &store, Some(&s)).unwrap();
         assert_eq!(settings.check.unwrap().command, "false");
         assert!(settings.desktop.agent() && settings.desktop.sandbox().is_some());
         assert_eq!(
@@ -791,7 +793,8 @@ mod tests {
     fn desktop_parts_that_do_not_go_together_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let refused = |desktop: DesktopSettings, session: Option<&str>| {
+        let s = SessionId::from("s");
+        let refused = |desktop: DesktopSettings, session: Option<&SessionId>| {
             let mut settings = RunSettings {
                 desktop,
                 ..RunSettings::default()
@@ -823,14 +826,14 @@ mod tests {
         // A session saved on a sandboxed agent desktop makes both fine.
         store
             .set_session_desktop(
-                "s",
+                &s,
                 &DesktopChoice {
                     agent: true,
                     ..DesktopChoice::default()
                 },
             )
             .unwrap();
-        assert_eq!(refused(cut_off, Some("s")), None);
-        assert_eq!(refused(kept, Some("s")), None);
+        assert_eq!(refused(cut_off, Some(&s)), None);
+        assert_eq!(refused(kept, Some(&s)), None);
     }
 }

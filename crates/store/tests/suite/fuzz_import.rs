@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 fn seed_export() -> Value {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let mut recorder = Recorder::create(&store, "seed").unwrap();
+    let mut recorder = Recorder::create(&store, &"seed".into()).unwrap();
     let png = |seed| ImageSource::Base64 {
         media_type: "image/png".into(),
         data: base64::engine::general_purpose::STANDARD
@@ -52,7 +52,7 @@ fn seed_export() -> Value {
     for message in messages {
         recorder.record(&AgentEvent::Message { message }).unwrap();
     }
-    serde_json::from_str(&store.export("seed", ExportFormat::Json).unwrap()).unwrap()
+    serde_json::from_str(&store.export(&"seed".into(), ExportFormat::Json).unwrap()).unwrap()
 }
 
 fn deep(levels: usize) -> Value {
@@ -180,7 +180,8 @@ fn import_checked(text: &str) -> Result<(), TestCaseError> {
         return Ok(()); // a StoreError: typed by construction
     };
     prop_assert!(
-        id.bytes()
+        id.as_str()
+            .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
         "id {id:?}"
     );

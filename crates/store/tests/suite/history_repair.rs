@@ -5,6 +5,7 @@
 
 use deskhand_protocol::event::AgentEvent;
 use deskhand_protocol::history::{self, EmptyPrompt};
+use deskhand_protocol::ids::SessionId;
 use deskhand_protocol::message::{ContentBlock, ImageSource, Message, Role, ToolResultContent};
 use deskhand_store::{ExportFormat, INTERRUPTED, Recorder, Store};
 use proptest::prelude::*;
@@ -61,7 +62,7 @@ fn build(messages: &[(bool, Vec<Block>)]) -> Vec<Message> {
                     Block::Call if *assistant => {
                         calls += 1;
                         Some(ContentBlock::ToolUse {
-                            id: format!("toolu_{calls}"),
+                            id: format!("toolu_{calls}").into(),
                             name: "bash".into(),
                             input: json!({"command": "ls"}),
                             toolset_name: None,
@@ -70,7 +71,7 @@ fn build(messages: &[(bool, Vec<Block>)]) -> Vec<Message> {
                     Block::Result { call, blank } if !assistant => {
                         let text = if *blank { " " } else { "done" };
                         Some(ContentBlock::ToolResult {
-                            tool_use_id: format!("toolu_{}", (*call as usize) % (calls + 2)),
+                            tool_use_id: format!("toolu_{}", (*call as usize) % (calls + 2)).into(),
                             content: vec![ToolResultContent::Text { text: text.into() }],
                             is_error: false,
                             toolset_name: None,
@@ -151,7 +152,7 @@ proptest! {
     ) {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let id = "s";
+        let id = &SessionId::from("s");
         let mut recorder = Recorder::create(&store, id).unwrap();
         let mut history: Vec<Message> = Vec::new();
         let mut open_calls: Vec<String> = Vec::new();
@@ -169,7 +170,7 @@ proptest! {
                         let call = format!("toolu_{calls}");
                         open_calls.push(call.clone());
                         content.push(ContentBlock::ToolUse {
-                            id: call,
+                            id: call.into(),
                             name: "bash".into(),
                             input: json!({"command": "true"}), toolset_name: None,
                         });
@@ -182,7 +183,7 @@ proptest! {
                     let content = answered
                         .into_iter()
                         .map(|call| ContentBlock::ToolResult {
-                            tool_use_id: call,
+                            tool_use_id: call.into(),
                             content: vec![ToolResultContent::Text { text: "ok".into() }],
                             is_error: false, toolset_name: None,
                         })
@@ -222,7 +223,7 @@ proptest! {
 fn a_session_broken_by_a_blank_prompt_loads_again() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let mut recorder = Recorder::create(&store, "broken").unwrap();
+    let mut recorder = Recorder::create(&store, &"broken".into()).unwrap();
     let mut history = Vec::new();
     record(
         &mut recorder,
@@ -234,13 +235,13 @@ fn a_session_broken_by_a_blank_prompt_loads_again() {
         &mut history,
         Message::user(vec![ContentBlock::text("")]),
     );
-    let stored: Vec<Value> = store.messages("broken").unwrap();
+    let stored: Vec<Value> = store.messages(&"broken".into()).unwrap();
     assert_eq!(stored.len(), 1);
-    assert!(check_resumable(&store.history("broken").unwrap()).is_err());
+    assert!(check_resumable(&store.history(&"broken".into()).unwrap()).is_err());
     drop(recorder);
-    let (_, repaired) = Recorder::resume(&store, "broken").unwrap();
+    let (_, repaired) = Recorder::resume(&store, &"broken".into()).unwrap();
     assert!(repaired.is_empty(), "{repaired:?}");
-    assert!(store.messages("broken").unwrap().is_empty());
+    assert!(store.messages(&"broken".into()).unwrap().is_empty());
     check_resumable(&repaired).unwrap();
 
     // A result answering nothing was the whole of its message.

@@ -170,11 +170,11 @@ fn screenshot_files(dir: &Path) -> Vec<String> {
 fn a_recorded_run_reads_back_whole_with_images_stored_once() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let mut recorder = Recorder::create(&store, "s1").unwrap();
+    let mut recorder = Recorder::create(&store, &"s1".into()).unwrap();
     let events = tool_run("s1", "Find the Q3 report\nin my home", image(1));
     let stored = record_all(&mut recorder, &events);
 
-    let summary = store.session("s1").unwrap();
+    let summary = store.session(&"s1".into()).unwrap();
     assert_eq!(summary.title, "Find the Q3 report");
     assert_eq!(summary.message_count, 4);
     assert_eq!(
@@ -185,7 +185,7 @@ fn a_recorded_run_reads_back_whole_with_images_stored_once() {
     assert_eq!(summary.cost_usd, Some(0.5));
 
     // Messages keep refs, never pixels; the history comes back byte for byte.
-    let messages = store.messages("s1").unwrap();
+    let messages = store.messages(&"s1".into()).unwrap();
     let ImageSource::Base64 { data, .. } = image(1) else {
         unreachable!("a test image has its bytes")
     };
@@ -195,11 +195,11 @@ fn a_recorded_run_reads_back_whole_with_images_stored_once() {
         "ref"
     );
     assert_eq!(stored[10]["message"]["content"], messages[2]["content"]);
-    assert_eq!(store.history("s1").unwrap(), history_of(&events));
+    assert_eq!(store.history(&"s1".into()).unwrap(), history_of(&events));
 
     // Text deltas are dropped once the message they built is stored.
     let types: Vec<String> = store
-        .events("s1")
+        .events(&"s1".into())
         .unwrap()
         .iter()
         .map(|e| e["type"].as_str().unwrap().to_string())
@@ -209,7 +209,7 @@ fn a_recorded_run_reads_back_whole_with_images_stored_once() {
     assert_eq!(types.last().map(String::as_str), Some("done"));
     assert_eq!(types.len(), events.len() - 2);
 
-    let actions = store.actions("s1").unwrap();
+    let actions = store.actions(&"s1".into()).unwrap();
     assert_eq!(actions.len(), 1);
     let action = &actions[0];
     assert_eq!(action.tool, "bash");
@@ -223,7 +223,7 @@ fn a_recorded_run_reads_back_whole_with_images_stored_once() {
     assert!(action.finished_at.is_some());
 
     // The same screenshot in a second session is one file.
-    let mut second = Recorder::create(&store, "s2").unwrap();
+    let mut second = Recorder::create(&store, &"s2".into()).unwrap();
     record_all(&mut second, &tool_run("s2", "again", image(1)));
     assert_eq!(screenshot_files(dir.path()).len(), 1);
     let sha = ImageRef::of(&image(1)).sha256;
@@ -241,7 +241,7 @@ fn a_recorded_run_reads_back_whole_with_images_stored_once() {
     let reopened = Store::open(dir.path()).unwrap();
     assert_eq!(reopened.sessions().unwrap().len(), 2);
     assert!(matches!(
-        Recorder::create(&reopened, "s1"),
+        Recorder::create(&reopened, &"s1".into()),
         Err(StoreError::AlreadyExists(_))
     ));
 }
@@ -252,7 +252,7 @@ fn a_recorded_run_reads_back_whole_with_images_stored_once() {
 fn a_tool_results_images_are_kept_as_it_arrives() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let mut recorder = Recorder::create(&store, "s1").unwrap();
+    let mut recorder = Recorder::create(&store, &"s1".into()).unwrap();
     let events = tool_run("s1", "Look", image(7));
     let at = events
         .iter()
@@ -282,24 +282,24 @@ fn a_tool_results_images_are_kept_as_it_arrives() {
 fn resume_repairs_a_run_cut_off_mid_turn() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let mut recorder = Recorder::create(&store, "cut").unwrap();
+    let mut recorder = Recorder::create(&store, &"cut".into()).unwrap();
     let events = tool_run("cut", "tidy up", image(2));
     // The process died after the tool call was shown, before its result was stored.
     record_all(&mut recorder, &events[..7]);
     drop(recorder);
 
-    let (mut recorder, history) = Recorder::resume(&store, "cut").unwrap();
+    let (mut recorder, history) = Recorder::resume(&store, &"cut".into()).unwrap();
     assert_eq!(history.len(), 3);
     assert_eq!(
         history[2],
         Message::user(vec![ContentBlock::tool_error("toolu_1", INTERRUPTED)])
     );
     // The repair is stored: the next resume has nothing to repair.
-    assert_eq!(store.history("cut").unwrap(), history);
-    let action = &store.actions("cut").unwrap()[0];
+    assert_eq!(store.history(&"cut".into()).unwrap(), history);
+    let action = &store.actions(&"cut".into()).unwrap()[0];
     assert_eq!(action.is_error, Some(true));
     assert_eq!(action.result.as_deref(), Some(INTERRUPTED));
-    let events = store.events("cut").unwrap();
+    let events = store.events(&"cut".into()).unwrap();
     assert!(
         events
             .iter()
@@ -315,7 +315,7 @@ fn resume_repairs_a_run_cut_off_mid_turn() {
             ]),
         })
         .unwrap();
-    assert_eq!(store.history("cut").unwrap().len(), 3);
+    assert_eq!(store.history(&"cut".into()).unwrap().len(), 3);
 
     // Text streamed before a crash becomes the assistant's message on resume.
     recorder
@@ -324,16 +324,16 @@ fn resume_repairs_a_run_cut_off_mid_turn() {
         })
         .unwrap();
     drop(recorder);
-    let (_, history) = Recorder::resume(&store, "cut").unwrap();
+    let (_, history) = Recorder::resume(&store, &"cut".into()).unwrap();
     assert_eq!(history.len(), 4);
     assert_eq!(
         history[3],
         Message::assistant(vec![ContentBlock::text("Half an ans")])
     );
-    let (_, again) = Recorder::resume(&store, "cut").unwrap();
+    let (_, again) = Recorder::resume(&store, &"cut".into()).unwrap();
     assert_eq!(again, history, "a repaired session needs no more repair");
     assert!(matches!(
-        Recorder::resume(&store, "nope"),
+        Recorder::resume(&store, &"nope".into()),
         Err(StoreError::NotFound(_))
     ));
 }
@@ -342,12 +342,12 @@ fn resume_repairs_a_run_cut_off_mid_turn() {
 fn search_finds_text_commands_and_results() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let mut a = Recorder::create(&store, "a").unwrap();
+    let mut a = Recorder::create(&store, &"a".into()).unwrap();
     record_all(
         &mut a,
         &tool_run("a", "Find the quarterly numbers", image(3)),
     );
-    let mut b = Recorder::create(&store, "b").unwrap();
+    let mut b = Recorder::create(&store, &"b".into()).unwrap();
     record_all(&mut b, &tool_run("b", "Water the plants", image(4)));
 
     let ids = |query: &str| -> Vec<String> {
@@ -355,7 +355,7 @@ fn search_finds_text_commands_and_results() {
             .search(query)
             .unwrap()
             .into_iter()
-            .map(|h| h.session.id)
+            .map(|h| h.session.id.to_string())
             .collect()
     };
     assert_eq!(ids("quarterly numbers"), ["a"]);
@@ -385,15 +385,15 @@ fn search_finds_text_commands_and_results() {
 fn export_json_imports_back_and_markdown_reads_well() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let mut recorder = Recorder::create(&store, "x").unwrap();
+    let mut recorder = Recorder::create(&store, &"x".into()).unwrap();
     let events = tool_run("x", "Export me", image(5));
     record_all(&mut recorder, &events);
     drop(recorder);
-    let before = store.load_session("x").unwrap();
-    let actions = store.actions("x").unwrap();
+    let before = store.load_session(&"x".into()).unwrap();
+    let actions = store.actions(&"x".into()).unwrap();
 
-    let json = store.export("x", ExportFormat::Json).unwrap();
-    let markdown = store.export("x", ExportFormat::Markdown).unwrap();
+    let json = store.export(&"x".into(), ExportFormat::Json).unwrap();
+    let markdown = store.export(&"x".into(), ExportFormat::Markdown).unwrap();
     assert!(markdown.starts_with("# Export me\n"), "{markdown}");
     assert!(markdown.contains("**Action** `bash`"), "{markdown}");
     assert!(markdown.contains("q3-summary.pdf"), "{markdown}");
@@ -402,16 +402,16 @@ fn export_json_imports_back_and_markdown_reads_well() {
     let elsewhere = tempfile::tempdir().unwrap();
     let other = Store::open(elsewhere.path()).unwrap();
     assert_eq!(other.import(&json).unwrap(), "x");
-    assert_eq!(other.load_session("x").unwrap(), before);
-    assert_eq!(other.history("x").unwrap(), history_of(&events));
-    assert_eq!(other.actions("x").unwrap(), actions);
+    assert_eq!(other.load_session(&"x".into()).unwrap(), before);
+    assert_eq!(other.history(&"x".into()).unwrap(), history_of(&events));
+    assert_eq!(other.actions(&"x".into()).unwrap(), actions);
     assert_eq!(other.search("export").unwrap().len(), 1);
 
-    store.delete("x").unwrap();
+    store.delete(&"x".into()).unwrap();
     assert!(screenshot_files(dir.path()).is_empty());
     assert_eq!(store.import(&json).unwrap(), "x");
-    assert_eq!(store.load_session("x").unwrap(), before);
-    assert_eq!(store.history("x").unwrap(), history_of(&events));
+    assert_eq!(store.load_session(&"x".into()).unwrap(), before);
+    assert_eq!(store.history(&"x".into()).unwrap(), history_of(&events));
     assert!(matches!(
         store.import(&json),
         Err(StoreError::AlreadyExists(_))
@@ -421,7 +421,7 @@ fn export_json_imports_back_and_markdown_reads_well() {
     let images = tampered["images"].as_object_mut().unwrap();
     let first = images.values_mut().next().unwrap();
     first["data"] = json!("aGVsbG8=");
-    store.delete("x").unwrap();
+    store.delete(&"x".into()).unwrap();
     let error = store.import(&tampered.to_string()).unwrap_err();
     assert!(matches!(error, StoreError::BadExport(_)), "{error}");
     assert!(matches!(
@@ -440,20 +440,23 @@ fn delete_and_prune_remove_screenshots_nothing_else_uses() {
     let store = Store::open(dir.path()).unwrap();
     let shared = image(10);
     for (id, own) in [("old", 11), ("new", 12)] {
-        let mut recorder = Recorder::create(&store, id).unwrap();
+        let mut recorder = Recorder::create(&store, &id.into()).unwrap();
         record_all(&mut recorder, &tool_run(id, "shots", shared.clone()));
         record_all(&mut recorder, &tool_run(id, "more shots", image(own)));
     }
     let file = |seed| format!("{}.png", ImageRef::of(&image(seed)).sha256);
     assert_eq!(screenshot_files(dir.path()).len(), 3);
 
-    store.delete("old").unwrap();
+    store.delete(&"old".into()).unwrap();
     assert_eq!(screenshot_files(dir.path()), {
         let mut v = vec![file(10), file(12)];
         v.sort();
         v
     });
-    assert!(matches!(store.delete("old"), Err(StoreError::NotFound(_))));
+    assert!(matches!(
+        store.delete(&"old".into()),
+        Err(StoreError::NotFound(_))
+    ));
 
     assert!(store.prune(Duration::from_secs(86_400)).unwrap().is_empty());
     std::thread::sleep(Duration::from_millis(5));
@@ -478,7 +481,7 @@ fn sessions_list_newest_first_rename_and_resolve_prefixes() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
     for id in ["abc-1", "abd-2", "xyz-3"] {
-        let mut recorder = Recorder::create(&store, id).unwrap();
+        let mut recorder = Recorder::create(&store, &id.into()).unwrap();
         record_all(&mut recorder, &tool_run(id, id, image(20)));
         std::thread::sleep(Duration::from_millis(3));
     }
@@ -486,11 +489,11 @@ fn sessions_list_newest_first_rename_and_resolve_prefixes() {
         .sessions()
         .unwrap()
         .into_iter()
-        .map(|s| s.id)
+        .map(|s| s.id.to_string())
         .collect();
     assert_eq!(ids, ["xyz-3", "abd-2", "abc-1"]);
-    store.rename("abc-1", "  Renamed  ").unwrap();
-    assert_eq!(store.session("abc-1").unwrap().title, "Renamed");
+    store.rename(&"abc-1".into(), "  Renamed  ").unwrap();
+    assert_eq!(store.session(&"abc-1".into()).unwrap().title, "Renamed");
     assert_eq!(
         store.sessions().unwrap()[0].id,
         "abc-1",
@@ -508,7 +511,7 @@ fn sessions_list_newest_first_rename_and_resolve_prefixes() {
         Err(StoreError::NotFound(_))
     ));
     assert!(matches!(
-        store.rename("none", "t"),
+        store.rename(&"none".into(), "t"),
         Err(StoreError::NotFound(_))
     ));
 
@@ -576,7 +579,7 @@ fn migrations_apply_from_empty_and_from_every_earlier_version() {
             .unwrap();
         assert_eq!(user_version, LATEST, "from v{version}");
         if version >= 1 {
-            let history = store.history("old").unwrap();
+            let history = store.history(&"old".into()).unwrap();
             assert_eq!(
                 history,
                 vec![Message::user(vec![ContentBlock::text(
@@ -588,13 +591,13 @@ fn migrations_apply_from_empty_and_from_every_earlier_version() {
                 1,
                 "from v{version}: indexed"
             );
-            let mut recorder = Recorder::resume(&store, "old").unwrap().0;
+            let mut recorder = Recorder::resume(&store, &"old".into()).unwrap().0;
             recorder
                 .record(&AgentEvent::Message {
                     message: Message::assistant(vec![ContentBlock::text("noted")]),
                 })
                 .unwrap();
-            assert_eq!(store.session("old").unwrap().message_count, 2);
+            assert_eq!(store.session(&"old".into()).unwrap().message_count, 2);
         } else {
             assert!(store.sessions().unwrap().is_empty());
         }
@@ -633,7 +636,7 @@ fn foreign_damaged_and_newer_files_are_refused_untouched() {
     let path = dir.path().join(DB_FILE);
     let store = Store::open(dir.path()).unwrap();
     record_all(
-        &mut Recorder::create(&store, "s").unwrap(),
+        &mut Recorder::create(&store, &"s".into()).unwrap(),
         &tool_run("s", "hi", image(30)),
     );
     drop(store);
@@ -658,7 +661,7 @@ fn foreign_damaged_and_newer_files_are_refused_untouched() {
         for n in 0..20 {
             let id = format!("s{n}");
             record_all(
-                &mut Recorder::create(&store, &id).unwrap(),
+                &mut Recorder::create(&store, &id.as_str().into()).unwrap(),
                 &tool_run(&id, "hi", image(31)),
             );
         }
@@ -671,7 +674,9 @@ fn foreign_damaged_and_newer_files_are_refused_untouched() {
             Err(e) => e,
             Ok(store) => match store.sessions().and_then(|_| store.search("hi")) {
                 Err(e) => e,
-                Ok(_) => store.history("s3").expect_err("a damaged file is noticed"),
+                Ok(_) => store
+                    .history(&"s3".into())
+                    .expect_err("a damaged file is noticed"),
             },
         };
         assert!(
@@ -693,7 +698,7 @@ fn foreign_damaged_and_newer_files_are_refused_untouched() {
 fn a_second_writer_of_a_session_fails_instead_of_overwriting() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path()).unwrap();
-    let mut first = Recorder::create(&store, "s1").unwrap();
+    let mut first = Recorder::create(&store, &"s1".into()).unwrap();
     first
         .record(&AgentEvent::Message {
             message: Message::user(vec![ContentBlock::text("one")]),
@@ -704,8 +709,8 @@ fn a_second_writer_of_a_session_fails_instead_of_overwriting() {
             message: Message::assistant(vec![ContentBlock::text("reply one")]),
         })
         .unwrap();
-    let (mut a, _) = Recorder::resume(&store, "s1").unwrap();
-    let (mut b, _) = Recorder::resume(&store, "s1").unwrap();
+    let (mut a, _) = Recorder::resume(&store, &"s1".into()).unwrap();
+    let (mut b, _) = Recorder::resume(&store, &"s1".into()).unwrap();
     a.record(&AgentEvent::Message {
         message: Message::user(vec![ContentBlock::text("from a")]),
     })
@@ -727,7 +732,7 @@ fn a_second_writer_of_a_session_fails_instead_of_overwriting() {
         "{error}"
     );
     let texts: Vec<String> = store
-        .history("s1")
+        .history(&"s1".into())
         .unwrap()
         .iter()
         .map(Message::text)

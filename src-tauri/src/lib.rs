@@ -3,6 +3,8 @@
 //! for the window's approvals, and keeps the window out of the agent's way. No agent logic.
 
 mod bar;
+#[cfg(test)]
+mod bindings;
 pub mod commands;
 mod config;
 pub mod desktop;

@@ -45,6 +45,9 @@ fn roots(visit: &mut Declarations) {
 struct Declarations {
     seen: HashSet<TypeId>,
     by_name: BTreeMap<String, String>,
+    /// Each type's name in the file by its Rust name (`Origin` is `TaskOrigin`); `None` for
+    /// a Rust name two of the types share.
+    names: BTreeMap<String, Option<String>>,
 }
 
 impl TypeVisitor for Declarations {
@@ -52,6 +55,12 @@ impl TypeVisitor for Declarations {
         if T::output_path().is_none() || !self.seen.insert(TypeId::of::<T>()) {
             return;
         }
+        let path = std::any::type_name::<T>();
+        let rust = path.split('<').next().unwrap_or(path).rsplit("::").next();
+        self.names
+            .entry(rust.unwrap_or(path).to_string())
+            .and_modify(|name| *name = None)
+            .or_insert_with(|| Some(T::ident()));
         let docs = T::docs()
             .map(|docs| format!("{docs}\n"))
             .unwrap_or_default();
@@ -68,6 +77,14 @@ const HEADER: &str = "\
 // change it in Rust and run `DESKHAND_BLESS_TYPES=1 cargo test -p deskhand-app --lib typescript`.
 // Integers are numbers: the values the window sees stay far below 2^53.
 ";
+
+/// The name in the file of each Rust type it declares, by the Rust type's own name
+/// (`None`: two types have that name).
+pub(crate) fn names() -> BTreeMap<String, Option<String>> {
+    let mut declarations = Declarations::default();
+    roots(&mut declarations);
+    declarations.names
+}
 
 /// The whole file.
 fn types_ts() -> String {

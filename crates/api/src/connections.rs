@@ -21,6 +21,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, UnixListener};
 use tokio_util::sync::CancellationToken;
 
+use super::error::{ErrorBody, ErrorKind};
 use super::peer::{Admission, Peer};
 
 /// How long a client has to send a whole request head, from its connection or from its
@@ -185,14 +186,14 @@ impl Verdict {
 
 /// The 503 a connection past the caps gets before it is closed.
 fn refusal() -> String {
-    let body = serde_json::json!({"error": {
-        "kind": "too_many_connections",
-        "message": format!(
+    let body = serde_json::to_string(&ErrorBody::new(
+        ErrorKind::TooManyConnections,
+        format!(
             "the service holds as many connections as it takes ({MAX_CONNECTIONS} per \
              listener, {MAX_CONNECTIONS_PER_PEER} per address); close some and try again"
         ),
-    }})
-    .to_string();
+    ))
+    .expect("an error body is JSON");
     format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
          {}: {}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",

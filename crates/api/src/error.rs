@@ -6,20 +6,64 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use deskhand_engine::store::StoreError;
 use deskhand_engine::tasks::{LockError, TaskError};
-use serde_json::json;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// What kind of refusal it is: the names a program matches, each with its status here or in
+/// docs/openapi.json.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ErrorKind {
+    Invalid,
+    NotFound,
+    NotPending,
+    Finished,
+    Elsewhere,
+    Busy,
+    Unauthorized,
+    Forbidden,
+    WrongHost,
+    ForbiddenOrigin,
+    Timeout,
+    TooManyWatchers,
+    TooManyConnections,
+    Internal,
+}
 
 /// A refusal: its status, a kind a program can match, and a message for a person.
 pub(crate) struct ApiError {
     pub(crate) status: StatusCode,
-    pub(crate) kind: &'static str,
+    pub(crate) kind: ErrorKind,
     pub(crate) message: String,
+}
+
+/// Every refusal's body, `{"error": {"kind", "message"}}`.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Error")]
+pub(crate) struct ErrorBody {
+    error: ErrorDetail,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+struct ErrorDetail {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl ErrorBody {
+    pub(crate) fn new(kind: ErrorKind, message: String) -> Self {
+        Self {
+            error: ErrorDetail { kind, message },
+        }
+    }
 }
 
 impl ApiError {
     pub(crate) fn invalid(message: impl Into<String>) -> Self {
         Self {
             status: StatusCode::BAD_REQUEST,
-            kind: "invalid",
+            kind: ErrorKind::Invalid,
             message: message.into(),
         }
     }
@@ -27,7 +71,7 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": {"kind": self.kind, "message": self.message}});
+        let body = ErrorBody::new(self.kind, self.message);
         (self.status, Json(body)).into_response()
     }
 }
@@ -36,21 +80,21 @@ impl From<TaskError> for ApiError {
     fn from(error: TaskError) -> Self {
         let (status, kind) = match &error {
             TaskError::NotFound(_) | TaskError::Store(StoreError::NotFound(_)) => {
-                (StatusCode::NOT_FOUND, "not_found")
+                (StatusCode::NOT_FOUND, ErrorKind::NotFound)
             }
             TaskError::NotPending(_)
             | TaskError::NothingPending(_)
-            | TaskError::NoStallQuestion(_) => (StatusCode::CONFLICT, "not_pending"),
-            TaskError::Finished { .. } => (StatusCode::CONFLICT, "finished"),
-            TaskError::Elsewhere { .. } => (StatusCode::CONFLICT, "elsewhere"),
-            TaskError::Lock(LockError::Busy(_)) => (StatusCode::CONFLICT, "busy"),
+            | TaskError::NoStallQuestion(_) => (StatusCode::CONFLICT, ErrorKind::NotPending),
+            TaskError::Finished { .. } => (StatusCode::CONFLICT, ErrorKind::Finished),
+            TaskError::Elsewhere { .. } => (StatusCode::CONFLICT, ErrorKind::Elsewhere),
+            TaskError::Lock(LockError::Busy(_)) => (StatusCode::CONFLICT, ErrorKind::Busy),
             TaskError::Prepare(_)
             | TaskError::Invalid(_)
             | TaskError::Store(StoreError::Ambiguous { .. } | StoreError::EmptyId) => {
-                (StatusCode::BAD_REQUEST, "invalid")
+                (StatusCode::BAD_REQUEST, ErrorKind::Invalid)
             }
             TaskError::Lock(_) | TaskError::Store(_) => {
-                (StatusCode::INTERNAL_SERVER_ERROR, "internal")
+                (StatusCode::INTERNAL_SERVER_ERROR, ErrorKind::Internal)
             }
         };
         Self {

@@ -9,17 +9,20 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Extension, Path, Query, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::handler::Handler;
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{MethodFilter, MethodRouter, on};
 use axum::{Json, Router};
-use serde::Deserialize;
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorKind};
+use super::openapi::Operation;
 use super::peer::Admission;
 use super::tcp::TcpAccess;
 use deskhand_engine::agent::stall::StallAnswer;
@@ -28,24 +31,239 @@ use deskhand_engine::ids::{TaskId, ToolUseId};
 use deskhand_engine::llm::ContentBlock;
 use deskhand_engine::llm::config::ProviderSettings;
 use deskhand_engine::secrets::ApiKey;
+use deskhand_engine::store::{LoadedSession, SessionSummary};
 use deskhand_engine::tasks::{
-    DesktopSettings, Engine, Origin, RunSettings, StallChoice, TaskSpec, TaskUpdate, Watch,
+    DesktopSettings, Engine, Origin, RunSettings, StallChoice, TaskInfo, TaskSpec, TaskUpdate,
+    Watch,
 };
 
-/// Every route, as `docs/openapi.yaml` must list it (a test compares them).
-pub const ROUTES: &[(&str, &str)] = &[
-    ("GET", "/v1/tasks"),
-    ("POST", "/v1/tasks"),
-    ("GET", "/v1/tasks/{id}"),
-    ("GET", "/v1/tasks/{id}/events"),
-    ("POST", "/v1/tasks/{id}/approve"),
-    ("POST", "/v1/tasks/{id}/deny"),
-    ("POST", "/v1/tasks/{id}/stall"),
-    ("POST", "/v1/tasks/{id}/cancel"),
-    ("GET", "/v1/sessions"),
-    ("GET", "/v1/sessions/{id}"),
-    ("GET", "/v1/images/{sha256}"),
-];
+/// A route: what serves it and how docs/openapi.json describes it.
+struct Route {
+    method: Method,
+    path: &'static str,
+    handler: MethodRouter<Api>,
+    operation: Operation,
+}
+
+impl Route {
+    fn new<H: Handler<T, Api>, T: 'static>(
+        method: Method,
+        path: &'static str,
+        handler: H,
+        operation: Operation,
+    ) -> Self {
+        let filter = MethodFilter::try_from(method.clone()).expect("a method axum routes");
+        Self {
+            method,
+            path,
+            handler: on(filter, handler),
+            operation,
+        }
+    }
+}
+
+/// Every route, the one list of them: [`router`] serves these and [`openapi`] describes
+/// these, with the types their handlers read and answer.
+fn routes() -> Vec<Route> {
+    vec![
+        Route::new(
+            Method::GET,
+            "/v1/tasks",
+            list_tasks,
+            Operation::new(
+                "listTasks",
+                "Running and waiting tasks, and the newest finished ones, newest first.",
+            )
+            .query::<ListQuery>()
+            .answers::<TaskList>(200, "The tasks.")
+            .refuses(400, "A query that cannot be read."),
+        ),
+        Route::new(
+            Method::POST,
+            "/v1/tasks",
+            submit,
+            Operation::new(
+                "submitTask",
+                "Submit a task; answers with it at once (running, or queued behind its \
+                 session's task).",
+            )
+            .body::<SubmitBody>(true)
+            .answers::<TaskInfo>(202, "The task.")
+            .refuses(
+                400,
+                "A malformed body or settings that cannot work (no key, an unknown tool, a \
+                 cost limit without a price).",
+            )
+            .refuses(404, "No such session.")
+            .refuses(409, "busy: another process runs this session.")
+            .refuses(500, "The history cannot be written."),
+        ),
+        Route::new(
+            Method::GET,
+            "/v1/tasks/{id}",
+            show_task,
+            Operation::new("getTask", "One task.")
+                .answers::<TaskInfo>(200, "The task.")
+                .refuses(400, "A path that cannot be read.")
+                .refuses(404, "No such task."),
+        ),
+        Route::new(
+            Method::GET,
+            "/v1/tasks/{id}/events",
+            events,
+            Operation::new(
+                "taskEvents",
+                "The task's events as Server-Sent Events: `id` is the stored sequence number, \
+                 `event` the AgentEvent's type, `data` its JSON. Events after Last-Event-ID (or \
+                 ?after=) are replayed from the store, then the rest follow live; the stream \
+                 ends when the task does. `notice` events (no id) are messages about the task \
+                 that are not part of its run.",
+            )
+            .query::<EventsQuery>()
+            .header(
+                "Last-Event-ID",
+                json!({"type": "string", "pattern": "^[0-9]{1,18}$"}),
+            )
+            .streams(200, "The event stream.")
+            .refuses(400, "A Last-Event-ID or query that is not an event id.")
+            .refuses(404, "No such task.")
+            .refuses(
+                429,
+                format!(
+                    "too_many_watchers: the task already has {MAX_WATCHERS_PER_TASK} event \
+                     streams open."
+                ),
+            ),
+        ),
+        Route::new(
+            Method::POST,
+            "/v1/tasks/{id}/approve",
+            approve,
+            Operation::new("approveAction", "Approve the action the task waits for.")
+                .body::<ApproveBody>(false)
+                .answers::<Answered>(200, "The answer was handed to the waiting action.")
+                .refuses(400, "A malformed body.")
+                .refuses(404, "No such task.")
+                .refuses(
+                    409,
+                    "Nothing with that id waits for approval (not_pending), the task ended \
+                     (finished) or another process runs it (elsewhere).",
+                ),
+        ),
+        Route::new(
+            Method::POST,
+            "/v1/tasks/{id}/deny",
+            deny,
+            Operation::new(
+                "denyAction",
+                "Deny the action the task waits for; the reason is told to the model.",
+            )
+            .body::<DenyBody>(false)
+            .answers::<Answered>(200, "The answer was handed to the waiting action.")
+            .refuses(400, "A malformed body.")
+            .refuses(404, "No such task.")
+            .refuses(
+                409,
+                "Nothing with that id waits for approval (not_pending), the task ended \
+                 (finished) or another process runs it (elsewhere).",
+            ),
+        ),
+        Route::new(
+            Method::POST,
+            "/v1/tasks/{id}/stall",
+            answer_stall,
+            Operation::new(
+                "answerStall",
+                "Answer the question the stall breaker asks (go on, go on with a hint, or \
+                 stop).",
+            )
+            .body::<StallBodyAnswer>(true)
+            .answers::<StallBodyAnswer>(
+                200,
+                "The answer was handed to the waiting run; echoed back.",
+            )
+            .refuses(
+                400,
+                "A malformed body, or a hint that is empty or too long.",
+            )
+            .refuses(404, "No such task.")
+            .refuses(
+                409,
+                "No stall question is open (not_pending), the task ended (finished) or \
+                 another process runs it (elsewhere).",
+            ),
+        ),
+        Route::new(
+            Method::POST,
+            "/v1/tasks/{id}/cancel",
+            cancel,
+            Operation::new(
+                "cancelTask",
+                "Stop the task: open calls are answered \"cancelled by the user\" and the \
+                 session stays valid.",
+            )
+            .answers::<TaskInfo>(
+                202,
+                "The task, as it is when the stop is asked (it ends `cancelled` soon after).",
+            )
+            .refuses(400, "A path that cannot be read.")
+            .refuses(404, "No such task.")
+            .refuses(
+                409,
+                "The task has ended already (finished) or another process runs it \
+                 (elsewhere).",
+            ),
+        ),
+        Route::new(
+            Method::GET,
+            "/v1/sessions",
+            list_sessions,
+            Operation::new(
+                "listSessions",
+                "Every session, most recently updated first.",
+            )
+            .answers::<SessionList>(200, "The sessions."),
+        ),
+        Route::new(
+            Method::GET,
+            "/v1/sessions/{id}",
+            show_session,
+            Operation::new(
+                "getSession",
+                "A session with its messages and events (images as \
+                 {\"type\":\"ref\",\"sha256\":...}).",
+            )
+            .answers::<LoadedSession>(200, "The session.")
+            .refuses(400, "An id that matches several sessions.")
+            .refuses(404, "No such session."),
+        ),
+        Route::new(
+            Method::GET,
+            "/v1/images/{sha256}",
+            image,
+            Operation::new(
+                "getImage",
+                "An image of the history by its content hash: a ref's `sha256` (screenshots \
+                 and attachments), as its bytes.",
+            )
+            .image(200, "The image's bytes, with its media type.")
+            .refuses(
+                404,
+                "No image with that hash (or not a SHA-256 in lowercase hex).",
+            ),
+        ),
+    ]
+}
+
+/// The API's OpenAPI document (docs/openapi.json): every route of [`router`].
+pub fn openapi() -> Value {
+    let routes = routes();
+    super::openapi::document(
+        routes
+            .iter()
+            .map(|route| (&route.method, route.path, &route.operation)),
+    )
+}
 
 /// Request bodies are small JSON documents.
 const BODY_LIMIT: usize = 1 << 20;
@@ -78,7 +296,7 @@ impl Api {
         if *open >= MAX_WATCHERS_PER_TASK {
             return Err(ApiError {
                 status: StatusCode::TOO_MANY_REQUESTS,
-                kind: "too_many_watchers",
+                kind: ErrorKind::TooManyWatchers,
                 message: format!(
                     "task `{task}` already has {MAX_WATCHERS_PER_TASK} event streams open; \
                      close one and try again"
@@ -128,17 +346,11 @@ fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
 /// the Unix socket, which the file system guards. Every request is refused to a run's
 /// own programs, and to a connection whose peer is unknown (`connections::serve` knows it).
 pub fn router(engine: Engine, tcp: Option<TcpAccess>) -> Router {
-    let routes = Router::new()
-        .route("/v1/tasks", get(list_tasks).post(submit))
-        .route("/v1/tasks/{id}", get(show_task))
-        .route("/v1/tasks/{id}/events", get(events))
-        .route("/v1/tasks/{id}/approve", post(approve))
-        .route("/v1/tasks/{id}/deny", post(deny))
-        .route("/v1/tasks/{id}/stall", post(answer_stall))
-        .route("/v1/tasks/{id}/cancel", post(cancel))
-        .route("/v1/sessions", get(list_sessions))
-        .route("/v1/sessions/{id}", get(show_session))
-        .route("/v1/images/{sha256}", get(image))
+    let routes = routes()
+        .into_iter()
+        .fold(Router::new(), |router, route| {
+            router.route(route.path, route.handler)
+        })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(middleware::from_fn(read_body_in_time))
         .with_state(Api {
@@ -166,7 +378,7 @@ async fn refuse_run_programs(request: Request, next: Next) -> Response {
         Some(message) => {
             let mut refused = ApiError {
                 status: StatusCode::FORBIDDEN,
-                kind: "forbidden",
+                kind: ErrorKind::Forbidden,
                 message,
             }
             .into_response();
@@ -200,12 +412,12 @@ async fn read_body_in_time(request: Request, next: Next) -> Response {
         }
         Ok(Err(e)) => refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
-            "invalid",
+            ErrorKind::Invalid,
             format!("the request body: {e} (at most {BODY_LIMIT} bytes)"),
         ),
         Err(_) => refusal(
             StatusCode::REQUEST_TIMEOUT,
-            "timeout",
+            ErrorKind::Timeout,
             format!(
                 "the request body did not arrive within {} s",
                 BODY_TIMEOUT.as_secs()
@@ -224,94 +436,147 @@ async fn stamp_version(mut response: Response) -> Response {
     response
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct ListQuery {
+    /// Finished tasks listed at most (default 50).
+    #[schemars(range(max = 1000))]
     limit: Option<usize>,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+struct TaskList {
+    tasks: Vec<TaskInfo>,
 }
 
 async fn list_tasks(
     State(api): State<Api>,
     query_string: Result<Query<ListQuery>, QueryRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TaskList>, ApiError> {
     let limit = query(query_string)?.limit.unwrap_or(50).min(1000);
-    Ok(Json(json!({"tasks": api.engine.tasks(limit)?})))
+    Ok(Json(TaskList {
+        tasks: api.engine.tasks(limit)?,
+    }))
 }
 
 /// What a client may choose about a task; everything else is the service's settings.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Submit")]
 struct SubmitBody {
+    #[schemars(length(min = 1, max = MAX_PROMPT), regex(pattern = r"\S"))]
     prompt: String,
+    /// A stored session to continue (its id or the first characters of it), with its saved
+    /// check and, where desktop, sandbox and keep_desktop are left out, its saved desktop
+    /// choice (docs/agent.md).
+    #[schemars(length(max = MAX_TEXT))]
     session_id: Option<String>,
+    /// ask (default): actions wait for /approve or /deny; auto: all allowed; deny: read-only
+    /// ones only.
     approve: Option<ApprovalPolicy>,
+    #[schemars(range(min = 1, max = 1000))]
     max_turns: Option<u32>,
+    #[schemars(length(max = 64), inner(length(min = 1, max = 64)))]
     tools: Option<Vec<String>>,
+    #[schemars(length(max = MAX_TEXT))]
     provider: Option<String>,
+    #[schemars(length(max = MAX_TEXT))]
     model: Option<String>,
+    #[schemars(length(max = MAX_TEXT))]
     base_url: Option<String>,
-    /// The key for `base_url`: the service's own keys never go to a URL a request names.
+    /// The key for `base_url`, which needs one: the service's own keys go only to the base
+    /// URLs its own settings name.
+    #[schemars(length(max = MAX_TEXT))]
     api_key: Option<String>,
+    #[schemars(length(max = MAX_PROMPT))]
     system: Option<String>,
+    #[schemars(extend("exclusiveMinimum" = 0))]
     max_cost_usd: Option<f64>,
+    #[schemars(range(min = 1))]
     max_tokens: Option<u64>,
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = MAX_SECONDS))]
     bash_timeout_secs: Option<f64>,
+    #[schemars(range(max = 100))]
     keep_screenshots: Option<usize>,
+    #[schemars(range(min = 10, max = 95))]
     summarize_at: Option<u8>,
+    #[schemars(range(max = 64))]
     monitor: Option<usize>,
-    /// Whether the chosen notes go into the system prompt (default true).
+    /// Whether the notes chosen for the prompt go into the system prompt (default true; the
+    /// service's memory-in-prompt setting can still turn them off).
     memory: Option<bool>,
+    /// The stall breaker for this task; each missing field is the service's setting, then
+    /// the default.
     stall: Option<StallBody>,
-    /// `agent`: the task runs on an agent desktop of its own; `person`: on the service's
-    /// display. Default: the session's saved choice, else `person`.
+    /// agent: the task runs on an agent desktop of its own (docs/agent-desktop.md); default:
+    /// the session's saved choice, else person. Saved with the session when given.
     desktop: Option<DesktopBody>,
-    /// The bubblewrap sandbox for the agent's programs (default: the session's saved choice,
-    /// else on for an agent desktop).
+    /// Run the agent's programs in the bubblewrap sandbox (docs/sandbox.md); default: the
+    /// session's saved choice, else on for an agent desktop. Saved with the session when
+    /// given for an agent desktop.
     sandbox: Option<bool>,
-    /// Folders on the service's machine shared with the sandbox.
+    /// Folders on the service's machine the sandbox may read and write; needs the sandbox.
     share: Option<Vec<std::path::PathBuf>>,
-    /// Whether the sandbox has the network (default true).
+    /// Whether the sandbox has the network (default true); false needs the sandbox.
     network: Option<bool>,
-    /// Keep the agent desktop after the task for the session's next one (default: the
-    /// session's saved choice, else false).
+    /// Keep the agent desktop after the task, for the session's next task (default: the
+    /// session's saved choice, else false); needs an agent desktop. Saved with the session
+    /// when given. It still ends with the service.
     keep_desktop: Option<bool>,
-    /// Set by a delegating Deskhand: how many delegations led here, and the tasks they came
-    /// from, root first (`deskhand_engine::tasks::Lineage`).
+    /// Set by a delegating Deskhand (its `delegate` tool): how many delegations led to this
+    /// task and the ids of the tasks they came from, root first. A chain of more than 4 hops,
+    /// or one that holds a task of this service, is refused (400 invalid): two services that
+    /// delegate to each other cannot loop.
     delegation: Option<DelegationBody>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Delegation")]
 struct DelegationBody {
+    /// The number of task ids in `chain`.
     hops: usize,
+    #[schemars(inner(length(min = 1, max = 64)))]
     chain: Vec<TaskId>,
 }
 
-#[derive(Deserialize, Clone, Copy, PartialEq, Eq)]
+/// Where the task works: on the service's display (the person's), or on an agent desktop
+/// of its own.
+#[derive(Deserialize, JsonSchema, Clone, Copy, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
+#[schemars(rename = "Desktop")]
 enum DesktopBody {
     Person,
     Agent,
 }
 
-/// A field in seconds: more than 0 and at most a day.
+/// The most a field in seconds takes: a day.
+const MAX_SECONDS: f64 = 86_400.0;
+
+/// A field in seconds: more than 0 and at most [`MAX_SECONDS`].
 fn seconds(name: &str, secs: Option<f64>) -> Result<Option<Duration>, ApiError> {
     match secs {
-        Some(secs) if secs > 0.0 && secs <= 86_400.0 => Ok(Some(Duration::from_secs_f64(secs))),
+        Some(secs) if secs > 0.0 && secs <= MAX_SECONDS => Ok(Some(Duration::from_secs_f64(secs))),
         Some(_) => Err(ApiError::invalid(format!(
-            "`{name}` must be more than 0 and at most 86400"
+            "`{name}` must be more than 0 and at most {MAX_SECONDS}"
         ))),
         None => Ok(None),
     }
 }
 
 /// The stall breaker's thresholds for a task; each missing one is the service's setting.
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Stall")]
 struct StallBody {
     enabled: Option<bool>,
+    #[schemars(range(min = 2, max = 1000))]
     repeats: Option<u32>,
+    #[schemars(range(min = 2, max = 1000))]
     no_ops: Option<u32>,
+    #[schemars(range(min = 2, max = 1000))]
     cycles: Option<u32>,
+    #[schemars(extend("exclusiveMinimum" = 0), range(max = MAX_SECONDS))]
     ask_timeout_secs: Option<f64>,
 }
 
@@ -484,21 +749,19 @@ async fn submit(State(api): State<Api>, bytes: Bytes) -> Result<Response, ApiErr
 async fn show_task(
     State(api): State<Api>,
     id: Result<Path<String>, PathRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<TaskInfo>, ApiError> {
     let id = TaskId::from(path_id(id)?);
-    Ok(Json(
-        serde_json::to_value(api.engine.task(&id)?).unwrap_or_default(),
-    ))
+    Ok(Json(api.engine.task(&id)?))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct EventsQuery {
+    /// Replay the events after this id (`Last-Event-ID` wins when both are given).
+    #[schemars(range(min = 0))]
     after: Option<i64>,
 }
 
-/// The task's events as SSE, each with its stored sequence number as its id: events after
-/// `Last-Event-ID` (or `?after=`) are replayed from the store, then the rest follow live,
-/// and the stream ends when the task does.
+/// The task's events as SSE (see its operation in [`routes`]).
 async fn events(
     State(api): State<Api>,
     id: Result<Path<String>, PathRejection>,
@@ -554,20 +817,33 @@ fn sse_event(update: TaskUpdate) -> Option<Event> {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Approve")]
 struct ApproveBody {
+    /// The action to approve; default: the one the task waits for.
     tool_use_id: Option<ToolUseId>,
-    /// Every later action of the same kind in this session too.
+    /// Also every later action of this kind in the session.
     #[serde(default)]
     always: bool,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Deny")]
 struct DenyBody {
+    /// The action to deny; default: the one the task waits for.
     tool_use_id: Option<ToolUseId>,
+    /// Told to the model.
+    #[schemars(length(max = MAX_TEXT))]
     reason: Option<String>,
+}
+
+/// Which action an answer went to.
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+struct Answered {
+    tool_use_id: ToolUseId,
 }
 
 async fn approve(
@@ -575,7 +851,7 @@ async fn approve(
     Extension(Admission { peer, .. }): Extension<Admission>,
     id: Result<Path<String>, PathRejection>,
     bytes: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Answered>, ApiError> {
     let id = TaskId::from(path_id(id)?);
     let request: ApproveBody = body(&bytes)?;
     let decision = if request.always {
@@ -589,7 +865,7 @@ async fn approve(
         decision,
         Answerer::api(peer.describe()),
     )?;
-    Ok(Json(json!({"tool_use_id": call})))
+    Ok(Json(Answered { tool_use_id: call }))
 }
 
 async fn deny(
@@ -597,7 +873,7 @@ async fn deny(
     Extension(Admission { peer, .. }): Extension<Admission>,
     id: Result<Path<String>, PathRejection>,
     bytes: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Answered>, ApiError> {
     let id = TaskId::from(path_id(id)?);
     let request: DenyBody = body(&bytes)?;
     if request.reason.as_ref().is_some_and(|r| r.len() > MAX_TEXT) {
@@ -610,16 +886,20 @@ async fn deny(
         Decision::Deny { reason },
         Answerer::api(peer.describe()),
     )?;
-    Ok(Json(json!({"tool_use_id": call})))
+    Ok(Json(Answered { tool_use_id: call }))
 }
 
-/// The person's answer to a stall question: `{"answer": "continue"}`, `{"answer": "hint",
-/// "text": …}` or `{"answer": "stop"}`.
-#[derive(Deserialize)]
+/// The person's answer when the agent seems stuck (a stall_detected event with step ask):
+/// go on, go on with a hint for the model, or stop.
+#[derive(Deserialize, Serialize, JsonSchema, Clone)]
 #[serde(tag = "answer", rename_all = "snake_case", deny_unknown_fields)]
+#[schemars(rename = "StallAnswer")]
 enum StallBodyAnswer {
     Continue,
-    Hint { text: String },
+    Hint {
+        #[schemars(length(min = 1, max = MAX_TEXT), regex(pattern = r"\S"))]
+        text: String,
+    },
     Stop,
 }
 
@@ -627,9 +907,10 @@ async fn answer_stall(
     State(api): State<Api>,
     id: Result<Path<String>, PathRejection>,
     bytes: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<StallBodyAnswer>, ApiError> {
     let id = TaskId::from(path_id(id)?);
-    let answer = match body::<StallBodyAnswer>(&bytes)? {
+    let given = body::<StallBodyAnswer>(&bytes)?;
+    let answer = match given.clone() {
         StallBodyAnswer::Continue => StallAnswer::Continue,
         StallBodyAnswer::Hint { text } if text.trim().is_empty() || text.len() > MAX_TEXT => {
             return Err(ApiError::invalid(format!(
@@ -639,8 +920,8 @@ async fn answer_stall(
         StallBodyAnswer::Hint { text } => StallAnswer::Hint { text },
         StallBodyAnswer::Stop => StallAnswer::Stop,
     };
-    api.engine.answer_stall(&id, answer.clone())?;
-    Ok(Json(json!(answer)))
+    api.engine.answer_stall(&id, answer)?;
+    Ok(Json(given))
 }
 
 async fn cancel(
@@ -652,20 +933,26 @@ async fn cancel(
     Ok((StatusCode::ACCEPTED, Json(api.engine.task(&id)?)).into_response())
 }
 
-async fn list_sessions(State(api): State<Api>) -> Result<Json<Value>, ApiError> {
-    Ok(Json(json!({"sessions": api.engine.store().sessions()?})))
+#[derive(Serialize, JsonSchema)]
+#[schemars(inline)]
+struct SessionList {
+    sessions: Vec<SessionSummary>,
+}
+
+async fn list_sessions(State(api): State<Api>) -> Result<Json<SessionList>, ApiError> {
+    Ok(Json(SessionList {
+        sessions: api.engine.store().sessions()?,
+    }))
 }
 
 async fn show_session(
     State(api): State<Api>,
     id: Result<Path<String>, PathRejection>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<LoadedSession>, ApiError> {
     let id = path_id(id)?;
     let store = api.engine.store();
     let id = store.resolve_id(&id)?;
-    Ok(Json(
-        serde_json::to_value(store.load_session(&id)?).unwrap_or_default(),
-    ))
+    Ok(Json(store.load_session(&id)?))
 }
 
 /// An image of the history by its content hash (a ref's `sha256`), as its bytes: how a

@@ -10,7 +10,7 @@ use axum::http::{StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 
-use super::error::ApiError;
+use super::error::{ApiError, ErrorKind};
 use deskhand_engine::secrets::ApiKey;
 
 /// What the TCP listener requires of a request: the bearer token, a `Host` that names this
@@ -37,7 +37,7 @@ async fn check_host_and_origin(access: Arc<TcpAccess>, request: Request, next: N
     if !host_allowed(host, &access.hosts) {
         return ApiError {
             status: StatusCode::MISDIRECTED_REQUEST,
-            kind: "wrong_host",
+            kind: ErrorKind::WrongHost,
             message: format!(
                 "this listener answers requests to a loopback name or one it was given \
                  (`--allow-host`), not to `{host}`"
@@ -50,7 +50,7 @@ async fn check_host_and_origin(access: Arc<TcpAccess>, request: Request, next: N
         if !access.origins.iter().any(|allowed| allowed == origin) {
             return ApiError {
                 status: StatusCode::FORBIDDEN,
-                kind: "forbidden_origin",
+                kind: ErrorKind::ForbiddenOrigin,
                 message: format!(
                     "requests from web pages are refused (this one came from `{origin}`); \
                      allow an origin with `--allow-origin`"
@@ -99,7 +99,7 @@ async fn authorize(access: Arc<TcpAccess>, request: Request, next: Next) -> Resp
     }
     let mut response = ApiError {
         status: StatusCode::UNAUTHORIZED,
-        kind: "unauthorized",
+        kind: ErrorKind::Unauthorized,
         message: "this listener requires the API's bearer token (`deskhand serve --print-token`)"
             .into(),
     }

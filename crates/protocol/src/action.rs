@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -13,7 +14,7 @@ use crate::scaling::Size;
 /// the free JSON before it was, and `null` for an action with nothing to draw. Reading it
 /// back tries the variants in order, so each one comes before any with a subset of its
 /// fields.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, ts_rs::TS, JsonSchema)]
 #[serde(untagged)]
 pub enum ActionDetail {
     /// A computer action, or a `ui` action on an element, at points on the screen: where a
@@ -56,7 +57,7 @@ pub enum ActionDetail {
 }
 
 /// A sub-task handed to another Deskhand agent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS, JsonSchema)]
 pub struct DelegateDetail {
     pub to: String,
     /// The remote's name and URL, or a new agent desktop on this machine.
@@ -68,7 +69,7 @@ pub struct DelegateDetail {
 }
 
 /// Where a pointer action lands.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS, JsonSchema)]
 pub struct PointerDetail {
     /// The computer or `ui` action, e.g. `left_click`.
     pub action: String,
@@ -89,7 +90,7 @@ pub struct PointerDetail {
 }
 
 /// A point on the desktop, in screen pixels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, JsonSchema)]
 pub struct ScreenPoint {
     pub x: i32,
     pub y: i32,
@@ -98,7 +99,7 @@ pub struct ScreenPoint {
 /// A safety check a model service raised about an action (OpenAI's `pending_safety_checks`),
 /// which only a person may acknowledge. Every field is kept as the service sent it, empty
 /// when it sent none.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, JsonSchema)]
 #[serde(default)]
 pub struct SafetyCheck {
     pub id: String,
@@ -253,7 +254,7 @@ mod tests {
 }
 
 /// What a tool call will do, as the approval gate and the person see it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS, JsonSchema)]
 pub struct ActionPlan {
     /// What "always allow this kind" allows, e.g. `computer.left_click` or `bash`.
     pub kind: String,
@@ -280,7 +281,9 @@ pub struct ActionPlan {
 /// What an input action will touch, found by a hit test before the person is asked: the
 /// approval says it in words. `known: false` says nothing is known there (no tree, or no
 /// element under the point); approvals then say so and never guess.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize, ts_rs::TS)]
+#[derive(
+    Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize, ts_rs::TS, JsonSchema,
+)]
 pub struct Target {
     pub known: bool,
     #[serde(default)]

@@ -1,13 +1,16 @@
 //! The approval gate's words: the policy, what the person is asked, what they answer and
 //! who answered. The gate itself is the engine's.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::action::ActionPlan;
 use crate::ids::ToolUseId;
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ApprovalPolicy {
     /// Ask the person before every action that changes anything.
@@ -36,7 +39,7 @@ impl std::str::FromStr for ApprovalPolicy {
 }
 
 /// What the person is asked to approve.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS, JsonSchema)]
 pub struct ApprovalRequest {
     pub tool_use_id: ToolUseId,
     pub tool: String,

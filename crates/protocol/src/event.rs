@@ -18,7 +18,16 @@ pub use crate::status::{RunStatus, ToolStatus};
 /// The result a tool call gets when the person stopped the run before or while it ran.
 pub const CANCELLED: &str = "cancelled by the user";
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS, strum::IntoStaticStr)]
+#[derive(
+    Clone,
+    Debug,
+    PartialEq,
+    Serialize,
+    Deserialize,
+    ts_rs::TS,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum AgentEvent {
@@ -179,6 +188,9 @@ pub enum AgentEvent {
 }
 
 impl AgentEvent {
+    /// Every `type` on the wire, in the order of the variants.
+    pub const KINDS: &'static [&'static str] = <Self as strum::VariantNames>::VARIANTS;
+
     /// Its `type` on the wire (`tool_call`, …), which names the API's SSE events: serde and
     /// strum both name the variants in snake_case.
     pub fn kind(&self) -> &'static str {

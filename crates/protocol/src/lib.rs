@@ -1,7 +1,8 @@
 //! Deskhand's protocol: the types every part speaks and every front end receives (events,
 //! messages, approvals, plans, tasks, sessions), with their wire formats. No I/O and no async,
-//! so that the store, the engine, the API and the window share one definition of each, and the
-//! window's TypeScript is generated from here alone.
+//! so that the store, the engine, the API and the window share one definition of each: the
+//! window's TypeScript (ts-rs) and the local API's schemas in docs/openapi.json (schemars) are
+//! generated from here.
 
 pub mod action;
 pub mod approval;

@@ -266,7 +266,18 @@ impl ImageSource {
 }
 
 /// Token counts as the API reports them; cache fields are zero where caching is off.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    ts_rs::TS,
+    schemars::JsonSchema,
+)]
 pub struct Usage {
     #[serde(default)]
     pub input_tokens: u64,

@@ -4,6 +4,7 @@
 //! with the same factors that shrank the frame, and onto the monitor's own origin and units,
 //! so that clicks land where the model aimed on HiDPI and multi-monitor desktops alike.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The API shrinks images above these (and clicks would then land wrong), so never send more.
@@ -11,7 +12,7 @@ pub const MAX_LONG_EDGE: u32 = 1568;
 pub const MAX_PIXELS: u32 = 1_150_000;
 
 /// Width × height in pixels.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, JsonSchema)]
 pub struct Size {
     pub width: u32,
     pub height: u32,

@@ -1,5 +1,6 @@
 //! A stored session as lists, searches and the window see it.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -7,7 +8,8 @@ use crate::ids::SessionId;
 use crate::message::Usage;
 
 /// A session as lists show it (the window's `SessionSummary`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS, JsonSchema)]
+#[schemars(rename = "Session")]
 pub struct SessionSummary {
     pub id: SessionId,
     pub title: String,
@@ -33,11 +35,13 @@ pub struct SessionHit {
 
 /// Everything the window needs to show a stored session: messages and events (images as
 /// refs), events in order over all runs so they can be replayed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS, JsonSchema)]
 pub struct LoadedSession {
     pub session: SessionSummary,
     #[ts(type = "Array<Message>")]
+    #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
     pub messages: Vec<Value>,
     #[ts(type = "Array<AgentEvent>")]
+    #[schemars(with = "Vec<serde_json::Map<String, Value>>")]
     pub events: Vec<Value>,
 }

@@ -1,5 +1,6 @@
 //! What a task is and where it stands, as the store keeps it and every front end shows it.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::approval::ApprovalRequest;
@@ -7,7 +8,9 @@ use crate::ids::{SessionId, TaskId};
 use crate::status::RunStatus;
 
 /// Where a task stands. The first three are live; the others are final.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, ts_rs::TS, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum TaskState {
     /// Waiting for its session's earlier task to end.
@@ -82,9 +85,10 @@ impl From<RunStatus> for TaskState {
 }
 
 /// Which front end submitted a task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[ts(rename = "TaskOrigin")]
+#[schemars(rename = "TaskOrigin")]
 pub enum Origin {
     Cli,
     Api,
@@ -111,7 +115,8 @@ impl Origin {
 }
 
 /// A task as listed and shown.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, ts_rs::TS, JsonSchema)]
+#[schemars(rename = "Task")]
 pub struct TaskInfo {
     pub id: TaskId,
     pub session_id: SessionId,

@@ -24,6 +24,8 @@ pub async fn search_notes(state: State<'_, AppState>, query: String) -> IpcResul
     Ok(state.store()?.search_notes(&query, SEARCH_LIMIT)?)
 }
 
+/// A note the person wrote; `invalid` for an empty note, one over 4 KB, or one holding a
+/// secret.
 #[tauri::command]
 pub async fn add_note(state: State<'_, AppState>, text: String) -> IpcResult<Note> {
     Ok(state.store()?.add_note(&text, None)?)

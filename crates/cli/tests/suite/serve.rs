@@ -416,24 +416,24 @@ fn a_third_party_sse_client_follows_approves_and_resumes() {
 
 /// docs/openapi.json lists exactly the server's routes: each one the file names is served
 /// (an answer of the API's own, never the router's bare 404 or 405), and every other method
-/// on those paths is refused with 405.
+/// on those paths is refused with 405. The file is generated from the table the router
+/// mounts (`deskhand_api::openapi`, whose test keeps it fresh); this asks the running server.
 #[test]
 fn the_openapi_file_matches_the_servers_real_routes() {
+    let operations = |spec: &Value| -> Vec<(String, String)> {
+        let mut operations = Vec::new();
+        for (path, item) in spec["paths"].as_object().unwrap() {
+            for method in item.as_object().unwrap().keys() {
+                operations.push((method.to_uppercase(), path.clone()));
+            }
+        }
+        operations
+    };
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/openapi.json");
     let spec: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
-    let mut documented: Vec<(String, String)> = Vec::new();
-    for (path, item) in spec["paths"].as_object().unwrap() {
-        for method in item.as_object().unwrap().keys() {
-            documented.push((method.to_uppercase(), path.clone()));
-        }
-    }
-    documented.sort();
-    let mut served: Vec<(String, String)> = deskhand_api::ROUTES
-        .iter()
-        .map(|(m, p)| (m.to_string(), p.to_string()))
-        .collect();
-    served.sort();
-    assert_eq!(documented, served);
+    let documented = operations(&spec);
+    assert!(!documented.is_empty());
+    assert_eq!(documented, operations(&deskhand_api::openapi()));
 
     let api = StandIn::spawn([]);
     let dir = tempfile::tempdir().unwrap();

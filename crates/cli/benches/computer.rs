@@ -279,7 +279,7 @@ fn main() {
     }
     // The same frame in the PNG encoder's fastest mode, for its size and time.
     let frame = screen.capture(&monitor).unwrap();
-    let scaled = pipeline::resize(&frame, None, scaling::model_size(frame.size));
+    let scaled = pipeline::resize(&frame, None, scaling::model_size(frame.size)).unwrap();
     let rgb: Vec<u8> = scaled
         .rgba
         .chunks_exact(4)

@@ -203,7 +203,7 @@ fn main() {
     let frame = computer.capture().unwrap();
     let snapshot = tree.snapshot().unwrap();
     let refs = Mutex::new(RefBook::default());
-    let (_, list) = marks_for(&frame, &snapshot, &computer.mapping(), Format::Png, &refs);
+    let (_, list) = marks_for(&frame, &snapshot, &computer.mapping(), Format::Png, &refs).unwrap();
     let marks = list.lines().count() - 1;
     let model = computer.mapping().model;
     println!(

@@ -59,10 +59,14 @@ thread_local! {
 }
 
 /// `frame` resized to `to` (bilinear), or its `crop` (left, top, width, height) resized.
-pub fn resize(frame: &Frame, crop: Option<(u32, u32, u32, u32)>, to: Size) -> Frame {
+pub fn resize(
+    frame: &Frame,
+    crop: Option<(u32, u32, u32, u32)>,
+    to: Size,
+) -> Result<Frame, ScreenError> {
     let whole = (0, 0, frame.size.width, frame.size.height);
     if crop.is_none_or(|c| c == whole) && to == frame.size {
-        return frame.clone();
+        return Ok(frame.clone());
     }
     let src = ImageRef::new(
         frame.size.width,
@@ -70,7 +74,7 @@ pub fn resize(frame: &Frame, crop: Option<(u32, u32, u32, u32)>, to: Size) -> Fr
         &frame.rgba,
         PixelType::U8x4,
     )
-    .expect("a frame's buffer matches its size");
+    .map_err(|e| ScreenError::Image(e.to_string()))?;
     let mut dst = Image::new(to.width, to.height, PixelType::U8x4);
     // Screens are opaque: skipping alpha weighting saves time and changes nothing.
     let mut options = ResizeOptions::new()
@@ -79,19 +83,28 @@ pub fn resize(frame: &Frame, crop: Option<(u32, u32, u32, u32)>, to: Size) -> Fr
     if let Some((l, t, w, h)) = crop {
         options = options.crop(f64::from(l), f64::from(t), f64::from(w), f64::from(h));
     }
-    RESIZER.with_borrow_mut(|resizer| {
-        resizer
-            .resize(&src, &mut dst, &options)
-            .expect("same pixel type on both sides")
-    });
-    Frame {
+    RESIZER
+        .with_borrow_mut(|resizer| resizer.resize(&src, &mut dst, &options))
+        .map_err(|e| ScreenError::Image(e.to_string()))?;
+    Ok(Frame {
         size: to,
         rgba: dst.into_vec(),
-    }
+    })
 }
 
 /// Encodes an opaque frame (its alpha is dropped).
-pub fn encode(frame: &Frame, format: Format) -> Vec<u8> {
+pub fn encode(frame: &Frame, format: Format) -> Result<Vec<u8>, ScreenError> {
+    // The encoders panic on a buffer that is not the image's size: say so instead.
+    let pixels = frame.size.width as usize * frame.size.height as usize;
+    if frame.rgba.len() != pixels * 4 {
+        return Err(ScreenError::Image(format!(
+            "a {}x{} frame holds {} bytes, not {}",
+            frame.size.width,
+            frame.size.height,
+            frame.rgba.len(),
+            pixels * 4
+        )));
+    }
     let mut rgb = vec![0; frame.rgba.len() / 4 * 3];
     for (out, pixel) in rgb.chunks_exact_mut(3).zip(frame.rgba.chunks_exact(4)) {
         out.copy_from_slice(&pixel[..3]);
@@ -111,18 +124,23 @@ pub fn encode(frame: &Frame, format: Format) -> Vec<u8> {
             Format::Jpeg { quality } => JpegEncoder::new_with_quality(&mut out, quality)
                 .write_image(&rgb, width, height, ExtendedColorType::Rgb8),
         };
-    result.expect("encoding into memory cannot fail for a valid frame");
-    out
+    result.map_err(|e| ScreenError::Image(e.to_string()))?;
+    Ok(out)
 }
 
 /// Scales an already captured frame to `model` and encodes it.
-pub fn finish(frame: &Frame, model: Size, format: Format, capture: Duration) -> Screenshot {
+pub fn finish(
+    frame: &Frame,
+    model: Size,
+    format: Format,
+    capture: Duration,
+) -> Result<Screenshot, ScreenError> {
     let started = Instant::now();
-    let scaled = resize(frame, None, model);
+    let scaled = resize(frame, None, model)?;
     let scale = started.elapsed();
     let started = Instant::now();
-    let bytes = encode(&scaled, format);
-    Screenshot {
+    let bytes = encode(&scaled, format)?;
+    Ok(Screenshot {
         bytes,
         media_type: format.media_type(),
         screen: frame.size,
@@ -132,7 +150,7 @@ pub fn finish(frame: &Frame, model: Size, format: Format, capture: Duration) -> 
             scale,
             encode: started.elapsed(),
         },
-    }
+    })
 }
 
 /// Captures `monitor` and returns it as the model would see it: what the CLI's `screenshot`
@@ -145,12 +163,12 @@ pub fn screenshot(
     let started = Instant::now();
     let frame = screen.capture(monitor)?;
     let capture = started.elapsed();
-    Ok(finish(
+    finish(
         &frame,
         deskhand_protocol::scaling::model_size(frame.size),
         format,
         capture,
-    ))
+    )
 }
 
 #[cfg(test)]
@@ -171,7 +189,7 @@ mod tests {
     #[test]
     fn scaled_images_have_exactly_the_model_size() {
         let frame = gradient(Size::new(1920, 1080));
-        let shot = finish(&frame, Size::new(1366, 768), Format::Png, Duration::ZERO);
+        let shot = finish(&frame, Size::new(1366, 768), Format::Png, Duration::ZERO).unwrap();
         assert_eq!(media_type_of(&shot.bytes), Some("image/png"));
         let size = imagesize::blob_size(&shot.bytes).unwrap();
         assert_eq!((size.width, size.height), (1366, 768));
@@ -180,7 +198,8 @@ mod tests {
             Size::new(1366, 768),
             Format::Jpeg { quality: 80 },
             Duration::ZERO,
-        );
+        )
+        .unwrap();
         assert_eq!(media_type_of(&jpeg.bytes), Some("image/jpeg"));
         let size = imagesize::blob_size(&jpeg.bytes).unwrap();
         assert_eq!((size.width, size.height), (1366, 768));
@@ -189,10 +208,23 @@ mod tests {
     #[test]
     fn crops_take_the_region_asked_for() {
         let frame = gradient(Size::new(200, 100));
-        let crop = resize(&frame, Some((50, 20, 10, 10)), Size::new(10, 10));
+        let crop = resize(&frame, Some((50, 20, 10, 10)), Size::new(10, 10)).unwrap();
         // Pixel (0, 0) of the crop is pixel (50, 20) of the frame.
         assert_eq!(&crop.rgba[..3], &[50, 20, 0x80]);
-        let same = resize(&frame, None, frame.size);
+        let same = resize(&frame, None, frame.size).unwrap();
         assert_eq!(same, frame);
+    }
+
+    /// A frame whose buffer is not its size, or a crop outside it, is an error, not a crash.
+    #[test]
+    fn a_frame_that_is_not_its_size_is_an_error() {
+        let mut frame = gradient(Size::new(200, 100));
+        let outside = resize(&frame, Some((150, 50, 100, 100)), Size::new(10, 10));
+        assert!(matches!(outside, Err(ScreenError::Image(_))), "{outside:?}");
+        frame.rgba.truncate(100);
+        let short = resize(&frame, None, Size::new(10, 10));
+        assert!(matches!(short, Err(ScreenError::Image(_))), "{short:?}");
+        let encoded = encode(&frame, Format::Png);
+        assert!(matches!(encoded, Err(ScreenError::Image(_))), "{encoded:?}");
     }
 }

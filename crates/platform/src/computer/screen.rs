@@ -42,6 +42,10 @@ pub enum ScreenError {
     NoSuchMonitor { index: usize, count: usize },
     #[error("screen capture failed: {0}")]
     Capture(String),
+    /// Scaling or encoding a captured frame failed (a frame whose buffer is not its size, a
+    /// crop outside it).
+    #[error("cannot scale or encode the screenshot: {0}")]
+    Image(String),
 }
 
 pub trait Screen: Send + Sync {

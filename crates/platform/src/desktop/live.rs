@@ -160,14 +160,16 @@ impl Watcher {
             let Ok(frame) = self.screen.capture(&self.monitor) else {
                 return;
             };
-            let shot = pipeline::finish(
+            let Ok(shot) = pipeline::finish(
                 &frame,
                 self.size,
                 Format::Jpeg {
                     quality: JPEG_QUALITY,
                 },
                 Duration::ZERO,
-            );
+            ) else {
+                return;
+            };
             let frame = LiveFrame {
                 jpeg: shot.bytes,
                 size: shot.model,

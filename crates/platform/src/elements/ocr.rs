@@ -47,7 +47,9 @@ pub fn words(frame: &Frame, geometry: &Geometry) -> Result<Vec<Element>, Element
     let (width, height) = (content.width as u32, content.height as u32);
     let large = Size::new(width * 2, height * 2);
     let crop = (content.x as u32, content.y as u32, width, height);
-    let grey = grey(&pipeline::resize(frame, Some(crop), large));
+    let large_frame =
+        pipeline::resize(frame, Some(crop), large).map_err(|e| ElementError::Ocr(e.to_string()))?;
+    let grey = grey(&large_frame);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let bands = bands(&ink(&grey, large.width), cores);
     let read: Vec<Result<Vec<Word>, ElementError>> = std::thread::scope(|scope| {

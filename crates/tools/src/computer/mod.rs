@@ -28,7 +28,7 @@ use self::fingerprint::ScreenState;
 use self::input::{Axis, Button, Direction, Input};
 use self::pipeline::{Format, Screenshot};
 use self::scaling::{Mapping, Size};
-use self::screen::{Frame, Monitor, Screen};
+use self::screen::{Frame, Monitor, Screen, ScreenError};
 use self::settle::SettlePolicy;
 use self::version::ToolVersion;
 use super::settings::ToolSettings;
@@ -370,7 +370,8 @@ impl Driver {
                     .capture(&self.monitor)
                     .map_err(|e| e.to_string())?;
                 let shot =
-                    pipeline::finish(&frame, self.mapping.model, self.format, started.elapsed());
+                    pipeline::finish(&frame, self.mapping.model, self.format, started.elapsed())
+                        .map_err(|e| e.to_string())?;
                 *self.shown() = Some(frame);
                 return Ok(ToolOutput {
                     content: vec![image_content(&shot)],
@@ -413,7 +414,8 @@ impl Driver {
             self.mapping.model,
             self.format,
             settled.capturing,
-        );
+        )
+        .map_err(|e| e.to_string())?;
         let state = ScreenState {
             hash: fingerprint::perceptual_hash(&settled.frame),
             changed: settled.frame != before,
@@ -446,8 +448,15 @@ impl Driver {
         let Some(frame) = self.shown().clone() else {
             return output;
         };
-        let snapshot = match tree.snapshot() {
-            Ok(snapshot) => snapshot,
+        let marked = tree
+            .snapshot()
+            .map_err(|e| e.to_string())
+            .and_then(|snapshot| {
+                marks_for(&frame, &snapshot, &self.mapping, self.format, refs)
+                    .map_err(|e| e.to_string())
+            });
+        let (image, list) = match marked {
+            Ok(marked) => marked,
             Err(e) => {
                 let text = format!("No marks on this screenshot: {e}");
                 output
@@ -456,7 +465,6 @@ impl Driver {
                 return output;
             }
         };
-        let (image, list) = marks_for(&frame, &snapshot, &self.mapping, self.format, refs);
         output.content[at] = image_content(&image);
         output
             .content
@@ -482,9 +490,9 @@ impl Driver {
         mapping.geometry.pixels = frame.size;
         let (l, t, w, h) = mapping.to_pixels(from.x, from.y, to.x, to.y);
         let size = scaling::within_limits(scaling::Size::new(w, h));
-        let crop = pipeline::resize(&frame, Some((l, t, w, h)), size);
+        let crop = pipeline::resize(&frame, Some((l, t, w, h)), size).map_err(|e| e.to_string())?;
         let shot = Screenshot {
-            bytes: pipeline::encode(&crop, self.format),
+            bytes: pipeline::encode(&crop, self.format).map_err(|e| e.to_string())?,
             media_type: self.format.media_type(),
             screen: frame.size,
             model: size,
@@ -599,7 +607,10 @@ impl Driver {
                     if cancel.is_cancelled() {
                         return Ok(true);
                     }
-                    let (last, held) = combo.split_last().expect("a combo has a key");
+                    // Reading the input refused an empty combo.
+                    let Some((last, held)) = combo.split_last() else {
+                        continue;
+                    };
                     with_keys_held(&mut input, held, |input| input.key(*last, Direction::Click))?;
                 }
             }
@@ -629,9 +640,9 @@ pub fn marks_for(
     mapping: &Mapping,
     format: Format,
     refs: &Mutex<RefBook>,
-) -> (Screenshot, String) {
+) -> Result<(Screenshot, String), ScreenError> {
     let mut refs = refs.lock().unwrap_or_else(|e| e.into_inner());
-    let mut model = pipeline::resize(frame, None, mapping.model);
+    let mut model = pipeline::resize(frame, None, mapping.model)?;
     let mut marks = Vec::new();
     let mut list = String::from("Marks on this screenshot (number = ref, role, name):");
     for element in snapshot.elements.iter().filter(|e| e.is_interactive()) {
@@ -649,13 +660,13 @@ pub fn marks_for(
     }
     deskhand_platform::elements::marks::draw(&mut model, &marks);
     let shot = Screenshot {
-        bytes: pipeline::encode(&model, format),
+        bytes: pipeline::encode(&model, format)?,
         media_type: format.media_type(),
         screen: frame.size,
         model: mapping.model,
         timings: Default::default(),
     };
-    (shot, list)
+    Ok((shot, list))
 }
 
 #[cfg(test)]

@@ -2,6 +2,11 @@
 //! capabilities included) and a stand-in model server over real HTTP/SSE. Channel events are
 //! caught by a channel interceptor, as the webview would receive them. One module per command
 //! group; what they share is in `support`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 mod support;
 

@@ -193,7 +193,8 @@ fn refusal() -> String {
              listener, {MAX_CONNECTIONS_PER_PEER} per address); close some and try again"
         ),
     ))
-    .expect("an error body is JSON");
+    // A struct of strings always serialises.
+    .unwrap_or_default();
     format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
          {}: {}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",

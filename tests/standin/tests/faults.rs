@@ -1,4 +1,9 @@
 //! Injected faults, the script running out, the record, and the binary.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 mod common;
 

@@ -1,4 +1,9 @@
 //! Scripted replies come out in the API's wire format.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code fails by panicking"
+)]
 
 mod common;
 

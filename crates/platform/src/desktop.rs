@@ -460,10 +460,7 @@ fn set_private(dir: &Path) {
 /// Removes a display's lock file and socket once the server that wrote the lock is gone.
 fn remove_display_files(display: u32) {
     let lock = lock_file(display);
-    let owner = std::fs::read_to_string(&lock)
-        .ok()
-        .and_then(|text| text.trim().parse::<i32>().ok());
-    if owner.is_some_and(is_alive) {
+    if lock_owner(display).is_some_and(is_alive) {
         return;
     }
     let _ = std::fs::remove_file(lock);
@@ -472,18 +469,15 @@ fn remove_display_files(display: u32) {
 
 /// Whether the X server that holds `display`'s lock runs under `keeper`.
 fn owns_display(display: u32, keeper: u32) -> bool {
-    std::fs::read_to_string(lock_file(display))
-        .ok()
-        .and_then(|text| text.trim().parse::<u32>().ok())
-        .is_some_and(|server| {
-            deskhand_host::processes::kept_by(server)
-                == deskhand_host::processes::Holder::Keeper(keeper)
-        })
+    lock_owner(display).is_some_and(|server| {
+        deskhand_host::processes::kept_by(server)
+            == deskhand_host::processes::Holder::Keeper(keeper)
+    })
 }
 
-fn is_alive(pid: i32) -> bool {
+fn is_alive(pid: u32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
-    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+    pid > 0 && i32::try_from(pid).is_ok_and(|pid| unsafe { libc::kill(pid, 0) } == 0)
 }
 
 /// Ends and removes what desktops of Deskhand processes that are gone left behind; returns
@@ -505,7 +499,7 @@ pub fn clean_leftovers(registry: &Path) -> usize {
         };
         let text = std::fs::read_to_string(&path).unwrap_or_default();
         let mut lines = text.lines();
-        let owner = lines.next().and_then(|l| l.trim().parse::<i32>().ok());
+        let owner = lines.next().and_then(|l| l.trim().parse::<u32>().ok());
         if owner.is_some_and(is_alive) {
             continue;
         }
@@ -535,10 +529,16 @@ pub fn clean_leftovers(registry: &Path) -> usize {
 }
 
 fn is_taken_by_live_server(display: u32) -> bool {
+    lock_owner(display).is_some_and(is_alive)
+}
+
+/// The pid of the X server that wrote `display`'s lock file.
+fn lock_owner(display: u32) -> Option<u32> {
     std::fs::read_to_string(lock_file(display))
+        .ok()?
+        .trim()
+        .parse()
         .ok()
-        .and_then(|text| text.trim().parse::<i32>().ok())
-        .is_some_and(is_alive)
 }
 
 /// Waits until `path` exists, or says why not: the program ended, or the time ran out.

@@ -570,22 +570,36 @@ fn six_clients_that_never_read_a_long_replay_are_bounded() {
 }
 
 /// Holds `count` idle TCP connections to `address` in a Python process of its own (one
-/// process may hold at most 20,000 files here, and root cannot raise that in a container):
-/// it prints `{"held": N, "last": ANSWER}` once they are open, ANSWER being what the server
-/// sent on the last one within 5 s, and holds them until its stdin closes.
+/// process may hold at most 20,000 files here, and root cannot raise that in a container).
+/// Once they are open it reads what the server sent on the last 100 within 30 s, prints
+/// `{"held": N, "refused": R, "answer": A}` (R of them refused past the caps, A the first
+/// refusal), and holds them until its stdin closes.
+///
+/// Not just the last one: on a loaded machine connecting takes longer than the header
+/// deadline, whose expiry frees up to [`deskhand_api::MAX_CONNECTIONS_PER_PEER`] places, and
+/// the last connection may take one of them.
 fn hold_connections(address: &str, count: usize) -> std::process::Child {
     const HOLDER: &str = r#"
-import json, resource, socket, sys
+import json, resource, select, socket, sys, time
 host, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 held = [socket.create_connection((host, port)) for _ in range(count)]
-held[-1].settimeout(5)
-try:
-    last = held[-1].recv(4096).decode(errors="replace")
-except OSError:
-    last = ""
-print(json.dumps({"held": len(held), "last": last}), flush=True)
+last = {s.fileno(): s for s in held[-100:]}
+poller = select.poll()
+for fd in last:
+    poller.register(fd, select.POLLIN)
+answers = []
+deadline = time.monotonic() + 30
+while len(answers) < len(last) and time.monotonic() < deadline:
+    for fd, _ in poller.poll(1000):
+        try:
+            answers.append(last[fd].recv(4096).decode(errors="replace"))
+        except OSError:
+            answers.append("")
+        poller.unregister(fd)
+refused = [a for a in answers if a.startswith("HTTP/1.1 503") and "too_many_connections" in a]
+print(json.dumps({"held": len(held), "refused": len(refused), "answer": (refused or [""])[0]}), flush=True)
 sys.stdin.read()
 "#;
     let (host, port) = address.rsplit_once(':').unwrap();
@@ -627,7 +641,7 @@ fn twenty_thousand_idle_connections_are_bounded() {
     let mut slowest = Duration::ZERO;
     while !reports.iter().all(|r| r.is_finished()) {
         assert!(
-            started.elapsed() < Duration::from_secs(60),
+            started.elapsed() < Duration::from_secs(90),
             "still connecting"
         );
         slowest = slowest.max(socket_answers(&serve));
@@ -638,10 +652,13 @@ fn twenty_thousand_idle_connections_are_bounded() {
     for report in reports {
         let report: Value = serde_json::from_str(&report.join().unwrap()).unwrap();
         assert_eq!(report["held"], 10_000, "{report}");
-        // The last of each was past the caps, and was told why.
-        let last = report["last"].as_str().unwrap();
-        assert!(last.starts_with("HTTP/1.1 503"), "{last}");
-        assert!(last.contains("too_many_connections"), "{last}");
+        // The last ones of each were past the caps and were told why; at most one
+        // deadline's worth of places was free among them.
+        let refused = report["refused"].as_u64().unwrap();
+        assert!(
+            refused >= (100 - deskhand_api::MAX_CONNECTIONS_PER_PEER) as u64,
+            "{report}"
+        );
     }
     let (rss, peak) = serve.memory_mb();
     eprintln!(

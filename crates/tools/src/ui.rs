@@ -482,6 +482,28 @@ mod tests {
         UiTool::new(computer, Arc::new(FakeTree(snapshot)))
     }
 
+    /// The schema derived from `UiInput` is the one the model was always sent, written out
+    /// by hand before the input was typed.
+    #[test]
+    fn the_derived_schema_is_the_one_the_model_always_got() {
+        let actions = ["find", "click", "double_click", "type", "read", "elements"];
+        let before = json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": actions},
+                "query": {"type": "string"},
+                "role": {"type": "string"},
+                "name": {"type": "string"},
+                "ref": {"type": "string"},
+                "text": {"type": "string"},
+            },
+            "required": ["action"],
+        });
+        let now = input::schema::<UiInput>();
+        assert_eq!(now, before);
+        assert_eq!(now.to_string(), before.to_string(), "the same text on the wire");
+    }
+
     #[test]
     fn elements_lists_the_focused_window_capped_with_a_note_of_the_rest() {
         let mut elements: Vec<Element> = (0..MAX_LISTED + 40)

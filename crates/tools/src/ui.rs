@@ -501,7 +501,11 @@ mod tests {
         });
         let now = input::schema::<UiInput>();
         assert_eq!(now, before);
-        assert_eq!(now.to_string(), before.to_string(), "the same text on the wire");
+        assert_eq!(
+            now.to_string(),
+            before.to_string(),
+            "the same text on the wire"
+        );
     }
 
     #[test]

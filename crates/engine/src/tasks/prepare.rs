@@ -480,7 +480,7 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
         std::env::var(marks::OVERRIDE_VARIABLE).ok().as_deref(),
         store.setting(marks::SETTING)?.as_ref(),
     )
-    .map_err(PrepareError::Invalid)?;
+    .map_err(|e| PrepareError::Invalid(e.to_string()))?;
     let sandbox = settings
         .desktop
         .sandbox()

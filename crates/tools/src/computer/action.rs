@@ -485,10 +485,8 @@ mod tests {
     const MODEL: Size = Size::new(1366, 768);
 
     /// Reads and checks one input, as the tool does.
-    fn parse(input: &Value, model: Size, version: ToolVersion) -> Result<Action, String> {
-        ComputerInput::read(input, version)
-            .and_then(|call| call.check(input, model, version))
-            .map_err(|e| e.to_string())
+    fn parse(input: &Value, model: Size, version: ToolVersion) -> Result<Action, ToolError> {
+        ComputerInput::read(input, version).and_then(|call| call.check(input, model, version))
     }
 
     fn ok(input: Value) -> Action {
@@ -496,7 +494,9 @@ mod tests {
     }
 
     fn err(input: Value) -> String {
-        parse(&input, MODEL, ToolVersion::V20251124).expect_err(&input.to_string())
+        parse(&input, MODEL, ToolVersion::V20251124)
+            .expect_err(&input.to_string())
+            .to_string()
     }
 
     #[test]
@@ -821,9 +821,39 @@ mod tests {
             MODEL,
             ToolVersion::V20250124,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.starts_with("unknown action `zoom`"), "{e}");
         assert!(!e.contains("zoom,") && !e.ends_with("zoom"), "{e}");
+    }
+
+    /// A value past a limit is refused as out of range; a call the action does not take, as
+    /// invalid input.
+    #[test]
+    fn refusals_have_their_kind() {
+        let kind = |input: Value| parse(&input, MODEL, ToolVersion::V20251124).unwrap_err();
+        for input in [
+            json!({"action": "mouse_move", "coordinate": [1367, 0]}),
+            json!({"action": "zoom", "region": [0, 0, 2000, 20]}),
+            json!({"action": "wait", "duration": 101}),
+            json!({"action": "scroll", "scroll_direction": "up", "scroll_amount": 0}),
+        ] {
+            assert!(
+                matches!(kind(input.clone()), ToolError::OutOfRange(_)),
+                "{input}"
+            );
+        }
+        for input in [
+            json!({"action": "fly"}),
+            json!({"action": "type", "text": "hi", "coordinate": [5, 5]}),
+            json!({"action": "key", "text": "ctrl+Retrun"}),
+            json!({"action": "mouse_move"}),
+        ] {
+            assert!(
+                matches!(kind(input.clone()), ToolError::InvalidInput(_)),
+                "{input}"
+            );
+        }
     }
 
     /// `ActionName::name` is the name serde reads, and every action has one.

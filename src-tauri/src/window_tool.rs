@@ -3,10 +3,12 @@
 //! recorded, before the window sees it, and `get_image` reads them there.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
+use deskhand_engine::agent::AgentEvent;
 use deskhand_engine::llm::ToolDefinition;
-use deskhand_engine::tools::{ActionPlan, CheckedCall, Tool, ToolContext, ToolOutput};
+use deskhand_engine::tools::{ActionPlan, PreparedCall, Tool, ToolContext, ToolError, ToolOutput};
 use serde_json::Value;
 use tauri::{AppHandle, Manager, Runtime};
 
@@ -21,34 +23,51 @@ pub struct WindowTool<R: Runtime> {
     pub app: AppHandle<R>,
 }
 
-#[async_trait]
 impl<R: Runtime> Tool for WindowTool<R> {
     fn definition(&self) -> ToolDefinition {
         self.inner.definition()
     }
 
-    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
-        self.inner.plan(input)
+    fn prepare(&self, input: &Value) -> Result<Box<dyn PreparedCall + '_>, ToolError> {
+        Ok(Box::new(WindowCall {
+            call: self.inner.prepare(input)?,
+            app: &self.app,
+            on_screen: self.inner.definition().name == SCREEN_TOOL,
+        }))
     }
 
-    fn plan_call(&self, input: &Value) -> Result<(ActionPlan, CheckedCall), String> {
-        self.inner.plan_call(input)
+    fn take_events(&self) -> Vec<AgentEvent> {
+        self.inner.take_events()
     }
 
-    async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        match main_window(&self.app) {
-            Some(window) if self.inner.definition().name == SCREEN_TOOL => {
+    fn cancel_grace(&self) -> Duration {
+        self.inner.cancel_grace()
+    }
+}
+
+/// The wrapped tool's call, run with the bar out of the way when it acts on the screen.
+struct WindowCall<'a, R: Runtime> {
+    call: Box<dyn PreparedCall + 'a>,
+    app: &'a AppHandle<R>,
+    on_screen: bool,
+}
+
+#[async_trait]
+impl<R: Runtime> PreparedCall for WindowCall<'_, R> {
+    fn plan(&self) -> Result<ActionPlan, ToolError> {
+        self.call.plan()
+    }
+
+    async fn run(self: Box<Self>, ctx: &ToolContext) -> ToolOutput {
+        match main_window(self.app) {
+            Some(window) if self.on_screen => {
                 let state = self.app.state::<AppState>();
                 let captured = state.captured_monitor(&window);
                 let _ = state.bar.compact(&window, captured.as_ref());
                 let _aside = state.bar.step_aside(&window).await;
-                self.inner.run(input, ctx).await
+                self.call.run(ctx).await
             }
-            _ => self.inner.run(input, ctx).await,
+            _ => self.call.run(ctx).await,
         }
-    }
-
-    fn take_events(&self) -> Vec<deskhand_engine::agent::AgentEvent> {
-        self.inner.take_events()
     }
 }

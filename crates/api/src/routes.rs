@@ -696,7 +696,7 @@ impl SubmitBody {
         }
         let lineage = match self.delegation {
             Some(given) => deskhand_engine::tasks::Lineage::stated(given.hops, given.chain)
-                .map_err(ApiError::invalid)?,
+                .map_err(|e| ApiError::invalid(e.to_string()))?,
             None => deskhand_engine::tasks::Lineage::default(),
         };
         Ok(TaskSpec {
@@ -745,7 +745,7 @@ async fn submit(State(api): State<Api>, bytes: Bytes) -> Result<Response, ApiErr
     spec.settings
         .lineage
         .check(api.engine.store())
-        .map_err(ApiError::invalid)?;
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
     let task = api.engine.submit(spec).await?;
     Ok((StatusCode::ACCEPTED, Json(task)).into_response())
 }

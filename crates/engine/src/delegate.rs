@@ -22,7 +22,9 @@ use crate::tasks::{
     DesktopSettings, Engine, Lineage, Origin, PendingApprovals, RunSettings, TaskApprover,
     TaskSpec, TaskUpdate, Watch,
 };
-use crate::tools::{ActionDetail, ActionPlan, Progress, Tool, ToolContext, ToolOutput};
+use crate::tools::{
+    ActionDetail, ActionPlan, Progress, ToolContext, ToolError, ToolOutput, TypedTool,
+};
 use deskhand_protocol::action::DelegateDetail;
 use deskhand_protocol::ids::{SessionId, TaskId, ToolUseId};
 
@@ -78,23 +80,24 @@ pub struct RemoteTarget {
 
 impl RemoteTarget {
     /// Reads `NAME=URL` (the `--delegate-to` flag).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, TargetError> {
         let (name, url) = text
             .split_once('=')
-            .ok_or_else(|| format!("`{text}` is not NAME=URL"))?;
+            .ok_or_else(|| TargetError::NotNameUrl(text.to_string()))?;
         let valid_name = !name.is_empty()
             && name != LOCAL
             && name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
         if !valid_name {
-            return Err(format!(
-                "`{name}` is not a target name: letters, digits, - and _, and not `{LOCAL}`"
-            ));
+            return Err(TargetError::Name(name.to_string()));
         }
-        let parsed = reqwest::Url::parse(url).map_err(|e| format!("`{url}`: {e}"))?;
+        let parsed = reqwest::Url::parse(url).map_err(|e| TargetError::Url {
+            url: url.to_string(),
+            reason: e.to_string(),
+        })?;
         if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(format!("`{url}` is not an http(s) URL"));
+            return Err(TargetError::NotHttp(url.to_string()));
         }
         Ok(Self {
             name: name.to_string(),
@@ -114,6 +117,19 @@ impl RemoteTarget {
             .collect();
         format!("{TOKEN_VARIABLE_PREFIX}{upper}")
     }
+}
+
+/// Why a `NAME=URL` is not a delegation target.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("`{0}` is not NAME=URL")]
+    NotNameUrl(String),
+    #[error("`{0}` is not a target name: letters, digits, - and _, and not `{LOCAL}`")]
+    Name(String),
+    #[error("`{url}`: {reason}")]
+    Url { url: String, reason: String },
+    #[error("`{0}` is not an http(s) URL")]
+    NotHttp(String),
 }
 
 /// What the tool needs from the run that offers it.
@@ -173,7 +189,7 @@ struct DelegateInput {
 }
 
 /// A call, checked.
-struct Call {
+pub struct Call {
     prompt: String,
     to: String,
     max_turns: u32,
@@ -181,45 +197,10 @@ struct Call {
     timeout: Duration,
 }
 
-impl DelegateTool {
-    fn read(&self, input: &Value) -> Result<Call, String> {
-        let input: DelegateInput = crate::tools::input::read(NAME, input)?;
-        if input.prompt.trim().is_empty() || input.prompt.len() > MAX_PROMPT {
-            return Err(format!("`prompt` must be 1 to {MAX_PROMPT} bytes of text"));
-        }
-        let to = input.to.unwrap_or_else(|| LOCAL.to_string());
-        if !self.targets().contains(&to.as_str()) {
-            return Err(format!(
-                "no target `{to}`; the targets are: {}",
-                self.targets().join(", ")
-            ));
-        }
-        let max_turns = input.max_turns.unwrap_or(DEFAULT_CHILD_TURNS);
-        if !(1..=MAX_CHILD_TURNS).contains(&max_turns) {
-            return Err(format!("`max_turns` must be 1 to {MAX_CHILD_TURNS}"));
-        }
-        if input
-            .max_cost_usd
-            .is_some_and(|usd| !(usd > 0.0 && usd.is_finite()))
-        {
-            return Err("`max_cost_usd` must be a positive number".into());
-        }
-        let secs = input.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
-        if !(1..=MAX_TIMEOUT_SECS).contains(&secs) {
-            return Err(format!("`timeout_secs` must be 1 to {MAX_TIMEOUT_SECS}"));
-        }
-        Ok(Call {
-            prompt: input.prompt,
-            to,
-            max_turns,
-            max_cost_usd: input.max_cost_usd,
-            timeout: Duration::from_secs(secs.into()),
-        })
-    }
-}
-
 #[async_trait]
-impl Tool for DelegateTool {
+impl TypedTool for DelegateTool {
+    type Input = Call;
+
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {
             name: NAME.into(),
@@ -235,8 +216,50 @@ impl Tool for DelegateTool {
         }
     }
 
-    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
-        let call = self.read(input)?;
+    fn read(&self, input: &Value) -> Result<Call, ToolError> {
+        let input: DelegateInput = crate::tools::input::read(NAME, input)?;
+        if input.prompt.trim().is_empty() || input.prompt.len() > MAX_PROMPT {
+            return Err(ToolError::OutOfRange(format!(
+                "`prompt` must be 1 to {MAX_PROMPT} bytes of text"
+            )));
+        }
+        let to = input.to.unwrap_or_else(|| LOCAL.to_string());
+        if !self.targets().contains(&to.as_str()) {
+            return Err(ToolError::NotFound(format!(
+                "no target `{to}`; the targets are: {}",
+                self.targets().join(", ")
+            )));
+        }
+        let max_turns = input.max_turns.unwrap_or(DEFAULT_CHILD_TURNS);
+        if !(1..=MAX_CHILD_TURNS).contains(&max_turns) {
+            return Err(ToolError::OutOfRange(format!(
+                "`max_turns` must be 1 to {MAX_CHILD_TURNS}"
+            )));
+        }
+        if input
+            .max_cost_usd
+            .is_some_and(|usd| !(usd > 0.0 && usd.is_finite()))
+        {
+            return Err(ToolError::OutOfRange(
+                "`max_cost_usd` must be a positive number".into(),
+            ));
+        }
+        let secs = input.timeout_secs.unwrap_or(DEFAULT_TIMEOUT_SECS);
+        if !(1..=MAX_TIMEOUT_SECS).contains(&secs) {
+            return Err(ToolError::OutOfRange(format!(
+                "`timeout_secs` must be 1 to {MAX_TIMEOUT_SECS}"
+            )));
+        }
+        Ok(Call {
+            prompt: input.prompt,
+            to,
+            max_turns,
+            max_cost_usd: input.max_cost_usd,
+            timeout: Duration::from_secs(secs.into()),
+        })
+    }
+
+    fn plan(&self, call: &Call) -> Result<ActionPlan, ToolError> {
         let whom = match self.delegation.remotes.iter().find(|r| r.name == call.to) {
             Some(remote) => format!("{} ({})", remote.name, remote.url),
             None => "a new agent desktop on this machine".to_string(),
@@ -248,9 +271,9 @@ impl Tool for DelegateTool {
             read_only: false,
             summary: format!("delegate to {whom}: {first_line} (the child may: {may})"),
             detail: ActionDetail::Delegate(Box::new(DelegateDetail {
-                to: call.to,
+                to: call.to.clone(),
                 target: whom,
-                prompt: call.prompt,
+                prompt: call.prompt.clone(),
                 max_turns: call.max_turns,
                 max_cost_usd: call.max_cost_usd,
                 timeout_secs: call.timeout.as_secs(),
@@ -260,11 +283,7 @@ impl Tool for DelegateTool {
         })
     }
 
-    async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        let call = match self.read(input) {
-            Ok(call) => call,
-            Err(e) => return ToolOutput::error(e),
-        };
+    async fn run(&self, call: Call, ctx: &ToolContext) -> ToolOutput {
         let started = match self.start(&call).await {
             Ok(child) => child,
             Err(e) => return ToolOutput::error(format!("the task was not delegated: {e}")),
@@ -292,7 +311,7 @@ impl Tool for DelegateTool {
 }
 
 impl DelegateTool {
-    async fn start(&self, call: &Call) -> Result<Child, String> {
+    async fn start(&self, call: &Call) -> Result<Child, ChildError> {
         match self.delegation.remotes.iter().find(|r| r.name == call.to) {
             Some(remote) => Remote::submit(remote, call, &self.delegation, self.parent_policy())
                 .await
@@ -350,7 +369,7 @@ impl DelegateTool {
         format!("{approvals}; sandboxed, {network}; {shares}")
     }
 
-    async fn start_local(&self, call: &Call) -> Result<Child, String> {
+    async fn start_local(&self, call: &Call) -> Result<Child, ChildError> {
         let engine = &self.delegation.engine;
         let parent = &self.delegation.settings;
         let sandbox = local_sandbox(parent);
@@ -380,8 +399,8 @@ impl DelegateTool {
             origin: Origin::Delegate,
             wrap_tools: None,
         };
-        let task = engine.submit(spec).await.map_err(|e| e.to_string())?;
-        let watch = engine.watch(&task.id, 0).map_err(|e| e.to_string())?;
+        let task = engine.submit(spec).await?;
+        let watch = engine.watch(&task.id, 0)?;
         Ok(Child::Local {
             engine: engine.clone(),
             task: task.id,
@@ -400,7 +419,71 @@ fn local_sandbox(parent: &RunSettings) -> crate::sandbox::SandboxChoice {
 enum Stop {
     Cancelled,
     TimedOut(Duration),
-    Failed(String),
+    Failed(ChildError),
+}
+
+/// Why a child task could not be started, followed, answered or cancelled: this process's
+/// engine refused, or the remote service did, was unreachable or sent what cannot be used.
+#[derive(Debug, thiserror::Error)]
+enum ChildError {
+    #[error(transparent)]
+    Task(#[from] crate::tasks::TaskError),
+    #[error("it did not end within {} s", LOCAL_CANCEL_WAIT.as_secs())]
+    NotEnded,
+    #[error("no token for `{name}`: set {variable}")]
+    NoToken { name: String, variable: String },
+    /// The HTTP client could not be built, or a body broke off.
+    #[error(transparent)]
+    Http(reqwest::Error),
+    #[error("{base} is unreachable: {}", unreachable_why(.error))]
+    Unreachable { base: String, error: reqwest::Error },
+    #[error("{base} is not a Deskhand service (it sent no {API_VERSION_HEADER} header)")]
+    NotDeskhand { base: String },
+    #[error(
+        "{base} speaks Deskhand API {found}; this Deskhand speaks {API_VERSION}: run the same version on both"
+    )]
+    Version { base: String, found: String },
+    #[error(
+        "{base} refused the token in {variable} (`deskhand serve --print-token` there shows the right one)"
+    )]
+    Token { base: String, variable: String },
+    /// A refusal in the API's words: its error's kind and message.
+    #[error("{base} refused: {message}")]
+    Refused {
+        base: String,
+        kind: Option<String>,
+        message: String,
+    },
+    #[error("{base} answered {status}")]
+    Status {
+        base: String,
+        status: reqwest::StatusCode,
+    },
+    #[error("{base} answered without a task id")]
+    NoTaskId { base: String },
+    #[error("{base} sent an image that does not match its hash")]
+    ImageHash { base: String },
+    #[error("{base} sent {error}")]
+    Image {
+        base: String,
+        error: crate::images::ImageError,
+    },
+    #[error("{base} sent {what} over the size limit")]
+    TooLarge { base: String, what: &'static str },
+    #[error("{base} refused the task's events: {status}")]
+    Events {
+        base: String,
+        status: reqwest::StatusCode,
+    },
+    #[error("{base} sent an event this Deskhand cannot read: {error}")]
+    Event {
+        base: String,
+        error: serde_json::Error,
+    },
+    #[error(transparent)]
+    Sse(#[from] crate::llm::SseError),
+    #[error("lost the task's events from {base}: {why}")]
+    Lost { base: String, why: String },
 }
 
 /// A child task being followed: its events, its answer so far, and how it ended.
@@ -570,7 +653,7 @@ impl Follow<'_> {
                 "no answer within {} s (`timeout_secs`)",
                 after.as_secs()
             )),
-            Err(Stop::Failed(e)) => Some(e),
+            Err(Stop::Failed(e)) => Some(e.to_string()),
         };
         let left_out = self.left_out(&task);
         if let Some(why) = stopped {
@@ -638,7 +721,7 @@ impl Child {
     }
 
     /// The child's next event as it stored it; `None` once it ended.
-    async fn next(&mut self) -> Result<Option<AgentEvent>, String> {
+    async fn next(&mut self) -> Result<Option<AgentEvent>, ChildError> {
         match self {
             Self::Local { watch, .. } => loop {
                 match watch.next().await {
@@ -653,7 +736,7 @@ impl Child {
 
     /// Passes the parent's answer on: a local child records who gave it; a remote one
     /// records this Deskhand, an API client with its token.
-    async fn answer(&self, call: &ToolUseId, answer: Answer) -> Result<(), String> {
+    async fn answer(&self, call: &ToolUseId, answer: Answer) -> Result<(), ChildError> {
         let Answer {
             decision, answerer, ..
         } = answer;
@@ -661,14 +744,14 @@ impl Child {
             Self::Local { engine, task, .. } => engine
                 .answer(task, Some(call), decision, answerer)
                 .map(drop)
-                .map_err(|e| e.to_string()),
+                .map_err(ChildError::from),
             Self::Remote(remote) => remote.answer(call, decision).await,
         }
     }
 
     /// Cancels the child; a local one is waited for until it ended (its state stored, its
     /// desktop closed), since the parent's process may end right after.
-    async fn cancel(&mut self) -> Result<(), String> {
+    async fn cancel(&mut self) -> Result<(), ChildError> {
         match self {
             Self::Local {
                 engine,
@@ -677,12 +760,12 @@ impl Child {
             } => {
                 match engine.cancel(task) {
                     Ok(()) | Err(crate::tasks::TaskError::Finished { .. }) => {}
-                    Err(e) => return Err(e.to_string()),
+                    Err(e) => return Err(e.into()),
                 }
                 let ended = async { while watch.next().await.is_some() {} };
                 tokio::time::timeout(LOCAL_CANCEL_WAIT, ended)
                     .await
-                    .map_err(|_| format!("it did not end within {} s", LOCAL_CANCEL_WAIT.as_secs()))
+                    .map_err(|_| ChildError::NotEnded)
             }
             Self::Remote(remote) => remote.cancel().await,
         }
@@ -716,17 +799,21 @@ impl Remote {
         call: &Call,
         delegation: &Delegation,
         policy: crate::agent::ApprovalPolicy,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ChildError> {
         let variable = target.token_variable();
-        let token = crate::key_guard::env_var(&variable)
-            .and_then(|t| ApiKey::new(t).ok())
-            .ok_or_else(|| format!("no token for `{}`: set {variable}", target.name))?;
+        let Some(token) = crate::key_guard::env_var(&variable).and_then(|t| ApiKey::new(t).ok())
+        else {
+            return Err(ChildError::NoToken {
+                name: target.name.clone(),
+                variable,
+            });
+        };
         // A redirect could take the token to another host: none is followed.
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             .build()
-            .map_err(|e| e.to_string())?;
+            .map_err(ChildError::Http)?;
         let mut remote = Self {
             client,
             base: target.url.clone(),
@@ -757,44 +844,44 @@ impl Remote {
             .await?;
         remote.task = task["id"]
             .as_str()
-            .ok_or_else(|| format!("{} answered without a task id", remote.base))?
+            .ok_or_else(|| ChildError::NoTaskId {
+                base: remote.base.clone(),
+            })?
             .into();
         Ok(remote)
     }
 
     /// Whether the remote is a Deskhand that speaks this API and takes the token.
-    async fn check(&self, name: &str) -> Result<(), String> {
+    async fn check(&self, name: &str) -> Result<(), ChildError> {
         let response = self.get("/v1/tasks?limit=1").await?;
         let version = response
             .headers()
             .get(API_VERSION_HEADER)
             .and_then(|v| v.to_str().ok())
             .map(str::to_string);
-        match version.as_deref() {
+        match version {
             None => {
-                return Err(format!(
-                    "{} is not a Deskhand service (it sent no {API_VERSION_HEADER} header)",
-                    self.base
-                ));
+                return Err(ChildError::NotDeskhand {
+                    base: self.base.clone(),
+                });
             }
-            Some(API_VERSION) => {}
-            Some(other) => {
-                return Err(format!(
-                    "{} speaks Deskhand API {other}; this Deskhand speaks {API_VERSION}: run the same version on both",
-                    self.base
-                ));
+            Some(found) if found != API_VERSION => {
+                return Err(ChildError::Version {
+                    base: self.base.clone(),
+                    found,
+                });
             }
+            Some(_) => {}
         }
         if response.status() == reqwest::StatusCode::UNAUTHORIZED {
-            return Err(format!(
-                "{} refused the token in {} (`deskhand serve --print-token` there shows the right one)",
-                self.base,
-                RemoteTarget {
+            return Err(ChildError::Token {
+                base: self.base.clone(),
+                variable: RemoteTarget {
                     name: name.into(),
-                    url: String::new()
+                    url: String::new(),
                 }
-                .token_variable()
-            ));
+                .token_variable(),
+            });
         }
         if !response.status().is_success() {
             return Err(self.refusal(response).await);
@@ -802,50 +889,67 @@ impl Remote {
         Ok(())
     }
 
-    /// A refusal in the API's words (its error message), else its status.
-    async fn refusal(&self, response: reqwest::Response) -> String {
+    /// A refusal in the API's words (its error's kind and message), else its status.
+    async fn refusal(&self, response: reqwest::Response) -> ChildError {
         let status = response.status();
         let body = self
             .read_capped(response, MAX_ANSWER_BYTES, "an answer")
             .await
             .unwrap_or_default();
         let answer: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        let base = self.base.clone();
         match answer["error"]["message"].as_str() {
-            Some(message) => format!("{} refused: {message}", self.base),
-            None => format!("{} answered {status}", self.base),
+            Some(message) => ChildError::Refused {
+                base,
+                kind: answer["error"]["kind"].as_str().map(str::to_string),
+                message: message.to_string(),
+            },
+            None => ChildError::Status { base, status },
+        }
+    }
+
+    fn unreachable(&self, error: reqwest::Error) -> ChildError {
+        ChildError::Unreachable {
+            base: self.base.clone(),
+            error,
         }
     }
 
     /// A GET of `path` with the token, within the request timeout.
-    async fn get(&self, path: &str) -> Result<reqwest::Response, String> {
+    async fn get(&self, path: &str) -> Result<reqwest::Response, ChildError> {
         self.client
             .get(format!("{}{path}", self.base))
             .bearer_auth(self.token.expose())
             .timeout(REQUEST_TIMEOUT)
             .send()
             .await
-            .map_err(|e| unreachable(&self.base, &e))
+            .map_err(|e| self.unreachable(e))
     }
 
     /// An image of the child's history by its hash: read up to the API's image limit, kept
     /// only if its bytes have that hash and are an image the API takes (PNG, JPEG, GIF or
     /// WebP within its limits), and typed by its bytes, never by the remote's label.
-    async fn image(&self, sha256: &str) -> Result<(&'static str, Vec<u8>), String> {
+    async fn image(&self, sha256: &str) -> Result<(&'static str, Vec<u8>), ChildError> {
         let response = self.get(&format!("/v1/images/{sha256}")).await?;
         if !response.status().is_success() {
-            return Err(format!("{} answered {}", self.base, response.status()));
+            return Err(ChildError::Status {
+                base: self.base.clone(),
+                status: response.status(),
+            });
         }
         let bytes = self
             .read_capped(response, crate::images::MAX_IMAGE_BYTES, "an image")
             .await?;
         if crate::images::content_hash(&bytes) != sha256 {
-            return Err(format!(
-                "{} sent an image that does not match its hash",
-                self.base
-            ));
+            return Err(ChildError::ImageHash {
+                base: self.base.clone(),
+            });
         }
         let media_type = crate::images::checked_media_type(&bytes, &format!("image {sha256}"))
-            .map_err(|e| format!("{} sent {e}", self.base))?;
+            .map_err(|error| ChildError::Image {
+                base: self.base.clone(),
+                error,
+            })?;
         Ok((media_type, bytes))
     }
 
@@ -855,15 +959,18 @@ impl Remote {
         &self,
         response: reqwest::Response,
         limit: usize,
-        what: &str,
-    ) -> Result<Vec<u8>, String> {
+        what: &'static str,
+    ) -> Result<Vec<u8>, ChildError> {
         use futures_util::StreamExt as _;
         let mut body = response.bytes_stream();
         let mut bytes = Vec::new();
         while let Some(chunk) = body.next().await {
-            bytes.extend_from_slice(&chunk.map_err(|e| e.to_string())?);
+            bytes.extend_from_slice(&chunk.map_err(ChildError::Http)?);
             if bytes.len() > limit {
-                return Err(format!("{} sent {what} over the size limit", self.base));
+                return Err(ChildError::TooLarge {
+                    base: self.base.clone(),
+                    what,
+                });
             }
         }
         Ok(bytes)
@@ -875,7 +982,7 @@ impl Remote {
         method: reqwest::Method,
         path: &str,
         body: Option<Value>,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ChildError> {
         let mut request = self
             .client
             .request(method, format!("{}{path}", self.base))
@@ -884,10 +991,7 @@ impl Remote {
         if let Some(body) = body {
             request = request.json(&body);
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| unreachable(&self.base, &e))?;
+        let response = request.send().await.map_err(|e| self.unreachable(e))?;
         if !response.status().is_success() {
             return Err(self.refusal(response).await);
         }
@@ -897,7 +1001,7 @@ impl Remote {
         Ok(serde_json::from_slice(&body).unwrap_or(Value::Null))
     }
 
-    async fn open_stream(&mut self) -> Result<(), String> {
+    async fn open_stream(&mut self) -> Result<(), ChildError> {
         let response = self
             .client
             .get(format!("{}/v1/tasks/{}/events", self.base, self.task))
@@ -905,13 +1009,12 @@ impl Remote {
             .header("Last-Event-ID", self.last_event.to_string())
             .send()
             .await
-            .map_err(|e| unreachable(&self.base, &e))?;
+            .map_err(|e| self.unreachable(e))?;
         if !response.status().is_success() {
-            return Err(format!(
-                "{} refused the task's events: {}",
-                self.base,
-                response.status()
-            ));
+            return Err(ChildError::Events {
+                base: self.base.clone(),
+                status: response.status(),
+            });
         }
         use futures_util::StreamExt as _;
         self.stream = Some(std::sync::Mutex::new((
@@ -922,7 +1025,7 @@ impl Remote {
         Ok(())
     }
 
-    async fn next(&mut self) -> Result<Option<AgentEvent>, String> {
+    async fn next(&mut self) -> Result<Option<AgentEvent>, ChildError> {
         use futures_util::StreamExt as _;
         loop {
             if self.stream.is_none() {
@@ -936,9 +1039,11 @@ impl Remote {
                 if event.event == "notice" {
                     continue;
                 }
-                let read: AgentEvent = serde_json::from_str(&event.data).map_err(|e| {
-                    format!("{} sent an event this Deskhand cannot read: {e}", self.base)
-                })?;
+                let read: AgentEvent =
+                    serde_json::from_str(&event.data).map_err(|error| ChildError::Event {
+                        base: self.base.clone(),
+                        error,
+                    })?;
                 if let Some(id) = value_id(&event) {
                     self.last_event = id;
                 }
@@ -946,7 +1051,7 @@ impl Remote {
             }
             match bytes.next().await {
                 Some(Ok(chunk)) => {
-                    let events = parser.push(&chunk).map_err(|e| e.to_string())?;
+                    let events = parser.push(&chunk)?;
                     ready.extend(events);
                 }
                 // The stream ends with the task; a broken one is opened again after the
@@ -973,14 +1078,17 @@ impl Remote {
                             Some(Err(e)) => e.to_string(),
                             _ => "the stream ended".into(),
                         };
-                        return Err(format!("lost the task's events from {}: {why}", self.base));
+                        return Err(ChildError::Lost {
+                            base: self.base.clone(),
+                            why,
+                        });
                     }
                 }
             }
         }
     }
 
-    async fn answer(&self, call: &ToolUseId, decision: Decision) -> Result<(), String> {
+    async fn answer(&self, call: &ToolUseId, decision: Decision) -> Result<(), ChildError> {
         let (path, body) = match decision {
             Decision::Approve => ("approve", json!({"tool_use_id": call})),
             Decision::ApproveKind => ("approve", json!({"tool_use_id": call, "always": true})),
@@ -995,12 +1103,14 @@ impl Remote {
         .map(drop)
     }
 
-    async fn cancel(&self) -> Result<(), String> {
+    async fn cancel(&self) -> Result<(), ChildError> {
         let path = format!("/v1/tasks/{}/cancel", self.task);
         match self.request(reqwest::Method::POST, &path, None).await {
             Ok(_) => Ok(()),
-            // Ended meanwhile: nothing left to cancel.
-            Err(e) if e.contains("already ended") => Ok(()),
+            // Ended meanwhile (the API's `finished`): nothing left to cancel.
+            Err(ChildError::Refused {
+                kind: Some(kind), ..
+            }) if kind == "finished" => Ok(()),
             Err(e) => Err(e),
         }
     }
@@ -1011,15 +1121,15 @@ fn value_id(event: &crate::llm::sse::SseEvent) -> Option<i64> {
     event.id.as_deref().and_then(|id| id.parse().ok())
 }
 
-fn unreachable(base: &str, error: &reqwest::Error) -> String {
-    let why = if error.is_timeout() {
+/// Why a request found no service, in words.
+fn unreachable_why(error: &reqwest::Error) -> String {
+    if error.is_timeout() {
         "it did not answer in time".to_string()
     } else if error.is_connect() {
         "cannot connect".to_string()
     } else {
         error.to_string()
-    };
-    format!("{base} is unreachable: {why}")
+    }
 }
 
 #[cfg(test)]
@@ -1092,12 +1202,17 @@ mod tests {
             ),
             (json!({"prompt": "go", "extra": 1}), "extra"),
         ] {
-            let error = tool.read(&input).err().unwrap_or_default();
+            let error = tool
+                .read(&input)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
             assert!(error.contains(says), "{input}: {error}");
         }
-        let plan = tool
-            .plan(&json!({"prompt": "first\nsecond", "to": "far"}))
+        let call = tool
+            .read(&json!({"prompt": "first\nsecond", "to": "far"}))
             .unwrap();
+        let plan = tool.plan(&call).unwrap();
         assert_eq!(plan.kind, "delegate.far");
         assert!(
             plan.summary
@@ -1116,9 +1231,8 @@ mod tests {
         let store = Store::open(dir.path()).unwrap();
         let mut tool = tool(&store, &["far=http://127.0.0.1:9"]);
         let plan = |tool: &DelegateTool, to: &str| {
-            tool.plan(&json!({"prompt": "go", "to": to}))
-                .unwrap()
-                .summary
+            let call = tool.read(&json!({"prompt": "go", "to": to})).unwrap();
+            tool.plan(&call).unwrap().summary
         };
         assert!(
             plan(&tool, LOCAL).ends_with(
@@ -1207,18 +1321,34 @@ mod tests {
         let hash = crate::images::content_hash(&png);
         assert_eq!(remote.image(&hash).await.unwrap(), ("image/png", png));
         let wrong = remote.image(&"0".repeat(64)).await.unwrap_err();
-        assert!(wrong.contains("does not match its hash"), "{wrong}");
+        assert!(matches!(wrong, ChildError::ImageHash { .. }), "{wrong:?}");
+        assert!(
+            wrong.to_string().contains("does not match its hash"),
+            "{wrong}"
+        );
         let not_an_image = remote
             .image(&crate::images::content_hash(&garbage))
             .await
             .unwrap_err();
         assert!(
-            not_an_image.contains("is not a PNG, JPEG, GIF or WebP image"),
+            not_an_image
+                .to_string()
+                .contains("is not a PNG, JPEG, GIF or WebP image"),
             "{not_an_image}"
         );
         let endless = remote.image(&hash).await.unwrap_err();
         assert!(
-            endless.contains("an image over the size limit"),
+            matches!(
+                endless,
+                ChildError::TooLarge {
+                    what: "an image",
+                    ..
+                }
+            ),
+            "{endless:?}"
+        );
+        assert!(
+            endless.to_string().contains("an image over the size limit"),
             "{endless}"
         );
         let endless = remote
@@ -1226,7 +1356,9 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            endless.contains("an answer over the size limit"),
+            endless
+                .to_string()
+                .contains("an answer over the size limit"),
             "{endless}"
         );
     }

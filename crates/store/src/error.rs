@@ -54,8 +54,8 @@ pub enum StoreError {
     #[error("no note {0}")]
     NoNote(i64),
     /// A note that cannot be stored: empty, too long, or holding a secret.
-    #[error("{0}")]
-    BadNote(String),
+    #[error(transparent)]
+    BadNote(crate::notes::NoteError),
     /// Another writer stored messages in this session since this one last read it: writing
     /// would overwrite or interleave with its rows, so nothing is written.
     #[error(

@@ -77,24 +77,35 @@ pub fn estimate_tokens(note: &Note) -> u64 {
 /// Why a text cannot be stored as a note, worded for the model or the person to act on; `None`
 /// when it can. Every way into the notes table (the tool, the CLI, the window) goes through it;
 /// the tool passes its run's provider keys as `run_keys`, the others none.
-pub fn check_note(text: &str, run_keys: &[String]) -> Result<(), String> {
+pub fn check_note(text: &str, run_keys: &[String]) -> Result<(), NoteError> {
     if text.trim().is_empty() {
-        return Err("a note cannot be empty; write the fact or preference to keep".into());
+        return Err(NoteError::Empty);
     }
     if text.len() > NOTE_LIMIT {
-        return Err(format!(
-            "a note holds at most 4 KB ({NOTE_LIMIT} bytes) and this one has {} bytes; keep \
-             the fact itself, or split it into several notes",
-            text.len()
-        ));
+        return Err(NoteError::TooLong { bytes: text.len() });
     }
     if let Some(what) = looks_like_secret(text, run_keys) {
-        return Err(format!(
-            "refused: this note contains {what}. Notes never hold API keys, passwords or other \
-             secrets, since they are sent to the model in later runs; leave the secret out"
-        ));
+        return Err(NoteError::Secret { what });
     }
     Ok(())
+}
+
+/// Why a text cannot be a note.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NoteError {
+    #[error("a note cannot be empty; write the fact or preference to keep")]
+    Empty,
+    #[error(
+        "a note holds at most 4 KB ({NOTE_LIMIT} bytes) and this one has {bytes} bytes; keep \
+         the fact itself, or split it into several notes"
+    )]
+    TooLong { bytes: usize },
+    /// `what` names the kind of secret, never the secret.
+    #[error(
+        "refused: this note contains {what}. Notes never hold API keys, passwords or other \
+         secrets, since they are sent to the model in later runs; leave the secret out"
+    )]
+    Secret { what: &'static str },
 }
 
 impl Store {
@@ -248,15 +259,25 @@ mod tests {
     #[test]
     fn empty_long_and_secret_notes_are_refused_with_the_reason() {
         assert!(check_note("invoices are in ~/Documents/Acme", &[]).is_ok());
-        assert!(check_note("  \n ", &[]).unwrap_err().contains("empty"));
+        assert_eq!(check_note("  \n ", &[]), Err(NoteError::Empty));
+        assert!(NoteError::Empty.to_string().contains("empty"));
         let long = "a".repeat(NOTE_LIMIT + 1);
-        assert!(check_note(&long, &[]).unwrap_err().contains("4 KB"));
+        let too_long = check_note(&long, &[]).unwrap_err();
+        assert_eq!(
+            too_long,
+            NoteError::TooLong {
+                bytes: NOTE_LIMIT + 1
+            }
+        );
+        assert!(too_long.to_string().contains("4 KB"));
         assert!(check_note(&"a".repeat(NOTE_LIMIT), &[]).is_ok());
         let key = check_note(
             "my key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
             &[],
         )
         .unwrap_err();
+        assert!(matches!(key, NoteError::Secret { .. }), "{key:?}");
+        let key = key.to_string();
         assert!(key.starts_with("refused"), "{key}");
         assert!(
             !key.contains("abcdefghij"),

@@ -21,7 +21,10 @@ use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::Mutex;
 
 use super::launch::Launch;
-use super::{ActionDetail, ActionPlan, Tool, ToolContext, ToolOutput, capped::CappedOutput, input};
+use super::{
+    ActionDetail, ActionPlan, ToolContext, ToolError, ToolOutput, TypedTool, capped::CappedOutput,
+    input,
+};
 use deskhand_llm::{AnthropicNativeTool, ToolDefinition};
 
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -69,13 +72,13 @@ struct BashInput {
 }
 
 /// What a call asks for, checked.
-enum BashCall {
+pub enum BashCall {
     Run(String),
     Restart,
 }
 
 impl BashInput {
-    fn read(input: &Value) -> Result<BashCall, String> {
+    fn read(input: &Value) -> Result<BashCall, ToolError> {
         let input: Self = input::read("bash", input)?;
         match input {
             Self {
@@ -86,10 +89,10 @@ impl BashInput {
                 command: Some(command),
                 ..
             } if !command.trim().is_empty() => Ok(BashCall::Run(command)),
-            _ => Err(
+            _ => Err(ToolError::InvalidInput(
                 "give `command` (the shell command to run), or `restart: true` for a fresh shell"
                     .into(),
-            ),
+            )),
         }
     }
 }
@@ -103,13 +106,15 @@ impl BashTool {
                 *slot = Some(shell);
                 ToolOutput::text("The shell has been restarted.")
             }
-            Err(e) => ToolOutput::error(e),
+            Err(e) => e.into(),
         }
     }
 }
 
 #[async_trait]
-impl Tool for BashTool {
+impl TypedTool for BashTool {
+    type Input = BashCall;
+
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {
             name: "bash".into(),
@@ -122,8 +127,12 @@ impl Tool for BashTool {
         }
     }
 
-    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
-        match BashInput::read(input)? {
+    fn read(&self, input: &Value) -> Result<BashCall, ToolError> {
+        BashInput::read(input)
+    }
+
+    fn plan(&self, call: &BashCall) -> Result<ActionPlan, ToolError> {
+        match call {
             BashCall::Restart => Ok(ActionPlan {
                 kind: "bash".into(),
                 read_only: false,
@@ -137,7 +146,7 @@ impl Tool for BashTool {
                 read_only: false,
                 summary: format!("bash: {command}"),
                 detail: ActionDetail::Command {
-                    command,
+                    command: command.clone(),
                     timeout_s: self.timeout.as_secs_f64(),
                 },
                 safety_checks: Vec::new(),
@@ -146,11 +155,10 @@ impl Tool for BashTool {
         }
     }
 
-    async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        let command = match BashInput::read(input) {
-            Ok(BashCall::Run(command)) => command,
-            Ok(BashCall::Restart) => return self.restart().await,
-            Err(message) => return ToolOutput::error(message),
+    async fn run(&self, call: BashCall, ctx: &ToolContext) -> ToolOutput {
+        let command = match call {
+            BashCall::Run(command) => command,
+            BashCall::Restart => return self.restart().await,
         };
         let mut slot = self.shell.lock().await;
         // Taken out of the slot while the command runs: if this call is dropped midway (a
@@ -159,13 +167,13 @@ impl Tool for BashTool {
             Some(shell) => shell,
             None => match Shell::start(&self.launch) {
                 Ok(shell) => shell,
-                Err(e) => return ToolOutput::error(e),
+                Err(e) => return e.into(),
             },
         };
         let mut outputs = Outputs::new(self.output_limit);
         let ended = tokio::select! {
             ended = tokio::time::timeout(self.timeout, shell.execute(&command, &mut outputs)) => ended,
-            () = ctx.cancel.cancelled() => return ToolOutput::error(deskhand_protocol::event::CANCELLED),
+            () = ctx.cancel.cancelled() => return ToolError::Cancelled.into(),
         };
         if !matches!(ended, Ok(Ok(Ended::Status(_)))) {
             // Cut off before its end marker: what was read but held back is its output.
@@ -240,26 +248,26 @@ struct Shell {
 }
 
 impl Shell {
-    fn start(launch: &Launch) -> Result<Shell, String> {
+    fn start(launch: &Launch) -> Result<Shell, ToolError> {
+        let cannot =
+            |e: &dyn std::fmt::Display| ToolError::Unavailable(format!("cannot start bash: {e}"));
         let mut command = launch
             .command("bash", &["--noprofile", "--norc"])
-            .map_err(|e| format!("cannot start bash: {e}"))?;
+            .map_err(|e| cannot(&e))?;
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
         deskhand_host::processes::keep(&mut command);
-        let mut child = command
-            .spawn()
-            .map_err(|e| format!("cannot start bash: {e}"))?;
+        let mut child = command.spawn().map_err(|e| cannot(&e))?;
         let (Some(stdin), Some(stdout), Some(stderr), Some(pid)) = (
             child.stdin.take(),
             child.stdout.take(),
             child.stderr.take(),
             child.id(),
         ) else {
-            return Err("cannot start bash: its pipes are missing".into());
+            return Err(cannot(&"its pipes are missing"));
         };
         Ok(Shell {
             child,

@@ -43,7 +43,7 @@ fn make(
             let tool = match computer {
                 Some(tool) => tool.clone(),
                 None => computer
-                    .insert(ComputerTool::open(settings).map_err(unavailable)?)
+                    .insert(ComputerTool::open(settings).map_err(|e| unavailable(e.to_string()))?)
                     .clone(),
             };
             if name == "computer" {

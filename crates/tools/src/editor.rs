@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use similar::{Algorithm, ChangeTag};
 
-use super::{ActionDetail, ActionPlan, Tool, ToolContext, ToolOutput, input};
+use super::{ActionDetail, ActionPlan, ToolContext, ToolError, ToolOutput, TypedTool, input};
 use deskhand_host::files::{self, ReadError};
 use deskhand_llm::{AnthropicNativeTool, ToolDefinition};
 
@@ -65,7 +65,9 @@ impl EditorTool {
 }
 
 #[async_trait]
-impl Tool for EditorTool {
+impl TypedTool for EditorTool {
+    type Input = EditorInput;
+
     fn definition(&self) -> ToolDefinition {
         let mut native = json!({"type": "text_editor_20250728", "name": NAME});
         if let Some(max) = self.max_characters {
@@ -79,10 +81,13 @@ impl Tool for EditorTool {
         }
     }
 
-    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
-        let input: EditorInput = input::read(NAME, input)?;
+    fn read(&self, input: &Value) -> Result<EditorInput, ToolError> {
+        input::read(NAME, input)
+    }
+
+    fn plan(&self, input: &EditorInput) -> Result<ActionPlan, ToolError> {
         let command = input.command;
-        let path = absolute(&input)?;
+        let path = absolute(input)?;
         if command == EditorCommand::View {
             return Ok(ActionPlan {
                 kind: "editor.view".into(),
@@ -93,7 +98,7 @@ impl Tool for EditorTool {
                 target: None,
             });
         }
-        let edit = Edit::compute(&path, &input)?;
+        let edit = Edit::compute(&path, input)?;
         let shown = path.display().to_string();
         let old_name = if edit.old.is_some() {
             shown.as_str()
@@ -121,11 +126,7 @@ impl Tool for EditorTool {
 
     /// The file work runs on a blocking thread, never on the async loop; a stop answers at
     /// once, and a stop that comes before the write means nothing is written.
-    async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        let input: EditorInput = match input::read(NAME, input) {
-            Ok(input) => input,
-            Err(message) => return ToolOutput::error(message),
-        };
+    async fn run(&self, input: EditorInput, ctx: &ToolContext) -> ToolOutput {
         let cap = self.view_cap();
         let cancel = ctx.cancel.clone();
         let work = tokio::task::spawn_blocking(move || {
@@ -135,19 +136,19 @@ impl Tool for EditorTool {
             }
             let edit = Edit::compute(&path, &input)?;
             if cancel.is_cancelled() {
-                return Err(deskhand_protocol::event::CANCELLED.to_string());
+                return Err(ToolError::Cancelled);
             }
             write_atomic(&edit.target, &edit.new)
-                .map_err(|e| format!("could not write {}: {e}", path.display()))?;
+                .map_err(|e| ToolError::Io(format!("could not write {}: {e}", path.display())))?;
             Ok(edit.report)
         });
         let done = tokio::select! {
             done = work => done,
-            () = ctx.cancel.cancelled() => return ToolOutput::error(deskhand_protocol::event::CANCELLED),
+            () = ctx.cancel.cancelled() => return ToolError::Cancelled.into(),
         };
         match done {
             Ok(Ok(text)) => ToolOutput::text(text),
-            Ok(Err(message)) => ToolOutput::error(message),
+            Ok(Err(e)) => e.into(),
             Err(e) => ToolOutput::error(format!("the editor failed: {e}")),
         }
     }
@@ -155,7 +156,7 @@ impl Tool for EditorTool {
 
 // A call's input. Field doc comments are the descriptions the model reads in the schema.
 #[derive(Deserialize, JsonSchema)]
-struct EditorInput {
+pub struct EditorInput {
     command: EditorCommand,
     /// An absolute path.
     path: String,
@@ -193,54 +194,60 @@ impl EditorCommand {
     }
 }
 
-fn absolute(input: &EditorInput) -> Result<PathBuf, String> {
+fn absolute(input: &EditorInput) -> Result<PathBuf, ToolError> {
     let path = PathBuf::from(&input.path);
     if path.as_os_str().is_empty() {
-        return Err("`path` is empty; give an absolute path".into());
+        return Err(ToolError::InvalidInput(
+            "`path` is empty; give an absolute path".into(),
+        ));
     }
     if !path.is_absolute() {
         let hint = std::env::current_dir()
             .map(|cwd| format!(", such as {}", cwd.join(&path).display()))
             .unwrap_or_default();
-        return Err(format!(
+        return Err(ToolError::InvalidInput(format!(
             "`{}` is not an absolute path; give one that starts with /{hint}",
             path.display()
-        ));
+        )));
     }
     Ok(path)
 }
 
 /// A text file's content, at most `limit` bytes, or a clear reason why it cannot be
 /// edited as text. Only regular files are read (symbolic links followed), never blocking.
-fn read_text(path: &Path, limit: u64) -> Result<String, String> {
+fn read_text(path: &Path, limit: u64) -> Result<String, ToolError> {
     let shown = path.display();
     let bytes = files::read_regular(path, limit).map_err(|e| match e {
-        ReadError::Directory { .. } => format!("{e} (`view` lists a directory)"),
-        ReadError::TooLarge { .. } => {
-            format!("{e}; the editor reads files up to that size, use bash (head, sed -n, grep -n) for bigger ones")
+        ReadError::Directory { .. } => {
+            ToolError::InvalidInput(format!("{e} (`view` lists a directory)"))
         }
-        _ => e.to_string(),
+        ReadError::TooLarge { .. } => ToolError::NotAllowed(format!(
+            "{e}; the editor reads files up to that size, use bash (head, sed -n, grep -n) for bigger ones"
+        )),
+        ReadError::NotFound { .. } => ToolError::NotFound(e.to_string()),
+        ReadError::NotRegular { .. } => ToolError::NotAllowed(e.to_string()),
+        ReadError::Io { .. } => ToolError::Io(e.to_string()),
     })?;
     if bytes.contains(&0) {
-        return Err(format!(
+        return Err(ToolError::NotAllowed(format!(
             "{shown} is a binary file; the editor works on text files only"
-        ));
+        )));
     }
     String::from_utf8(bytes).map_err(|e| {
-        format!(
+        ToolError::NotAllowed(format!(
             "{shown} is not UTF-8 text (invalid byte at offset {}); the editor works on UTF-8 text files only",
             e.utf8_error().valid_up_to()
-        )
+        ))
     })
 }
 
-fn view(path: &Path, input: &EditorInput, cap: &ViewCap) -> Result<String, String> {
+fn view(path: &Path, input: &EditorInput, cap: &ViewCap) -> Result<String, ToolError> {
     if path.is_dir() {
         if input.view_range.is_some() {
-            return Err(format!(
+            return Err(ToolError::InvalidInput(format!(
                 "{} is a directory; `view_range` applies to files only",
                 path.display()
-            ));
+            )));
         }
         return Ok(cap.cut(list_directory(path)?, 0, None));
     }
@@ -251,14 +258,14 @@ fn view(path: &Path, input: &EditorInput, cap: &ViewCap) -> Result<String, Strin
         None => (1, count),
         Some([start, end]) => {
             if start < 1 || start as usize > count.max(1) {
-                return Err(format!(
+                return Err(ToolError::OutOfRange(format!(
                     "invalid `view_range` [{start}, {end}]: the first line must be between 1 and {count}, the file's last line"
-                ));
+                )));
             }
             if end != -1 && end < start {
-                return Err(format!(
+                return Err(ToolError::OutOfRange(format!(
                     "invalid `view_range` [{start}, {end}]: the last line must be -1 (the end) or at least the first"
-                ));
+                )));
             }
             let last = if end == -1 {
                 count
@@ -346,9 +353,10 @@ impl ViewCap {
 
 /// Files and directories up to two levels below `root`, hidden ones left out, like
 /// `find root -maxdepth 2 -not -path '*/.*'`.
-fn list_directory(root: &Path) -> Result<String, String> {
+fn list_directory(root: &Path) -> Result<String, ToolError> {
     let mut entries = Vec::new();
-    collect(root, 2, &mut entries).map_err(|e| format!("cannot list {}: {e}", root.display()))?;
+    collect(root, 2, &mut entries)
+        .map_err(|e| ToolError::Io(format!("cannot list {}: {e}", root.display())))?;
     let total = entries.len();
     let mut out = format!(
         "Here are the files and directories up to 2 levels deep in {}, excluding hidden items:\n{}\n",
@@ -402,16 +410,16 @@ struct Edit {
 }
 
 impl Edit {
-    fn compute(path: &Path, input: &EditorInput) -> Result<Edit, String> {
+    fn compute(path: &Path, input: &EditorInput) -> Result<Edit, ToolError> {
         let shown = path.display();
         let command = input.command.name();
         let field = |value: &Option<String>, name: &str| {
             value
                 .clone()
-                .ok_or_else(|| format!("`{command}` needs `{name}`"))
+                .ok_or_else(|| ToolError::InvalidInput(format!("`{command}` needs `{name}`")))
         };
         match input.command {
-            EditorCommand::View => Err("`view` changes nothing".into()),
+            EditorCommand::View => Err(ToolError::InvalidInput("`view` changes nothing".into())),
             EditorCommand::Create => {
                 let text = field(&input.file_text, "file_text")?;
                 let (target, old) = match std::fs::symlink_metadata(path) {
@@ -419,7 +427,7 @@ impl Edit {
                         refuse_steps_through_new_directories(path)?;
                         (path.to_path_buf(), None)
                     }
-                    Err(e) => return Err(format!("cannot create {shown}: {e}")),
+                    Err(e) => return Err(ToolError::Io(format!("cannot create {shown}: {e}"))),
                     // Only a regular file (or a link to one) is replaced: the rename that
                     // lands the write would replace a device, a FIFO or a broken link too.
                     Ok(_) => {
@@ -442,9 +450,9 @@ impl Edit {
                 let old_str = field(&input.old_str, "old_str")?;
                 let new_str = input.new_str.as_deref().unwrap_or_default();
                 if old_str.is_empty() {
-                    return Err(
+                    return Err(ToolError::InvalidInput(
                         "`old_str` is empty; give text that occurs exactly once in the file".into(),
-                    );
+                    ));
                 }
                 let text = read_text(path, MAX_EDIT_BYTES)?;
                 let starts: Vec<usize> = text
@@ -454,16 +462,16 @@ impl Edit {
                 let at = match starts.as_slice() {
                     [at] => *at,
                     [] => {
-                        return Err(format!(
+                        return Err(ToolError::NotFound(format!(
                             "no replacement was made: `old_str` does not occur verbatim in {shown} (check whitespace and indentation)"
-                        ));
+                        )));
                     }
                     many => {
-                        return Err(format!(
+                        return Err(ToolError::InvalidInput(format!(
                             "no replacement was made: `old_str` occurs {} times in {shown} ({}); include more surrounding text so it occurs exactly once",
                             many.len(),
                             places(&text, many)
-                        ));
+                        )));
                     }
                 };
                 let new = format!("{}{new_str}{}", &text[..at], &text[at + old_str.len()..]);
@@ -485,23 +493,25 @@ impl Edit {
                 let new_str = match (input.insert_text.as_deref(), input.new_str.as_deref()) {
                     (Some(text), _) | (None, Some(text)) => text,
                     (None, None) => {
-                        return Err(
+                        return Err(ToolError::InvalidInput(
                             "`insert` needs `insert_text` (the text to insert after `insert_line`)"
                                 .into(),
-                        );
+                        ));
                     }
                 };
                 let Some(after) = input.insert_line else {
-                    return Err("`insert` needs `insert_line` (0 for the top of the file)".into());
+                    return Err(ToolError::InvalidInput(
+                        "`insert` needs `insert_line` (0 for the top of the file)".into(),
+                    ));
                 };
                 let text = read_text(path, MAX_EDIT_BYTES)?;
                 let lines: Vec<&str> = text.split_inclusive('\n').collect();
                 let count = lines.len();
                 let after = after as usize;
                 if after > count {
-                    return Err(format!(
+                    return Err(ToolError::OutOfRange(format!(
                         "invalid `insert_line` {after}: {shown} has {count} lines, so it must be between 0 and {count}"
-                    ));
+                    )));
                 }
                 let mut new = lines[..after].concat();
                 if !new.is_empty() && !new.ends_with('\n') {
@@ -653,31 +663,33 @@ fn snippet(text: &str, first: usize, last: usize) -> String {
 /// The file an existing `path` names, symbolic links followed, so that a write replaces
 /// the file a link points to, not the link. A link whose target is missing, or a loop,
 /// is refused rather than replaced by a regular file.
-fn followed(path: &Path) -> Result<PathBuf, String> {
+fn followed(path: &Path) -> Result<PathBuf, ToolError> {
     std::fs::canonicalize(path).map_err(|e| {
         let shown = path.display();
         match std::fs::read_link(path) {
-            Ok(to) if e.kind() == std::io::ErrorKind::NotFound => format!(
+            Ok(to) if e.kind() == std::io::ErrorKind::NotFound => ToolError::NotAllowed(format!(
                 "{shown} is a symbolic link to {}, which does not exist; give the path of the file to create, or remove the link",
                 to.display()
-            ),
-            Ok(_) => format!("{shown} is a symbolic link that cannot be followed: {e}"),
-            Err(_) => format!("cannot resolve {shown}: {e}"),
+            )),
+            Ok(_) => ToolError::NotAllowed(format!(
+                "{shown} is a symbolic link that cannot be followed: {e}"
+            )),
+            Err(_) => ToolError::Io(format!("cannot resolve {shown}: {e}")),
         }
     })
 }
 
 /// `create_dir_all("a/new/..")` would make `a/new` only to step back out of it, so a path
 /// that needs new directories may not go through `..`.
-fn refuse_steps_through_new_directories(path: &Path) -> Result<(), String> {
+fn refuse_steps_through_new_directories(path: &Path) -> Result<(), ToolError> {
     let parent_exists = path.parent().is_none_or(Path::is_dir);
     if parent_exists || !path.components().any(|c| c == Component::ParentDir) {
         return Ok(());
     }
-    Err(format!(
+    Err(ToolError::NotAllowed(format!(
         "{} goes through `..` in directories that do not exist yet; give the path without `..`",
         path.display()
-    ))
+    )))
 }
 
 /// Writes `text` to `path` so that readers see the old file or the new one, never a part:

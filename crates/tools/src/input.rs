@@ -6,6 +6,8 @@ use schemars::generate::SchemaSettings;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+use crate::ToolError;
+
 /// The JSON Schema of `T` as a tool's `input_schema`: every part inline, and only what the
 /// model needs. Left out: the root's `$schema`, `title` and `description` (the tool has its
 /// own description), the `format` schemars adds to integers (`uint32`), and `null` as a type
@@ -28,8 +30,9 @@ pub fn schema<T: JsonSchema>() -> Value {
 }
 
 /// Reads a call's input (already checked against the schema) into `T`.
-pub fn read<T: DeserializeOwned>(tool: &str, input: &Value) -> Result<T, String> {
-    T::deserialize(input).map_err(|e| format!("invalid input for `{tool}`: {e}"))
+pub fn read<T: DeserializeOwned>(tool: &str, input: &Value) -> Result<T, ToolError> {
+    T::deserialize(input)
+        .map_err(|e| ToolError::InvalidInput(format!("invalid input for `{tool}`: {e}")))
 }
 
 fn tidy(value: &mut Value) {

@@ -8,11 +8,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{ActionDetail, ActionPlan, Tool, ToolContext, ToolOutput};
+use super::{ActionDetail, ActionPlan, ToolContext, ToolError, ToolOutput, TypedTool};
 use deskhand_llm::ToolDefinition;
 use deskhand_protocol::ids::SessionId;
 use deskhand_protocol::note::Note;
-use deskhand_store::notes as memory;
+use deskhand_store::notes::{self as memory, NoteError};
 use deskhand_store::{Store, StoreError};
 
 pub const NAME: &str = "memory";
@@ -46,10 +46,12 @@ impl MemoryTool {
         self
     }
 
-    fn existing(&self, id: i64) -> Result<Note, String> {
+    fn existing(&self, id: i64) -> Result<Note, ToolError> {
         self.store.note(id).map_err(|e| match e {
-            StoreError::NoNote(id) => format!("no note {id}; `search` finds the notes there are"),
-            other => other.to_string(),
+            StoreError::NoNote(id) => {
+                ToolError::NotFound(format!("no note {id}; `search` finds the notes there are"))
+            }
+            other => ToolError::Io(other.to_string()),
         })
     }
 
@@ -115,7 +117,7 @@ enum MemoryAction {
 }
 
 /// A call with what its action needs, checked.
-enum MemoryCall {
+pub enum MemoryCall {
     Remember { text: String },
     Update { id: i64, text: String },
     Forget { id: i64 },
@@ -124,22 +126,28 @@ enum MemoryCall {
 }
 
 impl MemoryCall {
-    fn read(input: &Value, run_keys: &[String]) -> Result<Self, String> {
+    fn read(input: &Value, run_keys: &[String]) -> Result<Self, ToolError> {
         let input: MemoryInput = super::input::read(NAME, input)?;
         let action = input.action.name();
         let required = |value: Option<String>, field: &str| {
             value
                 .filter(|s| !s.trim().is_empty())
-                .ok_or_else(|| format!("`{action}` needs `{field}`"))
+                .ok_or_else(|| ToolError::InvalidInput(format!("`{action}` needs `{field}`")))
         };
         let note = |text: Option<String>| {
             let text = text.unwrap_or_default();
-            memory::check_note(&text, run_keys).map(|()| text)
+            memory::check_note(&text, run_keys)
+                .map(|()| text)
+                .map_err(|e| match e {
+                    NoteError::Empty => ToolError::InvalidInput(e.to_string()),
+                    NoteError::TooLong { .. } => ToolError::OutOfRange(e.to_string()),
+                    NoteError::Secret { .. } => ToolError::NotAllowed(e.to_string()),
+                })
         };
         let id = || {
-            input
-                .id
-                .ok_or("this action needs the note's `id` (see `search`)")
+            input.id.ok_or_else(|| {
+                ToolError::InvalidInput("this action needs the note's `id` (see `search`)".into())
+            })
         };
         Ok(match input.action {
             MemoryAction::Remember => Self::Remember {
@@ -173,7 +181,9 @@ impl MemoryAction {
 }
 
 #[async_trait]
-impl Tool for MemoryTool {
+impl TypedTool for MemoryTool {
+    type Input = MemoryCall;
+
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {
             name: NAME.into(),
@@ -191,17 +201,20 @@ impl Tool for MemoryTool {
         }
     }
 
-    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
-        let call = MemoryCall::read(input, &self.run_keys)?;
+    fn read(&self, input: &Value) -> Result<MemoryCall, ToolError> {
+        MemoryCall::read(input, &self.run_keys)
+    }
+
+    fn plan(&self, call: &MemoryCall) -> Result<ActionPlan, ToolError> {
         let (action, read_only, summary, detail) = match call {
             MemoryCall::Remember { text } => (
                 "remember",
                 false,
                 format!("remember: \"{text}\""),
-                ActionDetail::NoteRemember { note: text },
+                ActionDetail::NoteRemember { note: text.clone() },
             ),
             MemoryCall::Update { id, text } => {
-                let note = self.existing(id)?;
+                let note = self.existing(*id)?;
                 (
                     "update",
                     false,
@@ -209,12 +222,12 @@ impl Tool for MemoryTool {
                     ActionDetail::NoteUpdate {
                         id: note.id,
                         before: note.text,
-                        note: text,
+                        note: text.clone(),
                     },
                 )
             }
             MemoryCall::Forget { id } => {
-                let note = self.existing(id)?;
+                let note = self.existing(*id)?;
                 (
                     "forget",
                     false,
@@ -232,11 +245,14 @@ impl Tool for MemoryTool {
                 ActionDetail::None,
             ),
             MemoryCall::Recall { session_id } => {
-                let id = self.store.resolve_id(&session_id).map_err(|e| match e {
-                    StoreError::NotFound(id) => {
-                        format!("no session `{id}`; `search` finds past sessions and their ids")
+                let id = self.store.resolve_id(session_id).map_err(|e| match e {
+                    StoreError::NotFound(id) => ToolError::NotFound(format!(
+                        "no session `{id}`; `search` finds past sessions and their ids"
+                    )),
+                    e @ (StoreError::EmptyId | StoreError::Ambiguous { .. }) => {
+                        ToolError::InvalidInput(e.to_string())
                     }
-                    other => other.to_string(),
+                    other => ToolError::Io(other.to_string()),
                 })?;
                 (
                     "recall",
@@ -257,11 +273,7 @@ impl Tool for MemoryTool {
         })
     }
 
-    async fn run(&self, input: &Value, _ctx: &ToolContext) -> ToolOutput {
-        let call = match MemoryCall::read(input, &self.run_keys) {
-            Ok(call) => call,
-            Err(message) => return ToolOutput::error(message),
-        };
+    async fn run(&self, call: MemoryCall, _ctx: &ToolContext) -> ToolOutput {
         let result = match call {
             MemoryCall::Remember { text } => self
                 .store

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{ActionDetail, ActionPlan, Tool, ToolContext, ToolOutput, input};
+use super::{ActionDetail, ActionPlan, ToolContext, ToolError, ToolOutput, TypedTool, input};
 use deskhand_llm::ToolDefinition;
 use deskhand_protocol::event::AgentEvent;
 pub use deskhand_protocol::plan::{PlanChange, PlanStep, StepStatus};
@@ -37,7 +37,7 @@ struct StepInput {
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct PlanInput {
+pub struct PlanInput {
     /// set: write or replace the whole plan; update: change some steps
     action: PlanAction,
     #[schemars(length(max = MAX_STEPS))]
@@ -70,90 +70,105 @@ impl PlanTool {
     }
 
     /// The plan `input` makes of `current`, or what is wrong with it.
-    fn apply(current: &[PlanStep], input: &Value) -> Result<Vec<PlanStep>, String> {
-        let input: PlanInput = input::read(NAME, input)?;
+    fn apply(current: &[PlanStep], input: &PlanInput) -> Result<Vec<PlanStep>, ToolError> {
         for step in &input.steps {
             if step.id.trim().is_empty() {
-                return Err("every step needs a non-empty `id`".into());
+                return Err(ToolError::InvalidInput(
+                    "every step needs a non-empty `id`".into(),
+                ));
             }
             if step
                 .title
                 .as_ref()
                 .is_some_and(|t| t.chars().count() > MAX_TITLE)
             {
-                return Err(format!(
+                return Err(ToolError::OutOfRange(format!(
                     "step `{}`: a title holds at most {MAX_TITLE} characters",
                     step.id
-                ));
+                )));
             }
             if step
                 .note
                 .as_ref()
                 .is_some_and(|n| n.chars().count() > MAX_NOTE)
             {
-                return Err(format!(
+                return Err(ToolError::OutOfRange(format!(
                     "step `{}`: a note holds at most {MAX_NOTE} characters",
                     step.id
-                ));
+                )));
             }
         }
         match input.action {
             PlanAction::Set => {
                 if input.steps.is_empty() {
-                    return Err("`set` needs at least one step".into());
+                    return Err(ToolError::InvalidInput(
+                        "`set` needs at least one step".into(),
+                    ));
                 }
                 if input.steps.len() > MAX_STEPS {
-                    return Err(format!("a plan holds at most {MAX_STEPS} steps"));
+                    return Err(ToolError::OutOfRange(format!(
+                        "a plan holds at most {MAX_STEPS} steps"
+                    )));
                 }
                 let mut ids = std::collections::HashSet::new();
                 if let Some(twice) = input.steps.iter().find(|s| !ids.insert(s.id.as_str())) {
-                    return Err(format!(
+                    return Err(ToolError::InvalidInput(format!(
                         "duplicate step id `{}`: every step of a plan needs its own id",
                         twice.id
-                    ));
+                    )));
                 }
                 input
                     .steps
-                    .into_iter()
+                    .iter()
                     .map(|s| {
                         let title = s
                             .title
+                            .clone()
                             .filter(|t| !t.trim().is_empty())
-                            .ok_or_else(|| format!("step `{}` needs a `title` in `set`", s.id))?;
+                            .ok_or_else(|| {
+                                ToolError::InvalidInput(format!(
+                                    "step `{}` needs a `title` in `set`",
+                                    s.id
+                                ))
+                            })?;
                         Ok(PlanStep {
-                            id: s.id,
+                            id: s.id.clone(),
                             title,
                             status: s.status.unwrap_or(StepStatus::Pending),
-                            note: s.note.unwrap_or_default(),
+                            note: s.note.clone().unwrap_or_default(),
                         })
                     })
                     .collect()
             }
             PlanAction::Update => {
                 if input.steps.is_empty() {
-                    return Err("`update` needs at least one step to change".into());
+                    return Err(ToolError::InvalidInput(
+                        "`update` needs at least one step to change".into(),
+                    ));
                 }
                 if current.is_empty() {
-                    return Err("there is no plan yet: write one with `set` first".into());
+                    return Err(ToolError::NotFound(
+                        "there is no plan yet: write one with `set` first".into(),
+                    ));
                 }
                 let mut next = current.to_vec();
-                for change in input.steps {
+                for change in &input.steps {
                     let Some(step) = next.iter_mut().find(|s| s.id == change.id) else {
                         let ids: Vec<&str> = current.iter().map(|s| s.id.as_str()).collect();
-                        return Err(format!(
+                        return Err(ToolError::NotFound(format!(
                             "no step `{}` in the plan (its steps are {}); use `set` to replan",
                             change.id,
                             ids.join(", ")
-                        ));
+                        )));
                     };
-                    if let Some(title) = change.title.filter(|t| !t.trim().is_empty()) {
-                        step.title = title;
+                    if let Some(title) = change.title.as_ref().filter(|t| !t.trim().is_empty()) {
+                        step.title = title.clone();
                     }
                     if let Some(status) = change.status {
                         step.status = status;
                     }
-                    if let Some(note) = change.note {
-                        step.note = note;
+                    if let Some(note) = &change.note {
+                        step.note = note.clone();
                     }
                 }
                 Ok(next)
@@ -224,8 +239,19 @@ fn describe(steps: &[PlanStep]) -> String {
     out
 }
 
+impl PlanAction {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Set => "set",
+            Self::Update => "update",
+        }
+    }
+}
+
 #[async_trait]
-impl Tool for PlanTool {
+impl TypedTool for PlanTool {
+    type Input = PlanInput;
+
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {
             name: NAME.into(),
@@ -241,31 +267,31 @@ impl Tool for PlanTool {
         }
     }
 
-    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
+    fn read(&self, input: &Value) -> Result<PlanInput, ToolError> {
+        input::read(NAME, input)
+    }
+
+    fn plan(&self, input: &PlanInput) -> Result<ActionPlan, ToolError> {
         let next = Self::apply(&self.current(), input)?;
         Ok(ActionPlan {
             kind: NAME.into(),
             // It changes nothing outside Deskhand: the person sees it, nothing acts on it.
             read_only: true,
-            summary: format!(
-                "plan: {} ({} steps)",
-                input["action"].as_str().unwrap_or(""),
-                next.len()
-            ),
+            summary: format!("plan: {} ({} steps)", input.action.name(), next.len()),
             detail: ActionDetail::None,
             safety_checks: Vec::new(),
             target: None,
         })
     }
 
-    async fn run(&self, input: &Value, _ctx: &ToolContext) -> ToolOutput {
+    async fn run(&self, input: PlanInput, _ctx: &ToolContext) -> ToolOutput {
         let mut steps = self.steps.lock().unwrap_or_else(|e| e.into_inner());
-        let next = match Self::apply(&steps, input) {
+        let next = match Self::apply(&steps, &input) {
             Ok(next) => next,
-            Err(message) => return ToolOutput::error(message),
+            Err(e) => return e.into(),
         };
         let event = AgentEvent::PlanUpdated {
-            replanned: input["action"] == "set" && !steps.is_empty(),
+            replanned: matches!(input.action, PlanAction::Set) && !steps.is_empty(),
             changes: changes(&steps, &next),
             steps: next.clone(),
         };
@@ -297,33 +323,23 @@ mod tests {
         }
     }
 
+    /// What applying `input` to `current` is refused with.
+    fn refused(current: &[PlanStep], input: Value) -> String {
+        let input = input::read(NAME, &input).unwrap();
+        PlanTool::apply(current, &input).unwrap_err().to_string()
+    }
+
     #[test]
     fn bad_plans_are_refused_with_the_reason() {
         let dup = json!({"action": "set", "steps": [{"id": "1", "title": "a"}, {"id": "1", "title": "b"}]});
-        assert!(
-            PlanTool::apply(&[], &dup)
-                .unwrap_err()
-                .contains("duplicate step id `1`")
-        );
+        assert!(refused(&[], dup).contains("duplicate step id `1`"));
         let current = vec![step("1", "a", StepStatus::Pending)];
         let missing = json!({"action": "update", "steps": [{"id": "7", "status": "done"}]});
-        assert!(
-            PlanTool::apply(&current, &missing)
-                .unwrap_err()
-                .contains("no step `7`")
-        );
+        assert!(refused(&current, missing).contains("no step `7`"));
         let none = json!({"action": "update", "steps": [{"id": "1", "status": "done"}]});
-        assert!(
-            PlanTool::apply(&[], &none)
-                .unwrap_err()
-                .contains("no plan yet")
-        );
+        assert!(refused(&[], none).contains("no plan yet"));
         let untitled = json!({"action": "set", "steps": [{"id": "1"}]});
-        assert!(
-            PlanTool::apply(&[], &untitled)
-                .unwrap_err()
-                .contains("needs a `title`")
-        );
+        assert!(refused(&[], untitled).contains("needs a `title`"));
     }
 
     #[test]

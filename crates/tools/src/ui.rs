@@ -6,16 +6,53 @@
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::computer::ComputerTool;
 use super::computer::fingerprint;
-use super::{ActionDetail, ActionPlan, PointerDetail, Tool, ToolContext, ToolOutput};
+use super::{
+    ActionDetail, ActionPlan, PointerDetail, Tool, ToolContext, ToolError, ToolOutput, TypedTool,
+    input,
+};
 use deskhand_llm::{ToolDefinition, ToolResultContent};
 use deskhand_platform::elements::refs::RefBook;
 use deskhand_platform::elements::{Element, MAX_LISTED, Origin, Snapshot, Tree};
 
-const ACTIONS: &[&str] = &["find", "click", "double_click", "type", "read", "elements"];
+pub const NAME: &str = "ui";
+
+// A call's input. No doc comments: the schema the model receives carries no descriptions
+// (the tool's description explains the actions).
+#[derive(Deserialize, JsonSchema)]
+pub struct UiInput {
+    action: UiAction,
+    query: Option<String>,
+    role: Option<String>,
+    name: Option<String>,
+    #[serde(rename = "ref")]
+    reference: Option<String>,
+    text: Option<String>,
+}
+
+// serde reads the names that strum writes, both in snake_case.
+#[derive(Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, strum::IntoStaticStr)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+enum UiAction {
+    Find,
+    Click,
+    DoubleClick,
+    Type,
+    Read,
+    Elements,
+}
+
+impl UiAction {
+    fn name(self) -> &'static str {
+        self.into()
+    }
+}
 
 pub struct UiTool {
     inner: Arc<Inner>,
@@ -39,13 +76,15 @@ struct State {
 }
 
 /// What a call acts on: a ref, or a role and name that match exactly one element.
-fn target_of(input: &Value) -> Result<Target<'_>, String> {
-    if let Some(r) = input["ref"].as_str() {
+fn target_of(input: &UiInput) -> Result<Target<'_>, ToolError> {
+    if let Some(r) = &input.reference {
         return Ok(Target::Ref(r));
     }
-    match (input["role"].as_str(), input["name"].as_str()) {
+    match (&input.role, &input.name) {
         (Some(role), Some(name)) => Ok(Target::Named { role, name }),
-        _ => Err("give `ref`, or both `role` and `name`, of the element to act on".into()),
+        _ => Err(ToolError::InvalidInput(
+            "give `ref`, or both `role` and `name`, of the element to act on".into(),
+        )),
     }
 }
 
@@ -105,17 +144,28 @@ impl Inner {
     }
 
     /// The one element `input` names in `snapshot`, or why there is not exactly one.
-    fn resolve(&self, input: &Value, snapshot: &Snapshot) -> Result<(Element, String), String> {
+    fn resolve(
+        &self,
+        input: &UiInput,
+        snapshot: &Snapshot,
+    ) -> Result<(Element, String), ToolError> {
         match target_of(input)? {
             Target::Ref(r) => {
-                let element = self.refs().resolve(r, snapshot)?.clone();
+                let element = self
+                    .refs()
+                    .resolve(r, snapshot)
+                    .map_err(|e| ToolError::NotFound(e.to_string()))?
+                    .clone();
                 if element.origin == Origin::Ocr {
-                    let now = self.computer.capture().map_err(|e| e.to_string())?;
+                    let now = self
+                        .computer
+                        .capture()
+                        .map_err(|e| ToolError::Unavailable(e.to_string()))?;
                     if self.state().words_screen != Some(fingerprint::perceptual_hash(&now)) {
-                        return Err(format!(
+                        return Err(ToolError::NotFound(format!(
                             "the screen changed since `find` read the word `{r}`; nothing was \
                              done. `find` it again"
-                        ));
+                        )));
                     }
                 }
                 Ok((element, r.to_string()))
@@ -140,35 +190,39 @@ impl Inner {
                     }
                     [] => {
                         let near: Vec<&Element> = same_role.into_iter().take(20).collect();
-                        Err(format!(
+                        Err(ToolError::NotFound(format!(
                             "no {role} named {name:?} is showing; the {role}s showing: {}",
                             Value::from(self.listing(&near))
-                        ))
+                        )))
                     }
-                    several => Err(format!(
+                    several => Err(ToolError::InvalidInput(format!(
                         "{} elements are a {role} named {name:?}; give the `ref` of one: {}",
                         several.len(),
                         Value::from(self.listing(several))
-                    )),
+                    ))),
                 }
             }
         }
     }
 
     /// The model point at the element's centre.
-    fn centre(&self, element: &Element) -> Result<(u32, u32), String> {
+    fn centre(&self, element: &Element) -> Result<(u32, u32), ToolError> {
         let (x, y) = element.bounds.centre();
-        self.computer
-            .mapping()
-            .to_model(x, y)
-            .ok_or_else(|| format!("{} is not on the screen the model sees", element.describe()))
+        self.computer.mapping().to_model(x, y).ok_or_else(|| {
+            ToolError::OutOfRange(format!(
+                "{} is not on the screen the model sees",
+                element.describe()
+            ))
+        })
     }
 
-    fn find(&self, input: &Value) -> Result<Value, String> {
-        let text = input["query"].as_str().filter(|q| !q.is_empty());
-        let role = input["role"].as_str();
+    fn find(&self, input: &UiInput) -> Result<Value, ToolError> {
+        let text = input.query.as_deref().filter(|q| !q.is_empty());
+        let role = input.role.as_deref();
         if text.is_none() && role.is_none() {
-            return Err("`find` needs `query`, `role`, or both".into());
+            return Err(ToolError::InvalidInput(
+                "`find` needs `query`, `role`, or both".into(),
+            ));
         }
         let snapshot = self.snapshot();
         // Words of an earlier OCR are not looked at: the screen may have changed since.
@@ -200,12 +254,13 @@ impl Inner {
     }
 
     /// OCR of the screen now; the words are kept for the refs given to them.
-    fn ocr(&self) -> Result<Vec<Element>, String> {
-        let frame = self.computer.capture().map_err(|e| e.to_string())?;
+    fn ocr(&self) -> Result<Vec<Element>, ToolError> {
+        let unavailable = |e: &dyn std::fmt::Display| ToolError::Unavailable(e.to_string());
+        let frame = self.computer.capture().map_err(|e| unavailable(&e))?;
         let mut geometry = self.computer.mapping().geometry;
         geometry.pixels = frame.size;
         let words = deskhand_platform::elements::ocr::words(&frame, &geometry)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| unavailable(&e))?;
         let mut state = self.state();
         state.words = words.clone();
         state.words_screen = Some(fingerprint::perceptual_hash(&frame));
@@ -234,11 +289,11 @@ impl Inner {
 
     /// Everything a call does before any input: answers for the read-only actions, the
     /// element and its centre for the others.
-    fn prepare(&self, action: &str, input: &Value) -> Result<Acted, String> {
-        match action {
-            "find" => self.find(input).map(Acted::Answer),
-            "elements" => Ok(Acted::Answer(self.elements())),
-            "read" => {
+    fn prepare(&self, input: &UiInput) -> Result<Acted, ToolError> {
+        match input.action {
+            UiAction::Find => self.find(input).map(Acted::Answer),
+            UiAction::Elements => Ok(Acted::Answer(self.elements())),
+            UiAction::Read => {
                 let snapshot = self.snapshot();
                 let (element, reference) = self.resolve(input, &snapshot)?;
                 Ok(Acted::Answer(json!({
@@ -248,13 +303,19 @@ impl Inner {
                     "text": element.text.clone().unwrap_or_else(|| element.name.clone()),
                 })))
             }
-            _ => {
+            UiAction::Click | UiAction::DoubleClick | UiAction::Type => {
                 let snapshot = self.snapshot();
                 let (element, reference) = self.resolve(input, &snapshot)?;
                 let (x, y) = self.centre(&element)?;
                 Ok(Acted::Target(Box::new(element), reference, x, y))
             }
         }
+    }
+
+    /// Runs a computer action, read as the computer tool reads the model's, so it is checked
+    /// the same way.
+    async fn act(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        Tool::run(&self.computer, &input, ctx).await
     }
 }
 
@@ -263,10 +324,12 @@ fn json_output(value: Value) -> ToolOutput {
 }
 
 #[async_trait]
-impl Tool for UiTool {
+impl TypedTool for UiTool {
+    type Input = UiInput;
+
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {
-            name: "ui".into(),
+            name: NAME.into(),
             description: format!(
                 "Act on the screen's UI elements by name instead of by pixels, from the \
                  accessibility tree (and OCR words where an app has no tree). Actions: `find` \
@@ -279,25 +342,21 @@ impl Tool for UiTool {
                  a new screenshot.",
                 self.inner.computer.mapping().model
             ),
-            input_schema: json!({
-                "type": "object",
-                "properties": {
-                    "action": {"type": "string", "enum": ACTIONS},
-                    "query": {"type": "string"},
-                    "role": {"type": "string"},
-                    "name": {"type": "string"},
-                    "ref": {"type": "string"},
-                    "text": {"type": "string"},
-                },
-                "required": ["action"],
-            }),
+            input_schema: input::schema::<UiInput>(),
             anthropic: None,
         }
     }
 
-    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
-        let action = input["action"].as_str().unwrap_or("?");
-        let read_only = matches!(action, "find" | "read" | "elements");
+    fn read(&self, input: &Value) -> Result<UiInput, ToolError> {
+        input::read(NAME, input)
+    }
+
+    fn plan(&self, input: &UiInput) -> Result<ActionPlan, ToolError> {
+        let action = input.action.name();
+        let read_only = matches!(
+            input.action,
+            UiAction::Find | UiAction::Read | UiAction::Elements
+        );
         if read_only {
             return Ok(ActionPlan {
                 kind: format!("ui.{action}"),
@@ -310,20 +369,20 @@ impl Tool for UiTool {
                 target: None,
             });
         }
-        if action == "type" && input["text"].as_str().is_none() {
-            return Err("`type` needs `text`".into());
+        if input.action == UiAction::Type && input.text.is_none() {
+            return Err(ToolError::InvalidInput("`type` needs `text`".into()));
         }
         let snapshot = self.inner.snapshot();
         let (element, reference) = self.inner.resolve(input, &snapshot)?;
         let (mx, my) = self.inner.centre(&element)?;
         let (sx, sy) = self.inner.computer.mapping().to_screen(mx, my);
-        let verb = match action {
-            "click" => "Click",
-            "double_click" => "Double-click",
+        let verb = match input.action {
+            UiAction::Click => "Click",
+            UiAction::DoubleClick => "Double-click",
             _ => "Type into",
         };
         let mut summary = format!("{verb} {}", element.describe());
-        if let Some(text) = input["text"].as_str() {
+        if let Some(text) = &input.text {
             let (start, rest) = deskhand_protocol::visible::shortened(
                 text,
                 deskhand_protocol::visible::TYPED_CHARS,
@@ -347,39 +406,32 @@ impl Tool for UiTool {
         })
     }
 
-    async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        let action = input["action"].as_str().unwrap_or("?").to_string();
+    async fn run(&self, input: UiInput, ctx: &ToolContext) -> ToolOutput {
+        let (action, text) = (input.action, input.text.clone());
         let this = self.inner.clone();
-        let (owned, name) = (input.clone(), action.clone());
-        let prepared = tokio::task::spawn_blocking(move || this.prepare(&name, &owned)).await;
-        let result = prepared.unwrap_or_else(|e| Err(format!("ui {action} failed: {e}")));
-        let (element, reference, x, y) = match result {
-            Ok(Acted::Answer(value)) => return json_output(value),
-            Ok(Acted::Target(e, r, x, y)) => (e, r, x, y),
-            Err(e) => return ToolOutput::error(e),
+        let prepared = tokio::task::spawn_blocking(move || this.prepare(&input)).await;
+        let (element, reference, x, y) = match prepared {
+            Ok(Ok(Acted::Answer(value))) => return json_output(value),
+            Ok(Ok(Acted::Target(e, r, x, y))) => (e, r, x, y),
+            Ok(Err(e)) => return e.into(),
+            Err(e) => return ToolOutput::error(format!("ui {} failed: {e}", action.name())),
         };
-        let computer = &self.inner.computer;
-        let click = if action == "double_click" {
-            "double_click"
-        } else {
-            "left_click"
-        };
-        let mut out = computer
-            .run(&json!({"action": click, "coordinate": [x, y]}), ctx)
+        let double = action == UiAction::DoubleClick;
+        let click = if double { "double_click" } else { "left_click" };
+        let mut out = self
+            .inner
+            .act(json!({"action": click, "coordinate": [x, y]}), ctx)
             .await;
         let mut said = format!(
             "{} {} (ref {reference}) at ({x}, {y})",
-            if action == "double_click" {
-                "double-clicked"
-            } else {
-                "clicked"
-            },
+            if double { "double-clicked" } else { "clicked" },
             element.describe()
         );
-        if action == "type" && !out.is_error {
-            let text = input["text"].as_str().unwrap_or_default();
-            out = computer
-                .run(&json!({"action": "type", "text": text}), ctx)
+        if action == UiAction::Type && !out.is_error {
+            let text = text.unwrap_or_default();
+            out = self
+                .inner
+                .act(json!({"action": "type", "text": text}), ctx)
                 .await;
             said = format!("typed into {} (ref {reference})", element.describe());
         }
@@ -408,6 +460,10 @@ mod tests {
     use deskhand_platform::elements::fixtures::element;
     use deskhand_platform::elements::{FakeTree, Rect};
 
+    fn elements_call() -> UiInput {
+        input::read(NAME, &json!({"action": "elements"})).unwrap()
+    }
+
     /// The tool over a fake 1920x1080 screen and `snapshot` as the tree.
     fn ui(snapshot: Snapshot) -> UiTool {
         let computer = ComputerTool::new(
@@ -424,6 +480,32 @@ mod tests {
         )
         .unwrap();
         UiTool::new(computer, Arc::new(FakeTree(snapshot)))
+    }
+
+    /// The schema derived from `UiInput` is the one the model was always sent, written out
+    /// by hand before the input was typed.
+    #[test]
+    fn the_derived_schema_is_the_one_the_model_always_got() {
+        let actions = ["find", "click", "double_click", "type", "read", "elements"];
+        let before = json!({
+            "type": "object",
+            "properties": {
+                "action": {"type": "string", "enum": actions},
+                "query": {"type": "string"},
+                "role": {"type": "string"},
+                "name": {"type": "string"},
+                "ref": {"type": "string"},
+                "text": {"type": "string"},
+            },
+            "required": ["action"],
+        });
+        let now = input::schema::<UiInput>();
+        assert_eq!(now, before);
+        assert_eq!(
+            now.to_string(),
+            before.to_string(),
+            "the same text on the wire"
+        );
     }
 
     #[test]
@@ -448,7 +530,7 @@ mod tests {
             elements,
             notes: vec!["an app did not answer".into()],
         });
-        let Ok(Acted::Answer(answer)) = tool.inner.prepare("elements", &json!({})) else {
+        let Ok(Acted::Answer(answer)) = tool.inner.prepare(&elements_call()) else {
             panic!("elements answers at once");
         };
         let listed = answer["elements"].as_array().unwrap();
@@ -483,7 +565,7 @@ mod tests {
             elements: vec![a, b],
             notes: Vec::new(),
         });
-        let Ok(Acted::Answer(answer)) = tool.inner.prepare("elements", &json!({})) else {
+        let Ok(Acted::Answer(answer)) = tool.inner.prepare(&elements_call()) else {
             panic!("elements answers at once");
         };
         let names: Vec<&str> = answer["elements"]
@@ -507,9 +589,11 @@ mod tests {
             )],
             notes: Vec::new(),
         });
-        let plan = tool
-            .plan(&json!({"action": "double_click", "role": "list item", "name": "Report.txt"}))
-            .unwrap();
+        let plan = Tool::plan(
+            &tool,
+            &json!({"action": "double_click", "role": "list item", "name": "Report.txt"}),
+        )
+        .unwrap();
         assert_eq!(plan.kind, "ui.double_click");
         assert_eq!(
             plan.summary,

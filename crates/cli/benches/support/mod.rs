@@ -14,13 +14,17 @@ use deskhand_engine::llm::{
     ContentBlock, ModelRequest, ModelResponse, Provider, ProviderError, StopReason, StreamEvent,
     ToolDefinition, Usage,
 };
-use deskhand_engine::tools::{ActionPlan, Tool, ToolContext, ToolOutput, ToolRegistry};
+use deskhand_engine::tools::{
+    ActionPlan, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool,
+};
 use serde_json::{Value, json};
 
 pub struct NoopTool;
 
 #[async_trait]
-impl Tool for NoopTool {
+impl TypedTool for NoopTool {
+    type Input = Value;
+
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {
             name: "noop".into(),
@@ -29,7 +33,11 @@ impl Tool for NoopTool {
             anthropic: None,
         }
     }
-    fn plan(&self, _: &Value) -> Result<ActionPlan, String> {
+    fn read(&self, input: &Value) -> Result<Value, ToolError> {
+        Ok(input.clone())
+    }
+
+    fn plan(&self, _: &Value) -> Result<ActionPlan, ToolError> {
         Ok(ActionPlan {
             kind: "noop".into(),
             read_only: false,
@@ -39,7 +47,7 @@ impl Tool for NoopTool {
             target: None,
         })
     }
-    async fn run(&self, input: &Value, _: &ToolContext) -> ToolOutput {
+    async fn run(&self, input: Value, _: &ToolContext) -> ToolOutput {
         ToolOutput::text(format!("step {} done", input["step"]))
     }
 }

@@ -425,6 +425,81 @@ async fn an_edit_runs_only_as_approved_not_on_a_file_changed_meanwhile() {
     );
 }
 
+/// Counts what the loop asks of it: how often the call is read, planned and run.
+#[derive(Default)]
+struct Counted {
+    reads: std::sync::atomic::AtomicUsize,
+    plans: std::sync::atomic::AtomicUsize,
+    ran: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl deskhand_engine::tools::TypedTool for Counted {
+    type Input = String;
+
+    fn definition(&self) -> deskhand_engine::llm::ToolDefinition {
+        deskhand_engine::llm::ToolDefinition {
+            name: "note".into(),
+            description: "Notes a word.".into(),
+            input_schema: json!({"type": "object", "properties": {"word": {"type": "string"}},
+                                 "required": ["word"]}),
+            anthropic: None,
+        }
+    }
+
+    fn read(&self, input: &serde_json::Value) -> Result<String, deskhand_engine::tools::ToolError> {
+        self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(input["word"].as_str().unwrap_or_default().to_string())
+    }
+
+    fn plan(
+        &self,
+        word: &String,
+    ) -> Result<deskhand_engine::tools::ActionPlan, deskhand_engine::tools::ToolError> {
+        self.plans.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(deskhand_engine::tools::ActionPlan {
+            kind: "note".into(),
+            read_only: false,
+            summary: format!("note {word}"),
+            detail: Default::default(),
+            safety_checks: Vec::new(),
+            target: None,
+        })
+    }
+
+    async fn run(
+        &self,
+        word: String,
+        _: &deskhand_engine::tools::ToolContext,
+    ) -> deskhand_engine::tools::ToolOutput {
+        self.ran.lock().unwrap().push(word.clone());
+        deskhand_engine::tools::ToolOutput::text(format!("noted {word}"))
+    }
+}
+
+/// The loop reads a call once: it plans it, plans it again after the person approved (to
+/// run only what they saw), and runs the value it read.
+#[tokio::test]
+async fn a_call_is_read_once_planned_again_after_asking_and_run_as_read() {
+    let api = StandIn::spawn([
+        Turn::tool_use("note", json!({"word": "kept"})),
+        Turn::text("Done."),
+    ]);
+    let tool = Arc::new(Counted::default());
+    let mut tools = deskhand_engine::tools::ToolRegistry::default();
+    tools.register(tool.clone()).unwrap();
+    let agent = agent(&api.url(), tools, ApprovalPolicy::Ask, auto(), 50);
+    let mut history = Vec::new();
+    let (outcome, _) = run_prompt(&agent, &mut history, "go").await;
+
+    assert_eq!(outcome.status, RunStatus::Done);
+    let result = &last_tool_results(&api.requests()[1].body)[0];
+    assert_eq!(result_text(result), "noted kept");
+    let count = |n: &std::sync::atomic::AtomicUsize| n.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!((count(&tool.reads), count(&tool.plans)), (1, 2));
+    assert_eq!(*tool.ran.lock().unwrap(), ["kept"]);
+}
+
 #[tokio::test]
 async fn bad_tool_input_and_unknown_tool_get_precise_errors_and_the_loop_goes_on() {
     let api = StandIn::spawn([

@@ -183,7 +183,7 @@ proptest! {
                     _ => {}
                 }
             }
-            Err(message) => prop_assert!(!message.trim().is_empty(), "{input}: an empty error"),
+            Err(error) => prop_assert!(!error.to_string().trim().is_empty(), "{input}: an empty error"),
         }
     }
 
@@ -194,7 +194,7 @@ proptest! {
                 prop_assert!(!combos.is_empty(), "{text:?}");
                 prop_assert!(combos.iter().all(|combo| !combo.is_empty()), "{text:?}");
             }
-            Err(message) => prop_assert!(!message.is_empty()),
+            Err(error) => prop_assert!(!error.to_string().is_empty()),
         }
         // Modifiers are a subset of keys: whatever `modifiers` accepts, `parse` does too.
         if let Ok(combo) = keys::modifiers(&text) {

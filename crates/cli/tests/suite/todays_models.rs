@@ -11,7 +11,9 @@ use crate::support::*;
 use async_trait::async_trait;
 use deskhand_engine::agent::{AgentEvent, ApprovalPolicy, Approver, Decision, FixedApprover};
 use deskhand_engine::llm::{AnthropicNativeTool, ToolDefinition};
-use deskhand_engine::tools::{ActionPlan, Tool, ToolContext, ToolOutput, ToolRegistry};
+use deskhand_engine::tools::{
+    ActionPlan, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool,
+};
 use deskhand_standin::{Reply, Script, StandIn, Turn};
 use serde_json::{Value, json};
 
@@ -39,7 +41,9 @@ fn toolset_definition() -> AnthropicNativeTool {
 }
 
 #[async_trait]
-impl Tool for FakeComputer {
+impl TypedTool for FakeComputer {
+    type Input = Value;
+
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {
             name: "computer".into(),
@@ -50,7 +54,11 @@ impl Tool for FakeComputer {
         }
     }
 
-    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
+    fn read(&self, input: &Value) -> Result<Value, ToolError> {
+        Ok(input.clone())
+    }
+
+    fn plan(&self, input: &Value) -> Result<ActionPlan, ToolError> {
         Ok(ActionPlan {
             kind: format!("computer.{}", input["action"].as_str().unwrap_or("?")),
             read_only: false,
@@ -61,7 +69,7 @@ impl Tool for FakeComputer {
         })
     }
 
-    async fn run(&self, input: &Value, _: &ToolContext) -> ToolOutput {
+    async fn run(&self, input: Value, _: &ToolContext) -> ToolOutput {
         self.ran.lock().unwrap().push(input.clone());
         if input["action"] == "key" && input["text"] == "ctrl+Retrun" {
             return ToolOutput::error("unknown key `Retrun`");

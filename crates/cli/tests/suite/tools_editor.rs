@@ -385,7 +385,8 @@ async fn view_is_read_only_and_writes_are_planned_as_a_diff() {
     );
     let refused = tool
         .plan(&json!({"command": "str_replace", "path": file, "old_str": "nope", "new_str": "x"}))
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(refused.contains("does not occur verbatim"), "{refused}");
 }
 
@@ -720,7 +721,7 @@ fn child_plan_dev_zero() {
         json!({"command": "insert", "path": "/dev/zero", "insert_line": 0, "insert_text": "b"}),
         json!({"command": "create", "path": "/dev/zero", "file_text": "b"}),
     ] {
-        let error = tool.plan(&input).unwrap_err();
+        let error = tool.plan(&input).unwrap_err().to_string();
         assert!(
             error.ends_with("is a character device, not a regular file"),
             "{error}"

@@ -22,7 +22,9 @@ use deskhand_engine::llm::{
     AnthropicNativeTool, ContentBlock, Message, Provider, RetryPolicy, ToolDefinition,
     ToolResultContent,
 };
-use deskhand_engine::tools::{ActionPlan, Tool, ToolContext, ToolOutput, ToolRegistry};
+use deskhand_engine::tools::{
+    ActionPlan, ToolContext, ToolError, ToolOutput, ToolRegistry, TypedTool,
+};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
@@ -35,7 +37,9 @@ pub struct EchoTool {
 }
 
 #[async_trait]
-impl Tool for EchoTool {
+impl TypedTool for EchoTool {
+    type Input = Value;
+
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {
             name: "echo".into(),
@@ -53,7 +57,11 @@ impl Tool for EchoTool {
         }
     }
 
-    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
+    fn read(&self, input: &Value) -> Result<Value, ToolError> {
+        Ok(input.clone())
+    }
+
+    fn plan(&self, input: &Value) -> Result<ActionPlan, ToolError> {
         Ok(ActionPlan {
             kind: "echo".into(),
             read_only: false,
@@ -64,7 +72,7 @@ impl Tool for EchoTool {
         })
     }
 
-    async fn run(&self, input: &Value, _ctx: &ToolContext) -> ToolOutput {
+    async fn run(&self, input: Value, _ctx: &ToolContext) -> ToolOutput {
         if let Some(ms) = input["sleep_ms"].as_u64() {
             tokio::time::sleep(Duration::from_millis(ms)).await;
         }
@@ -307,7 +315,9 @@ pub struct ScreenshotTool {
 }
 
 #[async_trait]
-impl Tool for ScreenshotTool {
+impl TypedTool for ScreenshotTool {
+    type Input = Value;
+
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {
             name: "screen".into(),
@@ -317,7 +327,11 @@ impl Tool for ScreenshotTool {
         }
     }
 
-    fn plan(&self, _: &Value) -> Result<ActionPlan, String> {
+    fn read(&self, input: &Value) -> Result<Value, ToolError> {
+        Ok(input.clone())
+    }
+
+    fn plan(&self, _: &Value) -> Result<ActionPlan, ToolError> {
         Ok(ActionPlan {
             kind: "screen".into(),
             read_only: true,
@@ -328,7 +342,7 @@ impl Tool for ScreenshotTool {
         })
     }
 
-    async fn run(&self, _: &Value, _: &ToolContext) -> ToolOutput {
+    async fn run(&self, _: Value, _: &ToolContext) -> ToolOutput {
         use base64::Engine as _;
         let n = self
             .calls

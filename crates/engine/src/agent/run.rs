@@ -26,7 +26,7 @@ use crate::llm::{
 };
 use crate::memory::NoteRef;
 use crate::tools::computer::toolset;
-use crate::tools::{Progress, ToolContext, ToolOutput, ToolRegistry};
+use crate::tools::{PreparedCall, Progress, ToolContext, ToolOutput, ToolRegistry};
 pub use deskhand_protocol::budget::Budget;
 
 pub const DEFAULT_MAX_TURNS: u32 = 50;
@@ -214,7 +214,7 @@ impl Agent {
                 {
                     Some(toolset::NOT_EXECUTED.to_string())
                 } else if let Some(Err(problem)) = &member {
-                    Some(problem.clone())
+                    Some(problem.to_string())
                 } else {
                     response
                         .malformed_tool_inputs
@@ -490,18 +490,23 @@ impl Agent {
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
     ) -> (ToolOutput, ToolStatus, f64) {
-        let failed = |message| (ToolOutput::error(message), ToolStatus::Error, 0.0);
+        let failed = |output: ToolOutput| (output, ToolStatus::Error, 0.0);
         let tool = match self.tools.resolve(name, input) {
             Ok(tool) => tool,
-            Err(message) => return failed(message),
+            Err(e) => return failed(e.into()),
         };
-        let plan_of = |input| {
-            tool.plan_call(input)
-                .map(|(plan, call)| (with_safety_checks(plan, safety_checks), call))
+        // Read once: the call is planned, again after a person was asked, and run as read.
+        let call = match tool.prepare(input) {
+            Ok(call) => call,
+            Err(e) => return failed(e.into()),
         };
-        let (plan, mut call) = match plan_of(input) {
-            Ok(planned) => planned,
-            Err(message) => return failed(message),
+        let plan_of = |call: &dyn PreparedCall| {
+            call.plan()
+                .map(|plan| with_safety_checks(plan, safety_checks))
+        };
+        let plan = match plan_of(&*call) {
+            Ok(plan) => plan,
+            Err(e) => return failed(e.into()),
         };
         let precheck = self.gate.precheck(&plan);
         // Whether a person was asked (and saw the plan that must still hold when it runs).
@@ -537,16 +542,15 @@ impl Agent {
         // What runs must be what the person saw: a file edited while they read the diff
         // would otherwise be written with changes they never approved.
         if asked {
-            match plan_of(input) {
-                Ok((now, checked)) if now == plan => call = checked,
-                Ok(_) => return failed(CHANGED_WHILE_ASKING.into()),
-                Err(message) => return failed(message),
+            match plan_of(&*call) {
+                Ok(now) if now == plan => {}
+                Ok(_) => return failed(ToolOutput::error(CHANGED_WHILE_ASKING)),
+                Err(e) => return failed(e.into()),
             }
         }
         let (progress, mut reports) = tokio::sync::mpsc::unbounded_channel();
         let ctx = ToolContext {
             cancel: cancel.child_token(),
-            call,
             progress,
         };
         let mut spent = 0.0;
@@ -554,7 +558,7 @@ impl Agent {
             Progress::Event(event) => sink(*event),
             Progress::Spent(usd) => spent += usd,
         };
-        let run = tool.run(input, &ctx);
+        let run = call.run(&ctx);
         tokio::pin!(run);
         let output = loop {
             tokio::select! {

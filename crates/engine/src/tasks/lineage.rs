@@ -4,7 +4,7 @@
 //! before it starts another run: two services that delegate to each other would otherwise
 //! loop until something else broke.
 
-use crate::store::Store;
+use crate::store::{Store, StoreError};
 use deskhand_protocol::ids::TaskId;
 
 /// The most delegations between a person's task and the deepest task it led to.
@@ -20,20 +20,18 @@ pub struct Lineage {
 
 impl Lineage {
     /// A chain as a submit states it: `hops` must be its length.
-    pub fn stated(hops: usize, chain: Vec<TaskId>) -> Result<Self, String> {
+    pub fn stated(hops: usize, chain: Vec<TaskId>) -> Result<Self, LineageError> {
         if hops != chain.len() {
-            return Err(format!(
-                "`delegation.hops` is {hops} but `delegation.chain` holds {} task ids",
-                chain.len()
-            ));
+            return Err(LineageError::Hops {
+                hops,
+                ids: chain.len(),
+            });
         }
         if chain
             .iter()
             .any(|id| id.as_str().is_empty() || id.as_str().len() > MAX_ID_LEN)
         {
-            return Err(format!(
-                "`delegation.chain` holds task ids of 1 to {MAX_ID_LEN} characters"
-            ));
+            return Err(LineageError::Id);
         }
         Ok(Self { chain })
     }
@@ -52,24 +50,38 @@ impl Lineage {
 
     /// Refuses a chain past [`MAX_HOPS`], or one that holds a task of this service's
     /// history: the delegation came back around.
-    pub fn check(&self, store: &Store) -> Result<(), String> {
+    pub fn check(&self, store: &Store) -> Result<(), LineageError> {
         if self.hops() > MAX_HOPS {
-            return Err(format!(
-                "refused: this task would be delegation number {} in a row, and at most \
-                 {MAX_HOPS} are allowed",
-                self.hops()
-            ));
+            return Err(LineageError::TooLong { hops: self.hops() });
         }
         for id in &self.chain {
-            if store.task(id).map_err(|e| e.to_string())?.is_some() {
-                return Err(format!(
-                    "refused: a delegation loop: task {id}, which this task was delegated \
-                     from, runs on this service"
-                ));
+            if store.task(id)?.is_some() {
+                return Err(LineageError::Loop { id: id.clone() });
             }
         }
         Ok(())
     }
+}
+
+/// Why a submit's chain of delegations is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum LineageError {
+    #[error("`delegation.hops` is {hops} but `delegation.chain` holds {ids} task ids")]
+    Hops { hops: usize, ids: usize },
+    #[error("`delegation.chain` holds task ids of 1 to {MAX_ID_LEN} characters")]
+    Id,
+    #[error(
+        "refused: this task would be delegation number {hops} in a row, and at most \
+         {MAX_HOPS} are allowed"
+    )]
+    TooLong { hops: usize },
+    #[error(
+        "refused: a delegation loop: task {id}, which this task was delegated from, runs on \
+         this service"
+    )]
+    Loop { id: TaskId },
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 #[cfg(test)]
@@ -89,9 +101,12 @@ mod tests {
         let longest = Lineage::stated(MAX_HOPS, ids(MAX_HOPS)).unwrap();
         assert!(longest.check(&store).is_ok());
         let error = longest.child_of(&"last".into()).check(&store).unwrap_err();
-        assert!(error.contains("at most 4"), "{error}");
+        assert!(error.to_string().contains("at most 4"), "{error}");
         let error = Lineage::stated(2, ids(1)).unwrap_err();
-        assert!(error.contains("`delegation.hops` is 2"), "{error}");
+        assert!(
+            error.to_string().contains("`delegation.hops` is 2"),
+            "{error}"
+        );
         assert!(Lineage::stated(1, vec![TaskId::from("")]).is_err());
     }
 }

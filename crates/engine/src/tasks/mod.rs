@@ -13,12 +13,12 @@ pub use approvals::{PendingApprovals, TaskApprover};
 pub use deskhand_protocol::task::{Origin, TaskInfo, TaskState};
 pub use deskhand_protocol::update::{TaskUpdate, WindowUpdate};
 pub use engine::{Engine, TaskSpec, Watch};
-pub use lineage::{Lineage, MAX_HOPS};
+pub use lineage::{Lineage, LineageError, MAX_HOPS};
 pub use lock::{LockError, SessionLock};
 pub use prepare::{
     BASH_TIMEOUT_VARIABLE, DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, DesktopSettings,
-    PrepareError, Prepared, Resolved, RunSettings, StallChoice, ToolWrapper, parse_seconds,
-    prepare, resolve,
+    PrepareError, Prepared, Resolved, RunSettings, SecondsError, StallChoice, ToolWrapper,
+    parse_seconds, prepare, resolve,
 };
 
 use crate::store::StoreError;

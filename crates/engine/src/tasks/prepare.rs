@@ -360,12 +360,17 @@ pub enum PrepareError {
 }
 
 /// Seconds as a duration: a positive, finite number.
-pub fn parse_seconds(text: &str) -> Result<Duration, String> {
+pub fn parse_seconds(text: &str) -> Result<Duration, SecondsError> {
     match text.parse::<f64>() {
         Ok(seconds) if seconds > 0.0 && seconds.is_finite() => Ok(Duration::from_secs_f64(seconds)),
-        _ => Err(format!("`{text}` is not a positive number of seconds")),
+        _ => Err(SecondsError(text.to_string())),
     }
 }
+
+/// A text that is not a positive number of seconds.
+#[derive(Debug, thiserror::Error)]
+#[error("`{0}` is not a positive number of seconds")]
+pub struct SecondsError(String);
 
 /// The checks that can refuse a run before anything starts, done when the task is
 /// submitted so the front end can say what is wrong at once.
@@ -476,7 +481,7 @@ pub fn resolve(settings: RunSettings, store: &Store) -> Result<Resolved, Prepare
         std::env::var(marks::OVERRIDE_VARIABLE).ok().as_deref(),
         store.setting(marks::SETTING)?.as_ref(),
     )
-    .map_err(PrepareError::Invalid)?;
+    .map_err(|e| PrepareError::Invalid(e.to_string()))?;
     let sandbox = settings
         .desktop
         .sandbox()

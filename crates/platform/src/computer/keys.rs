@@ -193,26 +193,31 @@ pub type Combo = Vec<Key>;
 
 /// Parses xdotool syntax: combos joined by `+`, several combos separated by spaces
 /// (`ctrl+a BackSpace`). The error names the key that is not known.
-pub fn parse(text: &str) -> Result<Vec<Combo>, String> {
+pub fn parse(text: &str) -> Result<Vec<Combo>, KeyError> {
     let combos: Vec<&str> = text.split_whitespace().collect();
     if combos.is_empty() {
-        return Err("`text` names no key; use xdotool syntax such as `Return` or `ctrl+s`".into());
+        return Err(KeyError::NoKey);
     }
     combos
         .into_iter()
         .map(|combo| {
             // A lone `+` is the plus key; otherwise `+` joins keys.
-            let names: Vec<&str> = if combo == "+" { vec!["plus"] } else { combo.split('+').collect() };
+            let names: Vec<&str> = if combo == "+" {
+                vec!["plus"]
+            } else {
+                combo.split('+').collect()
+            };
             names
                 .into_iter()
                 .map(|name| {
                     if name.is_empty() {
-                        return Err(format!("`{combo}` has an empty key name (write `plus` for the + key)"));
+                        return Err(KeyError::EmptyName {
+                            combo: combo.to_string(),
+                        });
                     }
-                    key(name).ok_or_else(|| {
-                        format!(
-                            "unknown key `{name}` in `{combo}`; use xdotool key names such as Return, Tab, Escape, BackSpace, Page_Down, F5, KP_Enter, ctrl, shift, alt, super, or a single character"
-                        )
+                    key(name).ok_or_else(|| KeyError::Unknown {
+                        name: name.to_string(),
+                        combo: combo.to_string(),
                     })
                 })
                 .collect()
@@ -221,20 +226,38 @@ pub fn parse(text: &str) -> Result<Vec<Combo>, String> {
 }
 
 /// Modifier names for clicks and scrolls (`text`/`key` = "shift", "ctrl+alt").
-pub fn modifiers(text: &str) -> Result<Combo, String> {
+pub fn modifiers(text: &str) -> Result<Combo, KeyError> {
     let mut combos = parse(text)?;
     if combos.len() != 1 {
-        return Err(format!(
-            "`{text}` must be one modifier combo such as `shift` or `ctrl+alt`"
-        ));
+        return Err(KeyError::NotOneCombo {
+            text: text.to_string(),
+        });
     }
     let combo = combos.remove(0);
     if let Some(bad) = combo.iter().find(|k| !is_modifier(**k)) {
-        return Err(format!(
-            "`{text}`: {bad:?} is not a modifier (use shift, ctrl, alt or super)"
-        ));
+        return Err(KeyError::NotAModifier {
+            text: text.to_string(),
+            key: *bad,
+        });
     }
     Ok(combo)
+}
+
+/// Why a text names no keys, or not the modifiers asked for.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum KeyError {
+    #[error("`text` names no key; use xdotool syntax such as `Return` or `ctrl+s`")]
+    NoKey,
+    #[error("`{combo}` has an empty key name (write `plus` for the + key)")]
+    EmptyName { combo: String },
+    #[error(
+        "unknown key `{name}` in `{combo}`; use xdotool key names such as Return, Tab, Escape, BackSpace, Page_Down, F5, KP_Enter, ctrl, shift, alt, super, or a single character"
+    )]
+    Unknown { name: String, combo: String },
+    #[error("`{text}` must be one modifier combo such as `shift` or `ctrl+alt`")]
+    NotOneCombo { text: String },
+    #[error("`{text}`: {key:?} is not a modifier (use shift, ctrl, alt or super)")]
+    NotAModifier { text: String, key: Key },
 }
 
 fn is_modifier(key: Key) -> bool {
@@ -304,10 +327,20 @@ mod tests {
 
     #[test]
     fn bad_keys_are_named() {
-        let e = parse("ctrl+Retrun").unwrap_err();
+        let e = parse("ctrl+Retrun").unwrap_err().to_string();
         assert!(e.contains("unknown key `Retrun` in `ctrl+Retrun`"), "{e}");
-        assert!(parse("  ").unwrap_err().contains("names no key"));
-        assert!(parse("ctrl++").unwrap_err().contains("empty key name"));
+        assert!(
+            parse("  ")
+                .unwrap_err()
+                .to_string()
+                .contains("names no key")
+        );
+        assert!(
+            parse("ctrl++")
+                .unwrap_err()
+                .to_string()
+                .contains("empty key name")
+        );
         assert!(parse("\u{7}").is_err());
     }
 
@@ -315,10 +348,16 @@ mod tests {
     fn modifiers_are_only_modifiers() {
         assert_eq!(modifiers("shift").unwrap(), vec![Key::Shift]);
         assert_eq!(modifiers("ctrl+alt").unwrap(), vec![Key::Control, Key::Alt]);
-        assert!(modifiers("ctrl+a").unwrap_err().contains("not a modifier"));
+        assert!(
+            modifiers("ctrl+a")
+                .unwrap_err()
+                .to_string()
+                .contains("not a modifier")
+        );
         assert!(
             modifiers("shift ctrl")
                 .unwrap_err()
+                .to_string()
                 .contains("one modifier combo")
         );
     }

@@ -44,7 +44,7 @@ impl TakeOver {
                 input.scroll(*amount, Axis::Vertical)
             }
             TakeOverInput::Key { keys: text } => {
-                let combos = keys::parse(text).map_err(InputError)?;
+                let combos = keys::parse(text).map_err(|e| InputError(e.to_string()))?;
                 for combo in combos {
                     with_keys_held(input, &combo, |_| Ok(()))?;
                 }

@@ -18,19 +18,22 @@ pub fn chosen(
     run: Option<bool>,
     variable: Option<&str>,
     stored: Option<&Value>,
-) -> Result<bool, String> {
+) -> Result<bool, BadOverride> {
     if let Some(on) = run {
         return Ok(on);
     }
     match variable {
         Some("1") => Ok(true),
         Some("0") => Ok(false),
-        Some(other) => Err(format!(
-            "{OVERRIDE_VARIABLE} is `1` (on) or `0` (off), not `{other}`"
-        )),
+        Some(other) => Err(BadOverride(other.to_string())),
         None => Ok(stored.and_then(Value::as_bool).unwrap_or(false)),
     }
 }
+
+/// A value of [`OVERRIDE_VARIABLE`] that is neither on nor off.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{OVERRIDE_VARIABLE} is `1` (on) or `0` (off), not `{0}`")]
+pub struct BadOverride(String);
 
 /// Digits 0–9, 3x5 pixels each, one row per `u8` (bits 2..0 left to right).
 const DIGITS: [[u8; 5]; 10] = [
@@ -120,7 +123,9 @@ mod tests {
         assert_eq!(chosen(None, Some("1"), None), Ok(true));
         assert_eq!(chosen(Some(true), Some("0"), None), Ok(true));
         assert_eq!(chosen(Some(false), None, Some(&on)), Ok(false));
-        let bad = chosen(None, Some("yes"), Some(&on)).unwrap_err();
+        let bad = chosen(None, Some("yes"), Some(&on))
+            .unwrap_err()
+            .to_string();
         assert!(
             bad.contains(OVERRIDE_VARIABLE) && bad.contains("`yes`"),
             "{bad}"

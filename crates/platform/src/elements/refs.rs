@@ -36,27 +36,41 @@ impl RefBook {
         &self,
         reference: &str,
         snapshot: &'a Snapshot,
-    ) -> Result<&'a Element, String> {
+    ) -> Result<&'a Element, RefError> {
         let Some(key) = self
             .by_key
             .iter()
             .find(|(_, r)| r.as_str() == reference)
             .map(|(k, _)| k)
         else {
-            return Err(format!(
-                "there is no element `{reference}`: refs come from `find` or `elements`"
-            ));
+            return Err(RefError::Unknown {
+                reference: reference.to_string(),
+            });
         };
         snapshot
             .elements
             .iter()
             .find(|e| &e.key == key)
-            .ok_or_else(|| {
-                format!(
-                    "element `{reference}` ({}) no longer exists on the screen; nothing was done. \
-                 Use `find` or `elements` for the current refs",
-                    self.given.get(reference).map_or("?", String::as_str)
-                )
+            .ok_or_else(|| RefError::Gone {
+                reference: reference.to_string(),
+                was: self
+                    .given
+                    .get(reference)
+                    .map_or("?", String::as_str)
+                    .to_string(),
             })
     }
+}
+
+/// Why a ref names no element.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RefError {
+    #[error("there is no element `{reference}`: refs come from `find` or `elements`")]
+    Unknown { reference: String },
+    /// `was` is what the element was when the ref was given.
+    #[error(
+        "element `{reference}` ({was}) no longer exists on the screen; nothing was done. Use \
+         `find` or `elements` for the current refs"
+    )]
+    Gone { reference: String, was: String },
 }

@@ -116,7 +116,7 @@ fn refs_stay_while_the_element_exists_and_a_gone_one_is_named() {
     assert_eq!(book.resolve(&delete, &s).unwrap().name, "Delete");
     let mut later = s.clone();
     later.elements.remove(2);
-    let e = book.resolve(&delete, &later).unwrap_err();
+    let e = book.resolve(&delete, &later).unwrap_err().to_string();
     assert!(
         e.contains("no longer exists") && e.contains("Delete"),
         "{e}"
@@ -124,6 +124,7 @@ fn refs_stay_while_the_element_exists_and_a_gone_one_is_named() {
     assert!(
         book.resolve("e99", &s)
             .unwrap_err()
+            .to_string()
             .contains("no element `e99`")
     );
 }

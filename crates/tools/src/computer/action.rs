@@ -12,6 +12,7 @@ use strum::{EnumIter, IntoEnumIterator, IntoStaticStr};
 use super::keys::{self, Combo};
 use super::scaling::Size;
 use super::version::ToolVersion;
+use crate::ToolError;
 
 /// A point in the screenshot's pixel space, known to be inside it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -216,7 +217,7 @@ pub fn schema(version: ToolVersion) -> Value {
 
 impl ComputerInput {
     /// Reads a call's input; a field of the wrong shape is named, with what it must be.
-    pub fn read(input: &Value, version: ToolVersion) -> Result<Self, String> {
+    pub fn read(input: &Value, version: ToolVersion) -> Result<Self, ToolError> {
         serde_path_to_error::deserialize(input).map_err(|e| {
             let field = match e.path().iter().next() {
                 Some(serde_path_to_error::Segment::Map { key }) => key.as_str(),
@@ -224,12 +225,16 @@ impl ComputerInput {
             };
             match (field, input.get(field)) {
                 ("action", Some(Value::String(name))) => unknown_action(name, version),
-                ("action", _) => "`action` must be a string".into(),
-                (_, Some(value)) => {
-                    format!("`{field}` must be {}, not {}", form(field), shown(value))
-                }
-                _ if input.is_object() => "missing `action`".into(),
-                _ => format!("the input must be a JSON object with an `action`, not {input}"),
+                ("action", _) => invalid("`action` must be a string"),
+                (_, Some(value)) => invalid(format!(
+                    "`{field}` must be {}, not {}",
+                    form(field),
+                    shown(value)
+                )),
+                _ if input.is_object() => invalid("missing `action`"),
+                _ => invalid(format!(
+                    "the input must be a JSON object with an `action`, not {input}"
+                )),
             }
         })
     }
@@ -237,14 +242,19 @@ impl ComputerInput {
     /// The checked action: what a schema cannot say (the action's version, the parameters
     /// it takes, bounds of the screen, key names). `raw` is the input this was read from,
     /// where a parameter no field holds is found.
-    pub fn check(&self, raw: &Value, model: Size, version: ToolVersion) -> Result<Action, String> {
+    pub fn check(
+        &self,
+        raw: &Value,
+        model: Size,
+        version: ToolVersion,
+    ) -> Result<Action, ToolError> {
         let name = self.action;
         if name == ActionName::Zoom && !version.has_zoom() {
             return Err(unknown_action(name.name(), version));
         }
         only(raw, name)?;
         let at = |field, value| point_opt(field, value, model);
-        let click = |click| -> Result<Action, String> {
+        let click = |click| -> Result<Action, ToolError> {
             Ok(Action::Click {
                 click,
                 at: at("coordinate", self.coordinate)?,
@@ -274,9 +284,9 @@ impl ComputerInput {
             },
             ActionName::Scroll => Action::Scroll {
                 at: at("coordinate", self.coordinate)?,
-                direction: self
-                    .scroll_direction
-                    .ok_or("missing `scroll_direction` (up, down, left or right)")?,
+                direction: self.scroll_direction.ok_or_else(|| {
+                    invalid("missing `scroll_direction` (up, down, left or right)")
+                })?,
                 amount: self.scroll_amount()?,
                 modifiers: self.modifiers()?,
             },
@@ -284,12 +294,16 @@ impl ComputerInput {
                 text: filled("text", self.text.as_deref())?.to_string(),
             },
             ActionName::Key => Action::Key {
-                combos: keys::parse(filled("text", self.text.as_deref())?)?,
+                combos: keys::parse(filled("text", self.text.as_deref())?)
+                    .map_err(|e| invalid(e.to_string()))?,
             },
             ActionName::HoldKey => {
                 let text = filled("text", self.text.as_deref())?;
-                let [keys] = <[Combo; 1]>::try_from(keys::parse(text)?)
-                    .map_err(|_| format!("`hold_key` holds one key combo, not `{text}`"))?;
+                let [keys] =
+                    <[Combo; 1]>::try_from(keys::parse(text).map_err(|e| invalid(e.to_string()))?)
+                        .map_err(|_| {
+                            invalid(format!("`hold_key` holds one key combo, not `{text}`"))
+                        })?;
                 let duration = self.duration()?;
                 Action::HoldKey { keys, duration }
             }
@@ -305,46 +319,59 @@ impl ComputerInput {
     }
 
     /// The reference reads a click's modifier from `key`; the documentation puts it in `text`.
-    fn modifiers(&self) -> Result<Combo, String> {
+    fn modifiers(&self) -> Result<Combo, ToolError> {
         let (field, value) = match (&self.text, &self.key) {
             (Some(text), Some(key)) if text != key => {
-                return Err("give the modifier in `text` or in `key`, not both".into());
+                return Err(invalid("give the modifier in `text` or in `key`, not both"));
             }
             (Some(text), _) => ("text", text),
             (None, Some(key)) => ("key", key),
             (None, None) => return Ok(Vec::new()),
         };
-        keys::modifiers(filled(field, Some(value.as_str()))?).map_err(|e| format!("`{field}`: {e}"))
+        keys::modifiers(filled(field, Some(value.as_str()))?)
+            .map_err(|e| invalid(format!("`{field}`: {e}")))
     }
 
-    fn scroll_amount(&self) -> Result<u32, String> {
-        let missing = "missing `scroll_amount` (wheel clicks, at least 1)";
-        match self.scroll_amount.ok_or(missing)? {
+    fn scroll_amount(&self) -> Result<u32, ToolError> {
+        let missing = || invalid("missing `scroll_amount` (wheel clicks, at least 1)");
+        match self.scroll_amount.ok_or_else(missing)? {
             n @ 1..=MAX_SCROLL => Ok(n as u32),
-            n => Err(format!(
+            n => Err(ToolError::OutOfRange(format!(
                 "`scroll_amount` must be {}, not {n}",
                 form("scroll_amount")
-            )),
+            ))),
         }
     }
 
-    fn duration(&self) -> Result<Duration, String> {
-        match self.duration.ok_or("missing `duration` (seconds)")? {
+    fn duration(&self) -> Result<Duration, ToolError> {
+        match self
+            .duration
+            .ok_or_else(|| invalid("missing `duration` (seconds)"))?
+        {
             s if (0.0..=MAX_DURATION_S).contains(&s) => Ok(Duration::from_secs_f64(s)),
-            s => Err(format!("`duration` must be {}, not {s}", form("duration"))),
+            s => Err(ToolError::OutOfRange(format!(
+                "`duration` must be {}, not {s}",
+                form("duration")
+            ))),
         }
     }
 
     /// The zoomed region's corners: inside the screen, and not empty.
-    fn region(&self, model: Size) -> Result<(Point, Point), String> {
-        let [x1, y1, x2, y2] = self.region.ok_or("missing `region` ([x1, y1, x2, y2])")?;
+    fn region(&self, model: Size) -> Result<(Point, Point), ToolError> {
+        let [x1, y1, x2, y2] = self
+            .region
+            .ok_or_else(|| invalid("missing `region` ([x1, y1, x2, y2])"))?;
         let shown = format!("`region` [{x1}, {y1}, {x2}, {y2}]");
         let Size { width, height } = model;
         if x1.max(x2) > u64::from(width) || y1.max(y2) > u64::from(height) {
-            return Err(format!("{shown} is outside the screen ({width}x{height})"));
+            return Err(ToolError::OutOfRange(format!(
+                "{shown} is outside the screen ({width}x{height})"
+            )));
         }
         if x1 >= x2 || y1 >= y2 {
-            return Err(format!("{shown} is empty: x1 < x2 and y1 < y2 are needed"));
+            return Err(invalid(format!(
+                "{shown} is empty: x1 < x2 and y1 < y2 are needed"
+            )));
         }
         let point = |x, y| Point {
             x: x as u32,
@@ -374,16 +401,21 @@ fn shown(value: &Value) -> String {
     }
 }
 
-fn unknown_action(name: &str, version: ToolVersion) -> String {
+/// A call the tool does not take, in words.
+fn invalid(text: impl Into<String>) -> ToolError {
+    ToolError::InvalidInput(text.into())
+}
+
+fn unknown_action(name: &str, version: ToolVersion) -> ToolError {
     let known: Vec<&str> = ActionName::of(version).map(ActionName::name).collect();
-    format!(
+    invalid(format!(
         "unknown action `{name}`; the actions are: {}",
         known.join(", ")
-    )
+    ))
 }
 
 /// Refuses a parameter `action` does not take (`null` counts as absent).
-fn only(raw: &Value, action: ActionName) -> Result<(), String> {
+fn only(raw: &Value, action: ActionName) -> Result<(), ToolError> {
     let takes = action.parameters();
     let mut fields = raw.as_object().into_iter().flatten();
     let Some((extra, _)) = fields.find(|(name, value)| {
@@ -401,27 +433,31 @@ fn only(raw: &Value, action: ActionName) -> Result<(), String> {
         }
         _ => "",
     };
-    Err(format!(
+    Err(invalid(format!(
         "`{}` does not take `{extra}`; it takes {takes}{hint}. Nothing was done.",
         action.name()
-    ))
+    )))
 }
 
 /// A text parameter the action needs, not empty.
-fn filled<'a>(field: &str, value: Option<&'a str>) -> Result<&'a str, String> {
+fn filled<'a>(field: &str, value: Option<&'a str>) -> Result<&'a str, ToolError> {
     match value {
-        None => Err(format!("missing `{field}`")),
-        Some("") => Err(format!("`{field}` is empty")),
+        None => Err(invalid(format!("missing `{field}`"))),
+        Some("") => Err(invalid(format!("`{field}` is empty"))),
         Some(text) => Ok(text),
     }
 }
 
-fn point(field: &str, value: Option<[u64; 2]>, model: Size) -> Result<Point, String> {
+fn point(field: &str, value: Option<[u64; 2]>, model: Size) -> Result<Point, ToolError> {
     point_opt(field, value, model)?
-        .ok_or_else(|| format!("missing `{field}` ([x, y] in screenshot pixels)"))
+        .ok_or_else(|| invalid(format!("missing `{field}` ([x, y] in screenshot pixels)")))
 }
 
-fn point_opt(field: &str, value: Option<[u64; 2]>, model: Size) -> Result<Option<Point>, String> {
+fn point_opt(
+    field: &str,
+    value: Option<[u64; 2]>,
+    model: Size,
+) -> Result<Option<Point>, ToolError> {
     let Some([x, y]) = value else {
         return Ok(None);
     };
@@ -429,9 +465,9 @@ fn point_opt(field: &str, value: Option<[u64; 2]>, model: Size) -> Result<Option
     // pixel's right edge and maps onto the last pixel.
     let Size { width, height } = model;
     if x > u64::from(width) || y > u64::from(height) {
-        return Err(format!(
+        return Err(ToolError::OutOfRange(format!(
             "`{field}` [{x}, {y}] is outside the screen ({width}x{height}): x must be 0 to {width}, y 0 to {height}"
-        ));
+        )));
     }
     Ok(Some(Point {
         x: x as u32,
@@ -449,8 +485,8 @@ mod tests {
     const MODEL: Size = Size::new(1366, 768);
 
     /// Reads and checks one input, as the tool does.
-    fn parse(input: &Value, model: Size, version: ToolVersion) -> Result<Action, String> {
-        ComputerInput::read(input, version)?.check(input, model, version)
+    fn parse(input: &Value, model: Size, version: ToolVersion) -> Result<Action, ToolError> {
+        ComputerInput::read(input, version).and_then(|call| call.check(input, model, version))
     }
 
     fn ok(input: Value) -> Action {
@@ -458,7 +494,9 @@ mod tests {
     }
 
     fn err(input: Value) -> String {
-        parse(&input, MODEL, ToolVersion::V20251124).expect_err(&input.to_string())
+        parse(&input, MODEL, ToolVersion::V20251124)
+            .expect_err(&input.to_string())
+            .to_string()
     }
 
     #[test]
@@ -783,9 +821,39 @@ mod tests {
             MODEL,
             ToolVersion::V20250124,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.starts_with("unknown action `zoom`"), "{e}");
         assert!(!e.contains("zoom,") && !e.ends_with("zoom"), "{e}");
+    }
+
+    /// A value past a limit is refused as out of range; a call the action does not take, as
+    /// invalid input.
+    #[test]
+    fn refusals_have_their_kind() {
+        let kind = |input: Value| parse(&input, MODEL, ToolVersion::V20251124).unwrap_err();
+        for input in [
+            json!({"action": "mouse_move", "coordinate": [1367, 0]}),
+            json!({"action": "zoom", "region": [0, 0, 2000, 20]}),
+            json!({"action": "wait", "duration": 101}),
+            json!({"action": "scroll", "scroll_direction": "up", "scroll_amount": 0}),
+        ] {
+            assert!(
+                matches!(kind(input.clone()), ToolError::OutOfRange(_)),
+                "{input}"
+            );
+        }
+        for input in [
+            json!({"action": "fly"}),
+            json!({"action": "type", "text": "hi", "coordinate": [5, 5]}),
+            json!({"action": "key", "text": "ctrl+Retrun"}),
+            json!({"action": "mouse_move"}),
+        ] {
+            assert!(
+                matches!(kind(input.clone()), ToolError::InvalidInput(_)),
+                "{input}"
+            );
+        }
     }
 
     /// `ActionName::name` is the name serde reads, and every action has one.

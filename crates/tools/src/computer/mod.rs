@@ -22,7 +22,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use self::action::{Action, Click, ComputerInput, Point, ScrollDirection};
+use self::action::{Action, ActionName, Click, ComputerInput, Point, ScrollDirection};
 use self::capture::RealScreen;
 use self::fingerprint::ScreenState;
 use self::input::{Axis, Button, Direction, Input};
@@ -32,7 +32,9 @@ use self::screen::{Frame, Monitor, Screen, ScreenError};
 use self::settle::SettlePolicy;
 use self::version::ToolVersion;
 use super::settings::ToolSettings;
-use super::{ActionDetail, ActionPlan, CheckedCall, PointerDetail, Tool, ToolContext, ToolOutput};
+use super::{
+    ActionDetail, ActionPlan, PointerDetail, ToolContext, ToolError, ToolOutput, TypedTool,
+};
 use deskhand_llm::{AnthropicNativeTool, ImageSource, ToolDefinition, ToolResultContent};
 use deskhand_platform::elements::refs::RefBook;
 use deskhand_platform::elements::{Target, Tree};
@@ -146,16 +148,17 @@ impl ComputerTool {
     }
 
     /// The real screen and input, or why they cannot work here.
-    pub fn open(settings: &ToolSettings) -> Result<Self, String> {
+    pub fn open(settings: &ToolSettings) -> Result<Self, ToolError> {
+        let unavailable = |e: &dyn std::fmt::Display| ToolError::Unavailable(e.to_string());
         let screen = match &settings.display {
             #[cfg(target_os = "linux")]
             Some(display) => RealScreen::open_x11(display),
             #[cfg(not(target_os = "linux"))]
-            Some(_) => return Err("an agent desktop needs Linux".into()),
+            Some(_) => return Err(unavailable(&"an agent desktop needs Linux")),
             None => RealScreen::open(),
         }
-        .map_err(|e| e.to_string())?;
-        let input = screen.input().map_err(|e| e.to_string())?;
+        .map_err(|e| unavailable(&e))?;
+        let input = screen.input().map_err(|e| unavailable(&e))?;
         Self::new(
             Arc::new(screen),
             input,
@@ -171,14 +174,7 @@ impl ComputerTool {
             ))
             .with_marks(settings.set_of_marks)
         })
-        .map_err(|e| e.to_string())
-    }
-
-    /// A call's input, read and checked against the screen the model was told of.
-    fn read(&self, input: &Value) -> Result<(ComputerInput, Action), String> {
-        let call = ComputerInput::read(input, self.version)?;
-        let action = call.check(input, self.driver.mapping.model, self.version)?;
-        Ok((call, action))
+        .map_err(|e| unavailable(&e))
     }
 
     /// Where this tool's approvals look up elements, for the `ui` tool to share.
@@ -246,8 +242,29 @@ fn description(mapping: &Mapping, version: ToolVersion) -> String {
     )
 }
 
+/// A computer call as the tool read it, checked against the screen the model was told of.
+pub struct ComputerCall {
+    name: ActionName,
+    /// The input's `text` (what `type` types, a click's modifier), shown in the plan.
+    text: Option<String>,
+    action: Action,
+}
+
+/// Why an action failed once it was under way.
+#[derive(Debug, thiserror::Error)]
+enum ActError {
+    #[error(transparent)]
+    Screen(#[from] screen::ScreenError),
+    #[error(transparent)]
+    Input(#[from] input::InputError),
+    #[error("stopped by the user")]
+    Stopped,
+}
+
 #[async_trait]
-impl Tool for ComputerTool {
+impl TypedTool for ComputerTool {
+    type Input = ComputerCall;
+
     fn definition(&self) -> ToolDefinition {
         ToolDefinition {
             name: "computer".into(),
@@ -257,14 +274,20 @@ impl Tool for ComputerTool {
         }
     }
 
-    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
-        self.plan_call(input).map(|(plan, _)| plan)
+    fn read(&self, input: &Value) -> Result<ComputerCall, ToolError> {
+        let read = ComputerInput::read(input, self.version)?;
+        let action = read.check(input, self.driver.mapping.model, self.version)?;
+        Ok(ComputerCall {
+            name: read.action,
+            text: read.text,
+            action,
+        })
     }
 
-    fn plan_call(&self, input: &Value) -> Result<(ActionPlan, CheckedCall), String> {
+    fn plan(&self, call: &ComputerCall) -> Result<ActionPlan, ToolError> {
         let mapping = &self.driver.mapping;
-        let (call, action) = self.read(input)?;
-        let name = call.action.name();
+        let name = call.name.name();
+        let action = &call.action;
         let points = action.points();
         let screen: Vec<(i32, i32)> = points.iter().map(|p| mapping.to_screen(p.x, p.y)).collect();
         let mut summary = name.to_string();
@@ -278,7 +301,7 @@ impl Tool for ComputerTool {
             );
             summary.push_str(&format!(" {start:?}{rest}"));
         }
-        let target = self.target(&action, &screen);
+        let target = self.target(action, &screen);
         if let Some(target) = &target {
             summary.push_str(&format!(": {}", target.describe()));
         }
@@ -297,28 +320,18 @@ impl Tool for ComputerTool {
             safety_checks: Vec::new(),
             target: target.map(Box::new),
         };
-        Ok((plan, CheckedCall::new((name, action))))
+        Ok(plan)
     }
 
-    async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        // The loop hands over the call as `plan_call` read it; a caller outside it has not.
-        let checked = match ctx.call.get::<(&'static str, Action)>() {
-            Some(checked) => Ok(checked.clone()),
-            None => self
-                .read(input)
-                .map(|(call, action)| (call.action.name(), action)),
-        };
-        let (label, action) = match checked {
-            Ok(checked) => checked,
-            Err(e) => return ToolOutput::error(e),
-        };
+    async fn run(&self, call: ComputerCall, ctx: &ToolContext) -> ToolOutput {
+        let (label, action) = (call.name.name(), call.action);
         let driver = self.driver.clone();
         let cancel = ctx.cancel.clone();
         let marks = self.tree.clone().filter(|_| self.marks);
         let refs = self.refs.clone();
         let perform = move || {
             let output = driver.perform(&action, label, &cancel)?;
-            Ok::<_, String>(match marks {
+            Ok::<_, ActError>(match marks {
                 Some(tree) => driver.marked(output, tree.as_ref(), &refs),
                 None => output,
             })
@@ -360,18 +373,14 @@ impl Driver {
         action: &Action,
         name: &str,
         cancel: &CancellationToken,
-    ) -> Result<ToolOutput, String> {
+    ) -> Result<ToolOutput, ActError> {
         match action {
             Action::Screenshot => {
                 // At the mapping's size, which a screenshot-size setting may have bounded.
                 let started = Instant::now();
-                let frame = self
-                    .screen
-                    .capture(&self.monitor)
-                    .map_err(|e| e.to_string())?;
+                let frame = self.screen.capture(&self.monitor)?;
                 let shot =
-                    pipeline::finish(&frame, self.mapping.model, self.format, started.elapsed())
-                        .map_err(|e| e.to_string())?;
+                    pipeline::finish(&frame, self.mapping.model, self.format, started.elapsed())?;
                 *self.shown() = Some(frame);
                 return Ok(ToolOutput {
                     content: vec![image_content(&shot)],
@@ -380,7 +389,7 @@ impl Driver {
                 });
             }
             Action::CursorPosition => {
-                let (x, y) = self.input().location().map_err(|e| e.to_string())?;
+                let (x, y) = self.input().location()?;
                 return Ok(match self.mapping.to_model(x, y) {
                     Some((mx, my)) => ToolOutput::text(format!("X={mx},Y={my}")),
                     None => ToolOutput::error(format!(
@@ -394,28 +403,22 @@ impl Driver {
         // Compared with what the model saw; captured now only when it saw nothing yet.
         let before = match self.shown().take() {
             Some(frame) => frame,
-            None => self
-                .screen
-                .capture(&self.monitor)
-                .map_err(|e| e.to_string())?,
+            None => self.screen.capture(&self.monitor)?,
         };
-        let stopped = self.act(action, cancel).map_err(|e| e.to_string())?;
-        if stopped {
-            return Err("stopped by the user".into());
+        if self.act(action, cancel)? {
+            return Err(ActError::Stopped);
         }
         let settled = settle::settle(
             &mut || self.screen.capture(&self.monitor),
             self.settle,
             cancel,
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let shot = pipeline::finish(
             &settled.frame,
             self.mapping.model,
             self.format,
             settled.capturing,
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let state = ScreenState {
             hash: fingerprint::perceptual_hash(&settled.frame),
             changed: settled.frame != before,
@@ -480,19 +483,16 @@ impl Driver {
         self.input.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn zoom(&self, from: Point, to: Point) -> Result<ToolOutput, String> {
-        let frame = self
-            .screen
-            .capture(&self.monitor)
-            .map_err(|e| e.to_string())?;
+    fn zoom(&self, from: Point, to: Point) -> Result<ToolOutput, ActError> {
+        let frame = self.screen.capture(&self.monitor)?;
         let mut mapping = self.mapping;
         // Map onto the frame actually captured.
         mapping.geometry.pixels = frame.size;
         let (l, t, w, h) = mapping.to_pixels(from.x, from.y, to.x, to.y);
         let size = scaling::within_limits(scaling::Size::new(w, h));
-        let crop = pipeline::resize(&frame, Some((l, t, w, h)), size).map_err(|e| e.to_string())?;
+        let crop = pipeline::resize(&frame, Some((l, t, w, h)), size)?;
         let shot = Screenshot {
-            bytes: pipeline::encode(&crop, self.format).map_err(|e| e.to_string())?,
+            bytes: pipeline::encode(&crop, self.format)?,
             media_type: self.format.media_type(),
             screen: frame.size,
             model: size,

@@ -15,7 +15,7 @@ use super::scaling::{Geometry, Size};
 use super::screen::{FakeScreen, Frame, Monitor};
 use super::settle::SettlePolicy;
 use super::version::ToolVersion;
-use crate::{Tool, ToolContext, ToolOutput};
+use crate::{Tool, ToolContext, ToolError, ToolOutput};
 use deskhand_llm::{ImageSource, ToolResultContent};
 
 fn quick() -> SettlePolicy {
@@ -148,10 +148,12 @@ fn plans_say_where_on_the_screen_an_action_lands() {
     ] {
         assert!(tool.plan(&read_only).unwrap().read_only, "{read_only}");
     }
+    let off_screen = tool
+        .plan(&json!({"action": "mouse_move", "coordinate": [5000, 1]}))
+        .unwrap_err();
     assert!(
-        tool.plan(&json!({"action": "mouse_move", "coordinate": [5000, 1]}))
-            .unwrap_err()
-            .contains("outside the screen")
+        matches!(&off_screen, ToolError::OutOfRange(text) if text.contains("outside the screen")),
+        "{off_screen:?}"
     );
 }
 
@@ -176,19 +178,17 @@ async fn a_click_moves_to_the_mapped_point_clicks_and_returns_a_screenshot() {
     );
 }
 
-/// The loop hands `run` the call as `plan_call` read it: that call runs, and the input is not
-/// read again.
+/// The loop reads a call once: the prepared call is planned, as often as the loop asks, and
+/// runs the action that was read.
 #[tokio::test]
-async fn a_planned_call_runs_as_it_was_read() {
+async fn a_prepared_call_runs_as_it_was_read() {
     let (tool, input) = tool();
     let click = json!({"action": "left_click", "coordinate": [683, 384]});
-    let (plan, call) = tool.plan_call(&click).unwrap();
-    assert_eq!(plan, tool.plan(&click).unwrap());
-    let ctx = ToolContext {
-        call,
-        ..ToolContext::new(CancellationToken::new())
-    };
-    let out = tool.run(&json!({"action": "not read"}), &ctx).await;
+    let call = tool.prepare(&click).unwrap();
+    assert_eq!(call.plan().unwrap(), tool.plan(&click).unwrap());
+    assert_eq!(call.plan().unwrap(), call.plan().unwrap());
+    assert!(input.events().is_empty(), "planning performs nothing");
+    let out = call.run(&ToolContext::new(CancellationToken::new())).await;
     assert!(!out.is_error, "{}", text(&out));
     assert_eq!(
         input.events(),
@@ -451,6 +451,8 @@ fn an_unknown_action_is_answered_with_every_valid_one() {
     let Err(error) = registry.resolve("computer", &json!({"action": "fly"})) else {
         panic!("`fly` passed the schema");
     };
+    assert!(matches!(error, ToolError::Schema { .. }), "{error:?}");
+    let error = error.to_string();
     for action in ActionName::iter().map(ActionName::name) {
         assert!(
             error.contains(&format!("\"{action}\"")),

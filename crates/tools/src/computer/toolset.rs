@@ -8,6 +8,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::ToolError;
+
 /// The `toolset_name` of the computer toolset's member calls.
 pub const TOOLSET_NAME: &str = "computer";
 
@@ -44,26 +46,30 @@ pub const MAX_KEY_REPEAT: u64 = 100;
 /// `repeat: n` becomes the key combination written n times, which the `key` action presses
 /// one after another. Anything that is not a member call of this toolset is refused with a
 /// message for the model, and nothing runs.
-pub fn action_input(toolset_name: &str, member: &str, input: &Value) -> Result<Value, String> {
+pub fn action_input(toolset_name: &str, member: &str, input: &Value) -> Result<Value, ToolError> {
     if toolset_name != TOOLSET_NAME {
-        return Err(format!(
+        return Err(ToolError::NotFound(format!(
             "the toolset `{toolset_name}` is not offered; only `{TOOLSET_NAME}` is"
-        ));
+        )));
     }
     if !MEMBERS.contains(&member) {
-        return Err(format!(
+        return Err(ToolError::NotFound(format!(
             "`{member}` is not a member of the computer toolset; its members are: {}",
             MEMBERS.join(", ")
-        ));
+        )));
     }
     let mut fields: Map<String, Value> = match input {
         Value::Object(fields) => fields.clone(),
-        _ => return Err("the input must be a JSON object".into()),
+        _ => {
+            return Err(ToolError::InvalidInput(
+                "the input must be a JSON object".into(),
+            ));
+        }
     };
     if fields.contains_key("action") {
-        return Err(format!(
+        return Err(ToolError::InvalidInput(format!(
             "`{member}` takes no `action` field: the member's name is the action"
-        ));
+        )));
     }
     if member == "key"
         && let Some(repeat) = fields.remove("repeat")
@@ -71,11 +77,19 @@ pub fn action_input(toolset_name: &str, member: &str, input: &Value) -> Result<V
         let times = repeat
             .as_u64()
             .filter(|n| (1..=MAX_KEY_REPEAT).contains(n))
-            .ok_or_else(|| format!("`repeat` must be an integer from 1 to {MAX_KEY_REPEAT}"))?;
+            .ok_or_else(|| {
+                ToolError::OutOfRange(format!(
+                    "`repeat` must be an integer from 1 to {MAX_KEY_REPEAT}"
+                ))
+            })?;
         let combo = fields
             .get("text")
             .and_then(Value::as_str)
-            .ok_or("`key` needs `text`, the key or combination to press")?
+            .ok_or_else(|| {
+                ToolError::InvalidInput(
+                    "`key` needs `text`, the key or combination to press".into(),
+                )
+            })?
             .trim()
             .to_string();
         let repeated = vec![combo; times as usize].join(" ");
@@ -132,7 +146,9 @@ mod tests {
             ),
             ("computer", "key", json!({"repeat": 2}), "needs `text`"),
         ] {
-            let error = action_input(toolset, member, &input).unwrap_err();
+            let error = action_input(toolset, member, &input)
+                .unwrap_err()
+                .to_string();
             assert!(error.contains(wanted), "{member} {input}: {error}");
         }
     }

@@ -32,15 +32,26 @@ pub fn description(text: &str) -> String {
     }
 }
 
-/// Refuses a tool whose input schema is over [`MAX_SCHEMA_BYTES`], with the note to show.
-pub fn check_schema(tool: &str, schema: &Value) -> Result<(), String> {
+/// Refuses a tool whose input schema is over [`MAX_SCHEMA_BYTES`]; the error is the note to
+/// show.
+pub fn check_schema(tool: &str, schema: &Value) -> Result<(), SchemaTooLarge> {
     let bytes = schema.to_string().len();
     if bytes > MAX_SCHEMA_BYTES {
-        return Err(format!(
-            "its tool `{tool}` is not offered: its input schema is {bytes} bytes, over the limit of {MAX_SCHEMA_BYTES}"
-        ));
+        return Err(SchemaTooLarge {
+            tool: tool.to_string(),
+            bytes,
+        });
     }
     Ok(())
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "its tool `{tool}` is not offered: its input schema is {bytes} bytes, over the limit of {MAX_SCHEMA_BYTES}"
+)]
+pub struct SchemaTooLarge {
+    tool: String,
+    bytes: usize,
 }
 
 /// The transport's limit on one message, in words.

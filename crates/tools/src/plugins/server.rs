@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::ServerConfig;
 use super::content::tool_output;
 use super::limits::{self, OversizeWatch};
-use crate::{ToolOutput, capped::CappedOutput};
+use crate::{ToolError, ToolOutput, capped::CappedOutput};
 
 /// Bytes of a server's stderr kept for error messages.
 const STDERR_KEPT: usize = 2_000;
@@ -161,7 +161,7 @@ impl PluginServer {
                 *state = State::Failed("restarting".into()); // drops (kills) the old one first
                 *state = match self.connect().await {
                     Ok(connection) => State::Running(Box::new(connection)),
-                    Err(error) => State::Failed(error),
+                    Err(error) => State::Failed(error.to_string()),
                 };
             }
         }
@@ -194,7 +194,7 @@ impl PluginServer {
             if let State::Failed(_) = &*state {
                 *state = match self.connect().await {
                     Ok(connection) => State::Running(Box::new(connection)),
-                    Err(error) => State::Failed(error),
+                    Err(error) => State::Failed(error.to_string()),
                 };
             }
             match &*state {
@@ -204,16 +204,18 @@ impl PluginServer {
                     connection.oversized.clone(),
                 ),
                 State::Failed(error) => {
-                    return ToolOutput::error(format!(
+                    return ToolError::Unavailable(format!(
                         "the plugin server `{}` is not running: {error}",
                         self.name
-                    ));
+                    ))
+                    .into();
                 }
                 State::Disabled => {
-                    return ToolOutput::error(format!(
+                    return ToolError::Unavailable(format!(
                         "the plugin server `{}` is disabled",
                         self.name
-                    ));
+                    ))
+                    .into();
                 }
             }
         };
@@ -224,7 +226,7 @@ impl PluginServer {
         oversized.mark_unchanged();
         let answer = tokio::select! {
             answer = tokio::time::timeout(self.timeouts.call, peer.call_tool(params)) => answer,
-            () = cancel.cancelled() => return ToolOutput::error(deskhand_protocol::event::CANCELLED),
+            () = cancel.cancelled() => return ToolError::Cancelled.into(),
             () = limits::oversized(&mut oversized) => {
                 let why = self
                     .fail(
@@ -289,13 +291,10 @@ impl PluginServer {
         why
     }
 
-    async fn connect(&self) -> Result<Connection, String> {
+    async fn connect(&self) -> Result<Connection, StartError> {
         let generation = self.starts.fetch_add(1, Ordering::Relaxed);
         let Some(program) = &self.config.command else {
-            return Err(
-                "it has no `command`: only servers started as a program (stdio) are supported"
-                    .into(),
-            );
+            return Err(StartError::NoCommand);
         };
         let mut command = tokio::process::Command::new(program);
         command
@@ -309,13 +308,14 @@ impl PluginServer {
         deskhand_host::processes::keep(&mut command);
         deskhand_host::program_env::apply(&mut command);
         command.envs(&self.config.env);
-        let mut child = command
-            .spawn()
-            .map_err(|e| format!("could not start `{}`: {e}", self.config.command_line()))?;
+        let mut child = command.spawn().map_err(|source| StartError::Spawn {
+            command: self.config.command_line(),
+            source,
+        })?;
         let group = ProcessGroup(child.id().unwrap_or(0));
         let stderr = ServerStderr::drain(child.stderr.take());
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-            return Err("its standard input and output could not be connected".into());
+            return Err(StartError::NoPipes);
         };
         // Messages over the limit are dropped by the transport; the watch tells the call
         // that waits for one, at once rather than at its timeout.
@@ -323,35 +323,29 @@ impl PluginServer {
         let transport = AsyncRwTransport::new_client(stdout, stdin)
             .with_max_line_length(DEFAULT_MAX_LINE_LENGTH);
         let limit = self.timeouts.start.as_secs_f64();
-        let too_big = |what: &str| {
-            format!(
-                "{what} sent a message over {}, which was dropped",
-                limits::message_limit()
-            )
-        };
 
         let served = tokio::select! {
             served = tokio::time::timeout(self.timeouts.start, ().serve(transport)) => served,
             () = limits::oversized(&mut oversized) => {
                 drop(group);
-                return Err(format!("{}{}", too_big("its answer to the MCP handshake"), stderr.after_exit().await));
+                let stderr = stderr.after_exit().await;
+                return Err(StartError::TooBig { what: "its answer to the MCP handshake", stderr });
             }
         };
         let service = match served {
             Ok(Ok(service)) => service,
             Ok(Err(error)) => {
                 drop(group);
-                return Err(format!(
-                    "the MCP handshake failed ({error}){}",
-                    stderr.after_exit().await
-                ));
+                let stderr = stderr.after_exit().await;
+                return Err(StartError::Handshake {
+                    error: Box::new(error),
+                    stderr,
+                });
             }
             Err(_) => {
                 drop(group);
-                return Err(format!(
-                    "it did not complete the MCP handshake within {limit} s{}",
-                    stderr.after_exit().await
-                ));
+                let stderr = stderr.after_exit().await;
+                return Err(StartError::HandshakeTimeout { limit, stderr });
             }
         };
         // Responses are not cached: a server could otherwise fill the cache with pages.
@@ -363,24 +357,21 @@ impl PluginServer {
             listed = tokio::time::timeout(self.timeouts.start, list_tools(&service)) => listed,
             () = limits::oversized(&mut oversized) => {
                 drop(group);
-                return Err(format!("{}{}", too_big("its tool list"), stderr.after_exit().await));
+                let stderr = stderr.after_exit().await;
+                return Err(StartError::TooBig { what: "its tool list", stderr });
             }
         };
         let (tools, mut notes) = match listed {
             Ok(Ok(listed)) => listed,
             Ok(Err(error)) => {
                 drop(group);
-                return Err(format!(
-                    "listing its tools failed ({error}){}",
-                    stderr.after_exit().await
-                ));
+                let stderr = stderr.after_exit().await;
+                return Err(StartError::List { error, stderr });
             }
             Err(_) => {
                 drop(group);
-                return Err(format!(
-                    "it did not list its tools within {limit} s{}",
-                    stderr.after_exit().await
-                ));
+                let stderr = stderr.after_exit().await;
+                return Err(StartError::ListTimeout { limit, stderr });
             }
         };
         let tools = tools
@@ -388,7 +379,7 @@ impl PluginServer {
             .filter_map(|tool| {
                 let input_schema = Value::Object((*tool.input_schema).clone());
                 if let Err(note) = limits::check_schema(&tool.name, &input_schema) {
-                    notes.push(note);
+                    notes.push(note.to_string());
                     return None;
                 }
                 let description = tool
@@ -419,6 +410,37 @@ impl PluginServer {
             _group: group,
         })
     }
+}
+
+/// Why a server did not start. `stderr` is the end of what it wrote there ("; its stderr:
+/// ..."), or nothing.
+#[derive(Debug, thiserror::Error)]
+enum StartError {
+    #[error("it has no `command`: only servers started as a program (stdio) are supported")]
+    NoCommand,
+    #[error("could not start `{command}`: {source}")]
+    Spawn {
+        command: String,
+        source: std::io::Error,
+    },
+    #[error("its standard input and output could not be connected")]
+    NoPipes,
+    #[error(
+        "{what} sent a message over {}, which was dropped{stderr}",
+        limits::message_limit()
+    )]
+    TooBig { what: &'static str, stderr: String },
+    #[error("the MCP handshake failed ({error}){stderr}")]
+    Handshake {
+        error: Box<rmcp::service::ClientInitializeError>,
+        stderr: String,
+    },
+    #[error("it did not complete the MCP handshake within {limit} s{stderr}")]
+    HandshakeTimeout { limit: f64, stderr: String },
+    #[error("listing its tools failed ({error}){stderr}")]
+    List { error: ServiceError, stderr: String },
+    #[error("it did not list its tools within {limit} s{stderr}")]
+    ListTimeout { limit: f64, stderr: String },
 }
 
 /// The server's tools, page by page, within [`limits::MAX_PAGES`] pages and

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::server::{PluginServer, PluginToolInfo};
-use crate::{ActionDetail, ActionPlan, Tool, ToolContext, ToolOutput};
+use crate::{ActionDetail, ActionPlan, ToolContext, ToolError, ToolOutput, TypedTool};
 use deskhand_llm::ToolDefinition;
 
 pub struct PluginTool {
@@ -21,7 +21,10 @@ impl PluginTool {
 }
 
 #[async_trait]
-impl Tool for PluginTool {
+impl TypedTool for PluginTool {
+    /// What the input is, the server's own schema says: it is passed on as it came.
+    type Input = Value;
+
     fn definition(&self) -> ToolDefinition {
         let mut schema = self.info.input_schema.clone();
         // The API wants an object schema; MCP servers sometimes leave the type implicit.
@@ -40,7 +43,11 @@ impl Tool for PluginTool {
         }
     }
 
-    fn plan(&self, input: &Value) -> Result<ActionPlan, String> {
+    fn read(&self, input: &Value) -> Result<Value, ToolError> {
+        Ok(input.clone())
+    }
+
+    fn plan(&self, input: &Value) -> Result<ActionPlan, ToolError> {
         Ok(ActionPlan {
             kind: self.info.name.clone(),
             read_only: self.info.read_only,
@@ -55,7 +62,7 @@ impl Tool for PluginTool {
         })
     }
 
-    async fn run(&self, input: &Value, ctx: &ToolContext) -> ToolOutput {
-        self.server.call(&self.info.tool, input, &ctx.cancel).await
+    async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        self.server.call(&self.info.tool, &input, &ctx.cancel).await
     }
 }

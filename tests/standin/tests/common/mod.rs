@@ -1,5 +1,4 @@
 //! Helpers shared by the stand-in's tests: a raw client and a tiny SSE parser.
-#![allow(dead_code)]
 
 use deskhand_standin::StandIn;
 use serde_json::{Value, json};

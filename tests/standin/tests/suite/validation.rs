@@ -1,14 +1,7 @@
 //! The stand-in rejects what the real API rejects, records why, and consumes no turn.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code fails by panicking"
-)]
 
-mod common;
-
+use crate::common::*;
 use base64::Engine as _;
-use common::*;
 use deskhand_standin::{Script, StandIn, Turn};
 use serde_json::{Value, json};
 

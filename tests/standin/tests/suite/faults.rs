@@ -1,17 +1,10 @@
 //! Injected faults, the script running out, the record, and the binary.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code fails by panicking"
-)]
-
-mod common;
 
 use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use deskhand_standin::{Reply, Script, StandIn, Turn};
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};

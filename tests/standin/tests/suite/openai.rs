@@ -1,10 +1,5 @@
 //! The stand-in's Chat Completions side, with a raw client: the chunk stream of a scripted
 //! reply, faults in OpenAI's shape, and the requests it rejects like OpenAI does.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code fails by panicking"
-)]
 
 use base64::Engine as _;
 use deskhand_standin::{Reply, Script, StandIn, Turn};

@@ -1,11 +1,6 @@
 //! The stand-in's Responses API side, with a raw client: the event stream of a scripted
 //! computer call, and the requests it rejects like OpenAI does (an unacknowledged safety
 //! check, a call without its output, an output without its call).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code fails by panicking"
-)]
 
 use deskhand_standin::{Reply, StandIn, Turn};
 use serde_json::{Value, json};

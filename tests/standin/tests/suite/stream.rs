@@ -1,15 +1,8 @@
 //! Scripted replies come out in the API's wire format.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test code fails by panicking"
-)]
-
-mod common;
 
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use deskhand_standin::{Reply, StandIn, Turn};
 use serde_json::json;
 

@@ -1,0 +1,5 @@
+mod faults;
+mod openai;
+mod responses;
+mod stream;
+mod validation;

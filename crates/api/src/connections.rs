@@ -27,6 +27,9 @@ use super::peer::{Admission, Peer};
 /// How long a client has to send a whole request head, from its connection or from its
 /// last answer on a kept-alive one.
 pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client has to send a request's body once its head arrived (read by the
+/// routes, which take the body).
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The most connections one listener holds at once.
 pub const MAX_CONNECTIONS: usize = 256;
 /// The most TCP connections from one address at once.

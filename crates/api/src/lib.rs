@@ -14,9 +14,10 @@ mod tcp;
 
 pub use access::{API_TOKEN, api_token};
 pub use connections::{
-    HEADER_TIMEOUT, Listener, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER, bind_tcp, serve,
+    BODY_TIMEOUT, HEADER_TIMEOUT, Listener, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER, bind_tcp,
+    serve,
 };
 pub use peer::Peer;
-pub use routes::{BODY_TIMEOUT, MAX_WATCHERS_PER_TASK, openapi, router};
+pub use routes::{MAX_WATCHERS_PER_TASK, openapi, router};
 pub use socket::{ServeError, SocketFile, bind_socket, default_socket_path};
 pub use tcp::TcpAccess;

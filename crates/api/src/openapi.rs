@@ -9,9 +9,8 @@ use schemars::transform::RecursiveTransform;
 use schemars::{JsonSchema, Schema};
 use serde_json::{Map, Value, json};
 
-use super::connections::HEADER_TIMEOUT;
+use super::connections::{BODY_TIMEOUT, HEADER_TIMEOUT};
 use super::error::ErrorBody;
-use super::routes::BODY_TIMEOUT;
 
 /// A type's schema, from the generator of requests or of answers.
 type SchemaOf = fn(&mut SchemaGenerator) -> Schema;

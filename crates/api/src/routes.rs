@@ -21,6 +21,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::connections::BODY_TIMEOUT;
 use super::error::{ApiError, ErrorKind};
 use super::openapi::Operation;
 use super::peer::Admission;
@@ -271,8 +272,6 @@ pub fn openapi() -> Value {
 
 /// Request bodies are small JSON documents.
 const BODY_LIMIT: usize = 1 << 20;
-/// How long a client has to send a request's body once its head arrived.
-pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
 /// The most event streams open on one task at once.
 pub const MAX_WATCHERS_PER_TASK: usize = 16;
 /// The longest prompt, reason or name accepted.

@@ -211,3 +211,21 @@ fn native_libraries_and_tauri_stay_behind_their_seams() {
         );
     }
 }
+
+/// Inside each crate no module may reach back to one that uses it: `scripts/module-graph.py`
+/// resolves every `crate::` and `super::` path to its file and lists the circles it finds.
+#[test]
+fn no_crate_has_a_circle_of_modules() {
+    let output = Command::new("python3")
+        .arg(workspace().join("scripts/module-graph.py"))
+        .arg("--quiet")
+        .output()
+        .expect("python3 runs scripts/module-graph.py");
+    assert!(output.status.success(), "{output:?}");
+    let report = String::from_utf8_lossy(&output.stdout);
+    let total = report.lines().last().unwrap_or_default();
+    assert!(
+        total.starts_with("total: ") && total.ends_with(" 0 circles"),
+        "circles of modules:\n{report}"
+    );
+}

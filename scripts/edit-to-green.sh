@@ -16,11 +16,11 @@ cargo test -q --locked -p "$crate" >/dev/null
 times=()
 for n in 1 2 3; do
   TEXT="$text" N="$n" perl -0pi -e 's/\Q$ENV{TEXT}\E/$ENV{TEXT} (edit $ENV{N})/' "$file"
-  started=$(date +%s.%N)
+  started=$(date +%s%N)
   cargo test -q --locked -p "$crate" >/dev/null
-  ended=$(date +%s.%N)
+  ended=$(date +%s%N)
   cp "$original" "$file"
-  times+=("$(echo "$ended - $started" | bc)")
-  printf '%s edit %d: %.1f s\n' "$crate" "$n" "${times[-1]}"
+  times+=("$(awk -v ns=$((ended - started)) 'BEGIN { printf "%.1f", ns / 1e9 }')")
+  echo "$crate edit $n: ${times[-1]} s"
 done
-printf '%s median: %.1f s\n' "$crate" "$(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p)"
+echo "$crate median: $(printf '%s\n' "${times[@]}" | sort -n | sed -n 2p) s"

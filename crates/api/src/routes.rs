@@ -144,33 +144,21 @@ fn routes() -> Vec<Route> {
             Method::POST,
             "/v1/tasks/{id}/approve",
             approve,
-            Operation::new("approveAction", "Approve the action the task waits for.")
-                .body::<ApproveBody>(false)
-                .answers::<Answered>(200, "The answer was handed to the waiting action.")
-                .refuses(400, "A malformed body.")
-                .refuses(404, "No such task.")
-                .refuses(
-                    409,
-                    "Nothing with that id waits for approval (not_pending), the task ended \
-                     (finished) or another process runs it (elsewhere).",
-                ),
+            answers_the_waiting_action(
+                Operation::new("approveAction", "Approve the action the task waits for.")
+                    .body::<ApproveBody>(false),
+            ),
         ),
         Route::new(
             Method::POST,
             "/v1/tasks/{id}/deny",
             deny,
-            Operation::new(
-                "denyAction",
-                "Deny the action the task waits for; the reason is told to the model.",
-            )
-            .body::<DenyBody>(false)
-            .answers::<Answered>(200, "The answer was handed to the waiting action.")
-            .refuses(400, "A malformed body.")
-            .refuses(404, "No such task.")
-            .refuses(
-                409,
-                "Nothing with that id waits for approval (not_pending), the task ended \
-                 (finished) or another process runs it (elsewhere).",
+            answers_the_waiting_action(
+                Operation::new(
+                    "denyAction",
+                    "Deny the action the task waits for; the reason is told to the model.",
+                )
+                .body::<DenyBody>(false),
             ),
         ),
         Route::new(
@@ -268,6 +256,20 @@ pub fn openapi() -> Value {
             .iter()
             .map(|route| (&route.method, route.path, &route.operation)),
     )
+}
+
+/// What approving and denying an action answer alike: both hand a decision to the action
+/// the task waits for.
+fn answers_the_waiting_action(operation: Operation) -> Operation {
+    operation
+        .answers::<Answered>(200, "The answer was handed to the waiting action.")
+        .refuses(400, "A malformed body.")
+        .refuses(404, "No such task.")
+        .refuses(
+            409,
+            "Nothing with that id waits for approval (not_pending), the task ended (finished) \
+             or another process runs it (elsewhere).",
+        )
 }
 
 /// Request bodies are small JSON documents.

@@ -107,15 +107,11 @@ mod tests {
     fn the_windows_typescript_types_are_generated_from_the_rust_types() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ui/src/lib/types.ts");
         let generated = types_ts();
-        if std::env::var_os("DESKHAND_BLESS_TYPES").is_some() {
-            std::fs::write(&path, &generated).unwrap();
-        }
-        let current = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            current == generated,
-            "{} is stale: run `DESKHAND_BLESS_TYPES=1 cargo test -p deskhand-app --lib \
-             typescript` and commit it",
-            path.display()
+        deskhand_test_support::assert_generated(
+            &path,
+            &generated,
+            "DESKHAND_BLESS_TYPES",
+            "cargo test -p deskhand-app --lib typescript",
         );
     }
 }

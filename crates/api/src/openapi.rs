@@ -366,15 +366,11 @@ mod tests {
             "{}\n",
             serde_json::to_string_pretty(&crate::openapi()).unwrap()
         );
-        if std::env::var_os("DESKHAND_BLESS_DOCS").is_some() {
-            std::fs::write(&path, &generated).unwrap();
-        }
-        let current = std::fs::read_to_string(&path).unwrap_or_default();
-        assert!(
-            current == generated,
-            "{} is stale: run `DESKHAND_BLESS_DOCS=1 cargo test -p deskhand-api openapi` and \
-             commit it",
-            path.display()
+        deskhand_test_support::assert_generated(
+            &path,
+            &generated,
+            "DESKHAND_BLESS_DOCS",
+            "cargo test -p deskhand-api openapi",
         );
     }
 }

@@ -11,7 +11,23 @@ pub mod raw_http;
 pub mod rss;
 pub mod x11;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
+
+/// Fails when a generated file kept in the repository (the OpenAPI document, the window's
+/// TypeScript) differs from what its generator makes now. With the environment variable
+/// `bless` set it rewrites the file first; the message names `rerun`, the test command.
+pub fn assert_generated(path: &Path, generated: &str, bless: &str, rerun: &str) {
+    if std::env::var_os(bless).is_some() {
+        std::fs::write(path, generated).unwrap();
+    }
+    let current = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        current == generated,
+        "{} is stale: run `{bless}=1 {rerun}` and commit it",
+        path.display()
+    );
+}
 
 /// A real 1×1 PNG, base64-encoded, for attachments.
 pub const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";

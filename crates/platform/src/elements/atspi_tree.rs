@@ -633,11 +633,12 @@ async fn details(conn: &Connection, node: &Node) -> (Option<Rect>, Option<String
 }
 
 /// The node-by-node walk for apps whose cache answers nothing or too slowly: breadth first
-/// from the app's root, at most [`MAX_NODES_PER_APP`] nodes, and [`WALK_BATCH`] nodes at a
+/// from the app's root, at most [`MAX_NODES_PER_APP`] nodes, and [`WALK_BATCH`] steps at a
 /// time until `deadline`. It does not enter subtrees that are not showing, nor a table that
 /// manages its descendants (100,000 rows made on demand; the hit test finds the one at a
-/// point), and reads only the first [`WALK_BATCH`] children of a wider container. Says
-/// where it stopped early.
+/// point), and reads only the first [`WALK_BATCH`] children of a wider container. Those are
+/// fetched one by one, so they come after the other nodes of their depth: a long list does
+/// not hold back the buttons beside it on a slow bus. Says where it stopped early.
 async fn walk(
     conn: &Connection,
     bus: &str,
@@ -645,44 +646,98 @@ async fn walk(
 ) -> zbus_result::Result<(Vec<Node>, Option<Cut>)> {
     let mut nodes = Vec::new();
     let mut cut = None;
-    let mut level = vec![(ROOT.to_string(), String::new())];
+    let mut level = vec![Step::Read(ROOT.to_string(), String::new())];
     let mut next = Vec::new();
+    let mut next_wide = Vec::new();
     while !level.is_empty() {
         if Instant::now() >= deadline {
             return Ok((nodes, Some(Cut::Time)));
         }
         let batch: Vec<_> = level.drain(..level.len().min(WALK_BATCH)).collect();
-        let reads = batch
-            .iter()
-            .map(|(path, parent)| walk_node(conn, bus, path, parent));
-        for (node, children, count) in join_all(reads).await.into_iter().flatten() {
-            if count > children.len() {
-                cut = Some(Cut::Wide {
-                    role: role_name(node.role),
-                    children: count,
-                });
-            }
-            next.extend(children.into_iter().map(|c| (c, node.path.clone())));
-            nodes.push(node);
-            if nodes.len() >= MAX_NODES_PER_APP {
-                return Ok((nodes, Some(Cut::Cap)));
+        for read in join_all(batch.iter().map(|step| step.take(conn, bus))).await {
+            match read {
+                Some(Taken::Node(node, children)) => {
+                    match children {
+                        Children::Listed(paths) => {
+                            next.extend(paths.into_iter().map(|c| Step::Read(c, node.path.clone())))
+                        }
+                        Children::Wide(count) => {
+                            cut = Some(Cut::Wide {
+                                role: role_name(node.role),
+                                children: count,
+                            });
+                            next_wide.push(Step::Expand(node.path.clone()));
+                        }
+                    }
+                    nodes.push(node);
+                    if nodes.len() >= MAX_NODES_PER_APP {
+                        return Ok((nodes, Some(Cut::Cap)));
+                    }
+                }
+                Some(Taken::Expanded(parent, paths)) => {
+                    level.extend(paths.into_iter().map(|c| Step::Read(c, parent.clone())))
+                }
+                None => {}
             }
         }
         if level.is_empty() {
             level = std::mem::take(&mut next);
+            level.append(&mut next_wide);
         }
     }
     Ok((nodes, cut))
 }
 
-/// One node of a [`walk`], the paths of the children to enter next, and how many children
-/// it has.
+/// One step of a [`walk`]: read the node at a path (its parent's path beside it), or fetch
+/// the first [`WALK_BATCH`] children of a wide container.
+enum Step {
+    Read(String, String),
+    Expand(String),
+}
+
+/// What a [`Step`] brought back.
+enum Taken {
+    Node(Node, Children),
+    /// A wide container's path and the paths of its first children.
+    Expanded(String, Vec<String>),
+}
+
+/// The children of a node a walk read: their paths, or for a container wider than
+/// [`WALK_BATCH`] only how many it has (fetched later by a [`Step::Expand`]).
+enum Children {
+    Listed(Vec<String>),
+    Wide(usize),
+}
+
+impl Step {
+    async fn take(&self, conn: &Connection, bus: &str) -> Option<Taken> {
+        match self {
+            Step::Read(path, parent) => {
+                let (node, children) = walk_node(conn, bus, path, parent).await?;
+                Some(Taken::Node(node, children))
+            }
+            Step::Expand(path) => {
+                let proxy = accessible(conn, bus, path).await.ok()?;
+                let first = (0..WALK_BATCH as i32).map(|i| proxy.get_child_at_index(i));
+                let paths = join_all(first)
+                    .await
+                    .into_iter()
+                    .flatten()
+                    .map(|c| c.path_as_str().to_string())
+                    .collect();
+                Some(Taken::Expanded(path.clone(), paths))
+            }
+        }
+    }
+}
+
+/// One node of a [`walk`] and its children.
 async fn walk_node(
     conn: &Connection,
     bus: &str,
     path: &str,
     parent: &str,
-) -> Option<(Node, Vec<String>, usize)> {
+) -> Option<(Node, Children)> {
     let proxy = accessible(conn, bus, path).await.ok()?;
     let (role, name, states, ifaces, count) = futures_util::join!(
         proxy.get_role(),
@@ -705,17 +760,17 @@ async fn walk_node(
         && !node.states.contains(State::ManagesDescendants);
     let count = usize::try_from(count.unwrap_or(0)).unwrap_or(0);
     if !enter || count == 0 {
-        return Some((node, Vec::new(), 0));
+        return Some((node, Children::Listed(Vec::new())));
     }
-    let children = if count <= WALK_BATCH {
-        proxy.get_children().await.unwrap_or_default()
-    } else {
-        let first = (0..WALK_BATCH as i32).map(|i| proxy.get_child_at_index(i));
-        join_all(first).await.into_iter().flatten().collect()
-    };
-    let paths = children
+    if count > WALK_BATCH {
+        return Some((node, Children::Wide(count)));
+    }
+    let paths = proxy
+        .get_children()
+        .await
+        .unwrap_or_default()
         .iter()
         .map(|c| c.path_as_str().to_string())
         .collect();
-    Some((node, paths, count))
+    Some((node, Children::Listed(paths)))
 }

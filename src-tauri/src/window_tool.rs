@@ -1,22 +1,31 @@
-//! A tool as the window runs it: computer actions run with the bar out of the way. The images
-//! a tool returns need nothing here: the store keeps them as their `tool_result` event is
-//! recorded, before the window sees it, and `get_image` reads them there.
+//! A tool as the window runs it on the person's screen. An action that touches the screen
+//! (its plan says `on_screen`: input, or a capture the model or a check will see) runs with
+//! the bar out of the way, whatever tool it comes from. After an approval, the desktop is put
+//! back as it was when the action was planned: the click on Approve moved the pointer and
+//! took the focus, and typing must go where the person saw it would. An action that would
+//! still land on one of Deskhand's own windows (a dialog) is refused.
+//!
+//! The images a tool returns need nothing here: the store keeps them as their `tool_result`
+//! event is recorded, before the window sees it, and `get_image` reads them there.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use deskhand_engine::agent::AgentEvent;
 use deskhand_engine::llm::ToolDefinition;
-use deskhand_engine::tools::{ActionPlan, PreparedCall, Tool, ToolContext, ToolError, ToolOutput};
+use deskhand_engine::tools::{
+    ActionDetail, ActionPlan, PreparedCall, Tool, ToolContext, ToolError, ToolOutput,
+};
+use deskhand_engine::windows::{Desk, Focus};
 use serde_json::Value;
 use tauri::{AppHandle, Manager, Runtime};
 
-use crate::bar::main_window;
+use crate::bar::{StepAside, main_window};
 use crate::state::AppState;
 
-/// The tool that acts on the screen; the others (bash, editor) leave the window as it is.
-const SCREEN_TOOL: &str = "computer";
+/// How long the window manager may take to give the focus back after an approval.
+const REFOCUS_WAIT: Duration = Duration::from_millis(300);
 
 pub struct WindowTool<R: Runtime> {
     pub inner: Arc<dyn Tool>,
@@ -29,10 +38,18 @@ impl<R: Runtime> Tool for WindowTool<R> {
     }
 
     fn prepare(&self, input: &Value) -> Result<Box<dyn PreparedCall + '_>, ToolError> {
+        let call = self.inner.prepare(input)?;
+        // Before the first plan, and so before any approval card is up: where the person's
+        // focus and pointer are is what the plan is made against.
+        let desk = Desk::open().ok();
+        let planned_at = desk.as_ref().and_then(|desk| desk.focus().ok());
         Ok(Box::new(WindowCall {
-            call: self.inner.prepare(input)?,
+            call,
             app: &self.app,
-            on_screen: self.inner.definition().name == SCREEN_TOOL,
+            desk,
+            planned_at,
+            on_screen: Mutex::new(None),
+            aside: None,
         }))
     }
 
@@ -45,29 +62,110 @@ impl<R: Runtime> Tool for WindowTool<R> {
     }
 }
 
-/// The wrapped tool's call, run with the bar out of the way when it acts on the screen.
+/// The wrapped tool's call, run with the bar out of the way when it touches the screen.
 struct WindowCall<'a, R: Runtime> {
     call: Box<dyn PreparedCall + 'a>,
     app: &'a AppHandle<R>,
-    on_screen: bool,
+    /// The display, when it is X11 (elsewhere nothing is put back and nothing refused).
+    desk: Option<Desk>,
+    planned_at: Option<Focus>,
+    /// What the first plan said: whether the action touches the screen, and what it does.
+    on_screen: Mutex<Option<ActionPlan>>,
+    /// The window is out of the way until the call has run.
+    aside: Option<StepAside<R>>,
+}
+
+impl<R: Runtime> WindowCall<'_, R> {
+    fn first_plan(&self) -> Option<ActionPlan> {
+        self.on_screen
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    async fn step_aside(&mut self) {
+        if self.aside.is_some() {
+            return;
+        }
+        let Some(window) = main_window(self.app) else {
+            return;
+        };
+        let state = self.app.state::<AppState>();
+        let captured = state.captured_monitor(&window);
+        let _ = state.bar.compact(&window, captured.as_ref());
+        self.aside = Some(state.bar.step_aside(&window).await);
+    }
+
+    /// Why `plan` would land on one of Deskhand's own windows, if it would: a point of a
+    /// click or drag inside one, or typing while one has the focus.
+    fn lands_on_own_window(&self, plan: &ActionPlan) -> Option<String> {
+        let desk = self.desk.as_ref()?;
+        let own = std::process::id();
+        let windows = desk.windows_of(own).ok()?;
+        if let ActionDetail::Pointer(pointer) = &plan.detail
+            && let Some(point) = pointer
+                .screen_points
+                .iter()
+                .find(|p| windows.iter().any(|w| w.contains(p.x, p.y)))
+        {
+            return Some(format!(
+                "nothing was done: the point ({}, {}) is on Deskhand's own window, which is \
+                 never a target; take a screenshot and act on the app itself",
+                point.x, point.y
+            ));
+        }
+        let typing = ["type", "key", "hold_key"]
+            .iter()
+            .any(|verb| plan.kind.rsplit('.').next() == Some(verb));
+        let focused = desk.focus().ok()?.window;
+        (typing && desk.owner(focused) == Some(own)).then(|| {
+            "nothing was done: Deskhand's own window has the keyboard focus, and typing never \
+             goes there; click into the app first"
+                .to_string()
+        })
+    }
 }
 
 #[async_trait]
 impl<R: Runtime> PreparedCall for WindowCall<'_, R> {
     fn plan(&self) -> Result<ActionPlan, ToolError> {
-        self.call.plan()
+        let plan = self.call.plan()?;
+        let mut first = self.on_screen.lock().unwrap_or_else(|e| e.into_inner());
+        if first.is_none() {
+            *first = Some(plan.clone());
+        }
+        Ok(plan)
     }
 
-    async fn run(self: Box<Self>, ctx: &ToolContext) -> ToolOutput {
-        match main_window(self.app) {
-            Some(window) if self.on_screen => {
-                let state = self.app.state::<AppState>();
-                let captured = state.captured_monitor(&window);
-                let _ = state.bar.compact(&window, captured.as_ref());
-                let _aside = state.bar.step_aside(&window).await;
-                self.call.run(ctx).await
-            }
-            _ => self.call.run(ctx).await,
+    async fn after_approval(&mut self) {
+        if !self.first_plan().is_some_and(|plan| plan.on_screen) {
+            return;
         }
+        self.step_aside().await;
+        let (Some(desk), Some(then)) = (&self.desk, self.planned_at) else {
+            return;
+        };
+        if desk.restore(&then).is_err() {
+            return;
+        }
+        // The window manager gives the focus back in its own time: wait for it, briefly.
+        let deadline = Instant::now() + REFOCUS_WAIT;
+        while desk.focus().is_ok_and(|now| now.window != then.window) && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    async fn run(mut self: Box<Self>, ctx: &ToolContext) -> ToolOutput {
+        let Some(plan) = self.first_plan().filter(|plan| plan.on_screen) else {
+            return self.call.run(ctx).await;
+        };
+        self.step_aside().await;
+        if let Some(why) = self.lands_on_own_window(&plan) {
+            return ToolOutput::error(why);
+        }
+        let WindowCall { call, aside, .. } = *self;
+        let output = call.run(ctx).await;
+        drop(aside);
+        output
     }
 }

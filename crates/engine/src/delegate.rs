@@ -278,6 +278,7 @@ impl TypedTool for DelegateTool {
                 max_cost_usd: call.max_cost_usd,
                 timeout_secs: call.timeout.as_secs(),
             })),
+            on_screen: false,
             safety_checks: Vec::new(),
             target: None,
         })

@@ -81,7 +81,7 @@ pub fn adopt_orphans() {
 
 /// A process's name and its parent's pid, from `/proc/PID/stat` ("pid (name) state ppid …";
 /// the name may hold spaces and parentheses, so it ends at the last `)`).
-fn name_and_parent(pid: u32) -> Option<(String, u32)> {
+pub fn name_and_parent(pid: u32) -> Option<(String, u32)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let (head, rest) = stat.rsplit_once(')')?;
     let (_, name) = head.split_once('(')?;

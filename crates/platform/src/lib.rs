@@ -8,3 +8,4 @@ pub mod desktop;
 pub mod elements;
 pub mod launch;
 pub mod sandbox;
+pub mod windows;

@@ -94,6 +94,7 @@ impl TypedTool for EditorTool {
                 read_only: true,
                 summary: format!("view {}", path.display()),
                 detail: ActionDetail::FileView { path },
+                on_screen: false,
                 safety_checks: Vec::new(),
                 target: None,
             });
@@ -119,6 +120,7 @@ impl TypedTool for EditorTool {
                 path,
                 diff: unified,
             },
+            on_screen: false,
             safety_checks: Vec::new(),
             target: None,
         })

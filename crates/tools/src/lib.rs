@@ -97,6 +97,11 @@ pub trait Tool: Send + Sync {
 pub trait PreparedCall: Send {
     fn plan(&self) -> Result<ActionPlan, ToolError>;
 
+    /// Called once a person approved the call, before it is planned again and run: a front
+    /// end puts back what asking them changed (its window out of the way, the focus and the
+    /// pointer where they were when the plan was made), so that the plan still holds.
+    async fn after_approval(&mut self) {}
+
     async fn run(self: Box<Self>, ctx: &ToolContext) -> ToolOutput;
 }
 
@@ -363,6 +368,7 @@ mod tests {
                 read_only: true,
                 summary: format!("count to {count}"),
                 detail: ActionDetail::None,
+                on_screen: false,
                 safety_checks: Vec::new(),
                 target: None,
             })

@@ -268,6 +268,7 @@ impl TypedTool for MemoryTool {
             read_only,
             summary,
             detail,
+            on_screen: false,
             safety_checks: Vec::new(),
             target: None,
         })

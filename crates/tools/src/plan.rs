@@ -279,6 +279,7 @@ impl TypedTool for PlanTool {
             read_only: true,
             summary: format!("plan: {} ({} steps)", input.action.name(), next.len()),
             detail: ActionDetail::None,
+            on_screen: false,
             safety_checks: Vec::new(),
             target: None,
         })

@@ -365,6 +365,8 @@ impl TypedTool for UiTool {
                 detail: ActionDetail::UiRead {
                     action: action.into(),
                 },
+                // A `find` that the tree cannot answer reads the words on the screen.
+                on_screen: input.action == UiAction::Find && input.query.is_some(),
                 safety_checks: Vec::new(),
                 target: None,
             });
@@ -401,6 +403,7 @@ impl TypedTool for UiTool {
                     [([mx, my], (sx, sy))],
                 )
             })),
+            on_screen: true,
             safety_checks: Vec::new(),
             target: Some(Box::new(element.target())),
         })

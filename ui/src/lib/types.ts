@@ -34,6 +34,12 @@ summary: string,
  */
 detail: ActionDetail, 
 /**
+ * The action captures the screen or sends it input. A front end with a window on the
+ * same screen gets out of the way for it (its window must never be clicked, typed into
+ * or seen); the tool that plans the action says so, whatever its name.
+ */
+on_screen: boolean, 
+/**
  * The safety checks the model service raised about this call, which only a person may
  * acknowledge (see `agent::approval::with_safety_checks`). Absent when there are none.
  */
@@ -120,6 +126,12 @@ summary: string,
  * What a window draws for this kind of action: screen points, the command, a diff.
  */
 detail: ActionDetail, 
+/**
+ * The action captures the screen or sends it input. A front end with a window on the
+ * same screen gets out of the way for it (its window must never be clicked, typed into
+ * or seen); the tool that plans the action says so, whatever its name.
+ */
+on_screen: boolean, 
 /**
  * The safety checks the model service raised about this call, which only a person may
  * acknowledge (see `agent::approval::with_safety_checks`). Absent when there are none.

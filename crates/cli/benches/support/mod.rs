@@ -43,6 +43,7 @@ impl TypedTool for NoopTool {
             read_only: false,
             summary: "noop".into(),
             detail: Default::default(),
+            on_screen: false,
             safety_checks: Vec::new(),
             target: None,
         })

@@ -462,6 +462,7 @@ impl deskhand_engine::tools::TypedTool for Counted {
             read_only: false,
             summary: format!("note {word}"),
             detail: Default::default(),
+            on_screen: false,
             safety_checks: Vec::new(),
             target: None,
         })
@@ -816,4 +817,129 @@ async fn a_decision_for_another_call_does_not_approve_the_pending_one() {
         result_text(&results[1]),
         "the user denied this action: looked at call_2"
     );
+}
+
+/// Where "the focus" is: the approver moves it away, as a click on Approve does in the window.
+#[derive(Default)]
+struct Focus(Mutex<&'static str>);
+
+/// A front end's wrapper in small: its call types where the focus is, and, when `puts_back`,
+/// puts the focus back after the approval as the window does.
+struct TypesAtFocus {
+    focus: Arc<Focus>,
+    puts_back: bool,
+}
+
+struct TypeCall {
+    focus: Arc<Focus>,
+    puts_back: bool,
+    planned_at: &'static str,
+}
+
+#[async_trait]
+impl deskhand_engine::tools::PreparedCall for TypeCall {
+    fn plan(
+        &self,
+    ) -> Result<deskhand_engine::tools::ActionPlan, deskhand_engine::tools::ToolError> {
+        Ok(deskhand_engine::tools::ActionPlan {
+            kind: "type".into(),
+            read_only: false,
+            summary: format!("type into {}", self.focus.0.lock().unwrap()),
+            detail: Default::default(),
+            on_screen: true,
+            safety_checks: Vec::new(),
+            target: None,
+        })
+    }
+
+    async fn after_approval(&mut self) {
+        if self.puts_back {
+            *self.focus.0.lock().unwrap() = self.planned_at;
+        }
+    }
+
+    async fn run(
+        self: Box<Self>,
+        _: &deskhand_engine::tools::ToolContext,
+    ) -> deskhand_engine::tools::ToolOutput {
+        deskhand_engine::tools::ToolOutput::text(format!(
+            "typed into {}",
+            self.focus.0.lock().unwrap()
+        ))
+    }
+}
+
+impl deskhand_engine::tools::Tool for TypesAtFocus {
+    fn definition(&self) -> deskhand_engine::llm::ToolDefinition {
+        deskhand_engine::llm::ToolDefinition {
+            name: "type".into(),
+            description: "Types.".into(),
+            input_schema: json!({"type": "object"}),
+            anthropic: None,
+        }
+    }
+
+    fn prepare(
+        &self,
+        _: &serde_json::Value,
+    ) -> Result<Box<dyn deskhand_engine::tools::PreparedCall + '_>, deskhand_engine::tools::ToolError>
+    {
+        Ok(Box::new(TypeCall {
+            focus: self.focus.clone(),
+            puts_back: self.puts_back,
+            planned_at: *self.focus.0.lock().unwrap(),
+        }))
+    }
+
+    fn take_events(&self) -> Vec<AgentEvent> {
+        Vec::new()
+    }
+
+    fn cancel_grace(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+/// Approves, having moved the focus to its own window first.
+struct TakesTheFocus(Arc<Focus>);
+
+#[async_trait]
+impl Approver for TakesTheFocus {
+    async fn decide(&self, request: &ApprovalRequest) -> Answer {
+        *self.0.0.lock().unwrap() = "the approval card";
+        request.answer(Decision::Approve)
+    }
+}
+
+/// Issue 38: asking moves what an action would touch (the click on Approve takes the focus).
+/// A call that puts it back after the approval runs as approved; one that does not is
+/// refused, as a target that really changed must be.
+#[tokio::test]
+async fn a_call_puts_back_what_asking_changed_before_it_is_planned_again() {
+    for (puts_back, expected) in [
+        (true, "typed into the editor"),
+        (false, deskhand_engine::agent::CHANGED_WHILE_ASKING),
+    ] {
+        let api = StandIn::spawn([Turn::tool_use("type", json!({})), Turn::text("Done.")]);
+        let focus = Arc::new(Focus(Mutex::new("the editor")));
+        let mut tools = deskhand_engine::tools::ToolRegistry::default();
+        tools
+            .register(Arc::new(TypesAtFocus {
+                focus: focus.clone(),
+                puts_back,
+            }))
+            .unwrap();
+        let agent = agent(
+            &api.url(),
+            tools,
+            ApprovalPolicy::Ask,
+            Box::new(TakesTheFocus(focus)),
+            50,
+        );
+        let mut history = Vec::new();
+        let (outcome, _) = run_prompt(&agent, &mut history, "go").await;
+        assert_eq!(outcome.status, RunStatus::Done);
+        let result = &last_tool_results(&api.requests()[1].body)[0];
+        assert_eq!(result_text(result), expected, "puts back: {puts_back}");
+    }
 }

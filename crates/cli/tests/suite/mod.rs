@@ -18,6 +18,7 @@ mod controls;
 mod crate_graph;
 mod delegate;
 mod deploy;
+mod desk_windows;
 mod elements;
 mod finish_or_ask;
 mod fuzz_tool_input;

@@ -64,6 +64,7 @@ impl TypedTool for FakeComputer {
             read_only: false,
             summary: input.to_string(),
             detail: Default::default(),
+            on_screen: false,
             safety_checks: Vec::new(),
             target: None,
         })

@@ -67,6 +67,7 @@ impl TypedTool for EchoTool {
             read_only: false,
             summary: format!("echo {}", input["text"]),
             detail: Default::default(),
+            on_screen: false,
             safety_checks: Vec::new(),
             target: None,
         })
@@ -337,6 +338,7 @@ impl TypedTool for ScreenshotTool {
             read_only: true,
             summary: "screenshot".into(),
             detail: Default::default(),
+            on_screen: false,
             safety_checks: Vec::new(),
             target: None,
         })

@@ -278,6 +278,7 @@ mod tests {
             read_only,
             summary: String::new(),
             detail: Default::default(),
+            on_screen: false,
             safety_checks: Vec::new(),
             target: None,
         }

@@ -496,7 +496,7 @@ impl Agent {
             Err(e) => return failed(e.into()),
         };
         // Read once: the call is planned, again after a person was asked, and run as read.
-        let call = match tool.prepare(input) {
+        let mut call = match tool.prepare(input) {
             Ok(call) => call,
             Err(e) => return failed(e.into()),
         };
@@ -542,6 +542,7 @@ impl Agent {
         // What runs must be what the person saw: a file edited while they read the diff
         // would otherwise be written with changes they never approved.
         if asked {
+            call.after_approval().await;
             match plan_of(&*call) {
                 Ok(now) if now == plan => {}
                 Ok(_) => return failed(ToolOutput::error(CHANGED_WHILE_ASKING)),

@@ -183,6 +183,7 @@ mod tests {
                 read_only: false,
                 summary: "run ls".into(),
                 detail: Default::default(),
+                on_screen: false,
                 safety_checks: Vec::new(),
                 target: None,
             },

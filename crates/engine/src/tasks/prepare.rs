@@ -42,7 +42,8 @@ pub const DEFAULT_SUMMARIZE_AT: u8 = 80;
 /// Where the default bash timeout can be changed for every front end.
 pub const BASH_TIMEOUT_VARIABLE: &str = "DESKHAND_BASH_TIMEOUT";
 
-/// Wraps each tool of a run (the window hides itself while the computer tool acts).
+/// Wraps each tool of a run on the person's screen (the window gets out of the way of the
+/// actions that touch it); a run on an agent desktop is not wrapped.
 pub type ToolWrapper = Arc<dyn Fn(Arc<dyn Tool>) -> Arc<dyn Tool> + Send + Sync>;
 
 /// Everything a front end can choose about a run. `Default` is what a run gets when nobody
@@ -663,7 +664,8 @@ pub async fn prepare(
         plugins.shutdown().await;
         return Err(PrepareError::PluginsFailed(problems));
     }
-    if let Some(wrap) = wrap {
+    // A window on the person's screen has nothing to get out of the way of on the run's own.
+    if let Some(wrap) = wrap.filter(|_| desktop.is_none()) {
         tools = tools.wrap_tools(|tool| wrap(tool));
     }
     let gate = ApprovalGate::new(settings.approval, Box::new(TaskApprover { approvals }))

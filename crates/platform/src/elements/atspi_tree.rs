@@ -219,9 +219,19 @@ impl AtspiTree {
             .await
             .map_err(no_bus)?;
         let apps = root.get_children().await.map_err(no_bus)?;
-        let buses: Vec<String> = apps
+        let buses = apps
             .iter()
-            .filter_map(|app| Some(app.name_as_str()?.to_string()))
+            .filter_map(|app| Some(app.name_as_str()?.to_string()));
+        let own = join_all(
+            buses
+                .clone()
+                .map(async |bus| is_own_app(connection, &bus).await),
+        )
+        .await;
+        let buses: Vec<String> = buses
+            .zip(own)
+            .filter(|(_, own)| !own)
+            .map(|(b, _)| b)
             .collect();
         let deadline = started + TREE_TIMEOUT;
         let reads = buses.into_iter().map(async |bus| {
@@ -334,17 +344,35 @@ mod zbus_result {
     pub type Result<T> = std::result::Result<T, atspi::zbus::Error>;
 }
 
-/// " (firefox, pid 4242)": the process behind the bus name `bus`, which the bus daemon
-/// knows even when the app itself does not answer; empty if that is unknown too.
-async fn process_of(conn: &Connection, bus: &str) -> String {
-    let pid = within(TREE_TIMEOUT / 10, async {
+/// The process behind the bus name `bus`, as the bus daemon knows it.
+async fn pid_of(conn: &Connection, bus: &str) -> Option<u32> {
+    within(TREE_TIMEOUT / 10, async {
         let name = atspi::zbus::names::BusName::try_from(bus).ok()?;
         let daemon = atspi::zbus::fdo::DBusProxy::new(conn).await.ok()?;
         daemon.get_connection_unix_process_id(name).await.ok()
     })
     .await
-    .flatten();
-    let Some(pid) = pid else {
+    .flatten()
+}
+
+/// Whether the app at `bus` is Deskhand itself: this process, or the web process WebKit
+/// starts for its window. Its windows and dialogs are never a target (an approval card's
+/// Approve must not be what the agent clicks). Other children of this process are the
+/// person's or the agent's apps, and stay.
+async fn is_own_app(conn: &Connection, bus: &str) -> bool {
+    let Some(pid) = pid_of(conn, bus).await else {
+        return false;
+    };
+    let own = std::process::id();
+    pid == own
+        || deskhand_host::processes::name_and_parent(pid)
+            .is_some_and(|(name, parent)| parent == own && name.starts_with("WebKit"))
+}
+
+/// " (firefox, pid 4242)": the process behind the bus name `bus`, which the bus daemon
+/// knows even when the app itself does not answer; empty if that is unknown too.
+async fn process_of(conn: &Connection, bus: &str) -> String {
+    let Some(pid) = pid_of(conn, bus).await else {
         return String::new();
     };
     match std::fs::read_to_string(format!("/proc/{pid}/comm")) {

@@ -97,6 +97,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
                     read_only: false,
                     summary: "run ls".into(),
                     detail: Default::default(),
+                    on_screen: false,
                     safety_checks: Vec::new(),
                     target: None,
                 },

@@ -317,6 +317,9 @@ impl TypedTool for ComputerTool {
                     points.iter().map(|p| [p.x, p.y]).zip(screen),
                 )
             })),
+            // Every action but reading the pointer's place moves the pointer, types or
+            // returns a screenshot.
+            on_screen: !matches!(action, Action::CursorPosition),
             safety_checks: Vec::new(),
             target: target.map(Box::new),
         };

@@ -57,6 +57,7 @@ impl TypedTool for PluginTool {
                 tool: self.info.tool.clone(),
                 arguments: Box::new(input.clone()),
             },
+            on_screen: false,
             safety_checks: Vec::new(),
             target: None,
         })

@@ -388,10 +388,11 @@ def gtk_available():
 class GtkFixture:
     """The fixture window on the display; its JSON events (button presses) are collected."""
 
-    def __init__(self, title):
+    def __init__(self, title, paper=None):
+        env = dict(os.environ, DESKHAND_FIXTURE_PAPER=paper) if paper else None
         self.process = subprocess.Popen([SYSTEM_PYTHON, GTK_FIXTURE, title],
                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                        text=True)
+                                        text=True, env=env)
         self.events = []
         ready = threading.Event()
 
@@ -413,9 +414,12 @@ class GtkFixture:
         return x + width // 2, y + height // 2
 
     def clicked(self, name, timeout=10):
+        return self.reported({"clicked": name}, timeout)
+
+    def reported(self, event, timeout=10):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if {"clicked": name} in self.events:
+            if event in self.events:
                 return True
             time.sleep(0.05)
         return False
@@ -464,6 +468,96 @@ def approval_names_the_target(app_binary, standin_binary, work):
         s.wait_for('article[aria-label="Deskhand"]', text="Pressed Delete", timeout=60,
                    what="the answer after the click")
         check("the approved click pressed Delete", fixture.clicked("Delete"), f"{fixture.events}")
+    except BaseException:
+        if app:
+            app.dump_logs()
+        raise
+    finally:
+        if app:
+            app.close()
+        fixture.close()
+
+
+# The fixture's drawing, painted orange for the phase below: no part of Deskhand is orange.
+ORANGE = "1,0.5,0"
+
+
+def last_screenshot_pixels(session, points):
+    """The RGB of the side panel's newest screenshot (the one the model saw last) at `points`
+    (model coordinates), read in the webview from the image itself."""
+    return session.execute_async(
+        "const [points, done] = arguments;"
+        "const shots = document.querySelectorAll('li.entry .shot img');"
+        "const img = shots[shots.length - 1];"
+        "const read = () => { const c = document.createElement('canvas');"
+        "  c.width = img.naturalWidth; c.height = img.naturalHeight;"
+        "  const g = c.getContext('2d'); g.drawImage(img, 0, 0);"
+        "  done(points.map(([x, y]) => Array.from(g.getImageData(x, y, 1, 1).data.slice(0, 3)))); };"
+        "if (!img) { done(null); } else if (img.complete && img.naturalWidth) { read(); }"
+        "else { img.onload = read; }", points)
+
+
+def acts_on_an_app_behind_the_window(app_binary, standin_binary, work, members):
+    """Issue 38: a GTK app that exposes accessibility lies under the full Deskhand window, in
+    Ask mode, and each step is approved with the X pointer, as a person does: a `ui` click on
+    Save, a computer click on Cancel, a `ui` click into the Title entry and a computer `type`.
+    The app reports each click and the typed text, and the last screenshot the model saw shows
+    the app, not Deskhand. With `members`, the computer steps are GA toolset member calls
+    (Opus 5.5); otherwise the `computer` tool's actions (Sonnet 4.5)."""
+    if not gtk_available():
+        return
+    fixture = GtkFixture("Deskhand e2e app behind", paper=ORANGE)
+    app = None
+    try:
+        def act(action, **input):
+            if members:
+                return {"kind": "reply", "content": [{"type": "tool_use", "name": action,
+                                                      "input": input, "toolset_name": "computer"}]}
+            return computer(action=action, **input)
+
+        def ui(**input):
+            return {"kind": "reply", "content": [{"type": "tool_use", "name": "ui", "input": input}]}
+
+        cancel = model_point(fixture.centre("Cancel"))
+        script = {"turns": [act("screenshot"),
+                            ui(action="click", role="push button", name="Save"),
+                            act("left_click", coordinate=list(cancel)),
+                            ui(action="click", role="text", name="Title"),
+                            act("type", text="+1="),
+                            act("screenshot"),
+                            text_reply("Typed it.")]}
+        model = "claude-opus-5-5" if members else "claude-sonnet-4-5"
+        settings = {"provider": "anthropic", "model": model, "approval_mode": "ask",
+                    "max_turns": 20, "monitor": None, "screenshot_size": None}
+        app = App(app_binary, standin_binary, script, work, settings=settings)
+        s = app.session
+        s.wait_for("h1", text="Deskhand", what="the window")
+        # The full window over the app: the fixture (100, 100, 640 x 420) lies under it.
+        window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
+                                check=True, capture_output=True, text=True).stdout.split()[0]
+        subprocess.run(["xdotool", "windowsize", "--sync", window, "1100", "760",
+                        "windowmove", "--sync", window, "40", "40",
+                        "windowactivate", "--sync", window], check=True, timeout=10)
+        app.send("Press Save and Cancel, then type +1= into the title")
+        card = 'section[aria-label="Approval needed"]'
+        for step, happened in [("ui click on Save", lambda: fixture.clicked("Save")),
+                               ("computer click on Cancel", lambda: fixture.clicked("Cancel")),
+                               ("ui click into Title", lambda: True),
+                               ("computer type", lambda: fixture.reported({"entry": "+1="}))]:
+            s.wait_for(card, timeout=60, what=f"the approval of the {step}")
+            time.sleep(CARD_SETTLE_S)
+            x_click(s, s.wait_for(f"{card} button", text="Approve"))
+            check(f"the {step}, approved with the pointer, reached the app behind the window",
+                  happened(), f"{fixture.events}")
+        s.wait_for('article[aria-label="Deskhand"]', text="Typed it.", timeout=60,
+                   what="the answer after the steps")
+        drawing = fixture.bounds["drawing"]
+        corners = [model_point((drawing[0] + 6, drawing[1] + 6)),
+                   model_point((drawing[0] + drawing[2] - 6, drawing[1] + drawing[3] - 6))]
+        pixels = last_screenshot_pixels(s, [list(p) for p in corners])
+        check("the last screenshot the model saw shows the app, not Deskhand's window over it",
+              pixels is not None and all(r > 200 and 90 < g < 170 and b < 60 for r, g, b in pixels),
+              f"{pixels} at {corners}")
     except BaseException:
         if app:
             app.dump_logs()
@@ -655,15 +749,21 @@ def main():
     parser.add_argument("app")
     parser.add_argument("standin")
     parser.add_argument("--screenshot", help="where to write the window mid-run (PNG)")
-    parser.add_argument("--only", choices=["elements"], help="run this phase alone")
+    parser.add_argument("--only", choices=["elements", "behind"], help="run this phase alone")
     args = parser.parse_args()
     size = display_size()
     if size != (1920, 1080):
         sys.exit(f"app_e2e: the display is {size[0]}x{size[1]}; the test expects 1920x1080")
-    if args.only == "elements":
+    if args.only:
         with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as work:
             try:
-                approval_names_the_target(args.app, args.standin, work)
+                if args.only == "elements":
+                    approval_names_the_target(args.app, args.standin, work)
+                else:
+                    for members in (False, True):
+                        os.makedirs(os.path.join(work, str(members)))
+                        acts_on_an_app_behind_the_window(args.app, args.standin,
+                                                         os.path.join(work, str(members)), members)
             except BaseException:
                 print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
                 raise
@@ -687,6 +787,10 @@ def main():
             elements_dir = os.path.join(work, "elements")
             os.makedirs(elements_dir)
             approval_names_the_target(args.app, args.standin, elements_dir)
+            for members in (False, True):
+                behind_dir = os.path.join(work, f"behind-{members}")
+                os.makedirs(behind_dir)
+                acts_on_an_app_behind_the_window(args.app, args.standin, behind_dir, members)
         except BaseException:
             print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
             if app:

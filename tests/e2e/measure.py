@@ -11,6 +11,10 @@
 - stop:   from a click on Stop, mid-stream, until the window shows "Stopped." (page clock).
 - token:  from a text chunk arriving from the network (a proxy between the app and the
           stand-in stamps each read) until its text is drawn in the window.
+- aside:  issue 38: each step of a run in auto mode on a GTK app, in the window (which steps
+          aside for every action that touches the screen and comes back) and the same steps
+          through `deskhand ask` on the same display: each step's own time (`duration_ms` of
+          its tool result), medians, for computer clicks and `ui` clicks by name.
 - scroll: a 500-message session with 100 screenshots (one run of 250 turns, auto mode):
           frame times while the conversation and the side panel are scrolled from top to
           bottom, while the session is reopened from the sidebar (and how long until every
@@ -21,6 +25,7 @@ Usage: scripts/measure.sh [--runs N] [--only start,memory,...]   (starts a displ
 """
 
 import argparse
+import json
 import os
 import re
 import socket
@@ -372,8 +377,79 @@ def measure_scroll(args, work):
         app.close()
 
 
+def step_times(events):
+    """{step: [duration_ms, ...]} of the tool results among `events` (dicts), a step being
+    the tool and, for the computer tool, its action."""
+    times, actions = {}, {}
+    for event in events:
+        if event.get("type") == "tool_call":
+            actions[event["id"]] = event["input"].get("action", "")
+        if event.get("type") == "tool_result" and not event.get("is_error"):
+            step = event["name"]
+            if step == "computer":
+                step = f"computer {actions.get(event['id'], '')}"
+            times.setdefault(step, []).append(event["duration_ms"])
+    return times
+
+
+def measure_aside(args, work):
+    from app_e2e import GtkFixture, computer  # noqa: E402 (the e2e test's own fixture)
+    from harness import model_point  # noqa: E402
+    steps = max(args.runs, 10)
+    fixture = GtkFixture("Deskhand measure aside")
+    try:
+        cancel = list(model_point(fixture.centre("Cancel")))
+        ui = {"kind": "reply", "content": [{"type": "tool_use", "name": "ui", "input": {
+            "action": "click", "role": "push button", "name": "Save"}}]}
+        # A screenshot has no settling to wait for: its step shows the window's own cost.
+        turns = [turn for _ in range(steps)
+                 for turn in (computer(action="screenshot"),
+                              computer(action="left_click", coordinate=cancel), ui)]
+        script = {"turns": turns + [text_reply("Done.")]}
+        settings = dict(SETTINGS, approval_mode="auto", screenshot_size=None)
+        window_dir, cli_dir = os.path.join(work, "window"), os.path.join(work, "cli")
+        os.makedirs(window_dir)
+        os.makedirs(cli_dir)
+        app = App(args.app, args.standin, script, window_dir, settings=settings)
+        try:
+            app.send("Press Cancel and Save, again and again")
+            app.session.wait_for('article[aria-label="Deskhand"]', text="Done.", timeout=300,
+                                 what="the end of the run")
+        finally:
+            app.close()
+        import sqlite3
+        with sqlite3.connect(os.path.join(window_dir, "data", "history.db")) as db:
+            rows = db.execute("SELECT body FROM events WHERE type IN ('tool_call', 'tool_result')"
+                              " ORDER BY id").fetchall()
+        window = step_times(json.loads(body) for (body,) in rows)
+        standin, url = start_standin(args.standin, script, cli_dir)
+        try:
+            cli = os.path.join(os.path.dirname(args.app), "deskhand")
+            out = subprocess.run(
+                [cli, "ask", "--json", "--approve", "auto", "--tools", "computer,ui",
+                 "--provider", "anthropic", "--model", "claude-sonnet-4-5",
+                 "Press Cancel and Save, again and again"],
+                env=app_env(cli_dir, url), capture_output=True, text=True, timeout=300)
+        finally:
+            standin.terminate()
+            standin.wait()
+        terminal = step_times(json.loads(line) for line in out.stdout.splitlines()
+                              if line.startswith("{"))
+    finally:
+        fixture.close()
+    for step in ("computer screenshot", "computer left_click", "ui"):
+        if len(window.get(step, [])) < steps or len(terminal.get(step, [])) < steps:
+            sys.exit(f"aside: not every {step} step ran: window {window}, cli {terminal}, "
+                     f"cli stderr {out.stderr[-2000:]}")
+        w, c = median(window[step]), median(terminal[step])
+        print(f"aside, {step} step: window {fmt(window[step], 'ms')}; "
+              f"cli {fmt(terminal[step], 'ms')}; window - cli {w - c:.0f} ms, "
+              f"window / cli {w / c:.2f}")
+
+
 MEASURES = {"start": measure_start, "memory": measure_memory, "stop": measure_stop,
-            "token": measure_token, "scroll": measure_scroll}
+            "token": measure_token, "scroll": measure_scroll,
+            "aside": measure_aside}
 
 
 def main():

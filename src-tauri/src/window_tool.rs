@@ -1,4 +1,5 @@
-//! A tool as the window runs it on the person's screen. An action that touches the screen
+//! The window as a run on the person's screen sees it (`RunWindow`): it steps aside while the
+//! run's check looks, and wraps each tool. An action that touches the screen
 //! (its plan says `on_screen`: input, or a capture the model or a check will see) runs with
 //! the bar out of the way, whatever tool it comes from. After an approval, the desktop is put
 //! back as it was when the action was planned: the click on Approve moved the pointer and
@@ -12,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use deskhand_engine::agent::AgentEvent;
+use deskhand_engine::agent::{AgentEvent, RunWindow};
 use deskhand_engine::llm::ToolDefinition;
 use deskhand_engine::tools::{
     ActionDetail, ActionPlan, PreparedCall, Tool, ToolContext, ToolError, ToolOutput,
@@ -27,9 +28,44 @@ use crate::state::AppState;
 /// How long the window manager may take to give the focus back after an approval.
 const REFOCUS_WAIT: Duration = Duration::from_millis(300);
 
-pub struct WindowTool<R: Runtime> {
-    pub inner: Arc<dyn Tool>,
+/// The window as a run on the person's screen sees it.
+pub struct AppWindow<R: Runtime> {
     pub app: AppHandle<R>,
+}
+
+impl<R: Runtime> std::fmt::Debug for AppWindow<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AppWindow")
+    }
+}
+
+#[async_trait]
+impl<R: Runtime> RunWindow for AppWindow<R> {
+    fn wrap(&self, inner: Arc<dyn Tool>) -> Arc<dyn Tool> {
+        Arc::new(WindowTool {
+            inner,
+            app: self.app.clone(),
+        })
+    }
+
+    async fn step_aside(&self) -> Box<dyn Send> {
+        Box::new(step_aside(&self.app).await)
+    }
+}
+
+/// Compacts the window into the bar and hides it, until the guard drops; `None` without a
+/// window.
+async fn step_aside<R: Runtime>(app: &AppHandle<R>) -> Option<StepAside<R>> {
+    let window = main_window(app)?;
+    let state = app.state::<AppState>();
+    let captured = state.captured_monitor(&window);
+    let _ = state.bar.compact(&window, captured.as_ref());
+    Some(state.bar.step_aside(&window).await)
+}
+
+struct WindowTool<R: Runtime> {
+    inner: Arc<dyn Tool>,
+    app: AppHandle<R>,
 }
 
 impl<R: Runtime> Tool for WindowTool<R> {
@@ -84,16 +120,9 @@ impl<R: Runtime> WindowCall<'_, R> {
     }
 
     async fn step_aside(&mut self) {
-        if self.aside.is_some() {
-            return;
+        if self.aside.is_none() {
+            self.aside = step_aside(self.app).await;
         }
-        let Some(window) = main_window(self.app) else {
-            return;
-        };
-        let state = self.app.state::<AppState>();
-        let captured = state.captured_monitor(&window);
-        let _ = state.bar.compact(&window, captured.as_ref());
-        self.aside = Some(state.bar.step_aside(&window).await);
     }
 
     /// Why `plan` would land on one of Deskhand's own windows, if it would: a point of a

@@ -237,7 +237,7 @@ fn a_session_started_elsewhere_with_a_check_is_checked_by_it_in_the_window() {
                 input: vec![deskhand_engine::llm::ContentBlock::text("make the folder")],
                 settings,
                 origin: deskhand_engine::tasks::Origin::Cli,
-                wrap_tools: None,
+                window: None,
             })
             .await
             .unwrap();

@@ -144,7 +144,7 @@ fn the_window_lists_and_follows_tasks_from_elsewhere() {
             input: vec![deskhand_engine::llm::ContentBlock::text("from the service")],
             settings: deskhand_engine::tasks::RunSettings::default(),
             origin: deskhand_engine::tasks::Origin::Api,
-            wrap_tools: None,
+            window: None,
         }))
         .unwrap();
     let listed = app.call("list_tasks", json!({})).unwrap();

@@ -734,7 +734,7 @@ impl SubmitBody {
                 ..RunSettings::default()
             },
             origin: Origin::Api,
-            wrap_tools: None,
+            window: None,
         })
     }
 }

@@ -224,7 +224,7 @@ async fn clocked_task(engine: &Engine) -> deskhand_engine::tasks::TaskInfo {
                 ..RunSettings::default()
             },
             origin: deskhand_engine::tasks::Origin::Api,
-            wrap_tools: None,
+            window: None,
         })
         .await
         .unwrap()

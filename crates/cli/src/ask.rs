@@ -230,7 +230,7 @@ impl AskArgs {
                 set_of_marks: self.set_of_marks.then_some(true),
             },
             origin: Origin::Cli,
-            wrap_tools: None,
+            window: None,
         })
     }
 }

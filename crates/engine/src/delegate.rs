@@ -398,7 +398,7 @@ impl DelegateTool {
             input: vec![ContentBlock::text(call.prompt.clone())],
             settings,
             origin: Origin::Delegate,
-            wrap_tools: None,
+            window: None,
         };
         let task = engine.submit(spec).await?;
         let watch = engine.watch(&task.id, 0)?;

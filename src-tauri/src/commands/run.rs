@@ -16,7 +16,6 @@ use deskhand_engine::llm::{ContentBlock, Usage};
 use deskhand_engine::tasks::{
     Origin, RunSettings, TaskInfo, TaskSpec, TaskState, TaskUpdate, WindowUpdate,
 };
-use deskhand_engine::tools::Tool;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Manager, Runtime, State, UserAttentionType};
 
@@ -27,7 +26,7 @@ use crate::error::{IpcError, IpcResult};
 use crate::images::AttachmentRef;
 use crate::keys;
 use crate::state::{ActiveRun, AppState, busy};
-use crate::window_tool::WindowTool;
+use crate::window_tool::AppWindow;
 
 /// Starts a run and resolves with its session id; the run goes on in the background and
 /// every event goes to `on_event`, the last being `done`. `check` and `desktop`, what the
@@ -72,18 +71,12 @@ pub async fn send_message<R: Runtime>(
             input.push(ContentBlock::text(text));
         }
         input.extend(state.attachments.take(&attachments)?);
-        let tool_app = app.clone();
         let spec = TaskSpec {
             session: session_id,
             input,
             settings: run_settings,
             origin: Origin::Window,
-            wrap_tools: Some(Arc::new(move |inner: Arc<dyn Tool>| {
-                Arc::new(WindowTool {
-                    inner,
-                    app: tool_app.clone(),
-                }) as Arc<dyn Tool>
-            })),
+            window: Some(Arc::new(AppWindow { app: app.clone() })),
         };
         let task = engine.submit(spec).await?;
         let watch = engine.watch(&task.id, 0)?;

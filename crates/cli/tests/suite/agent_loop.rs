@@ -943,3 +943,63 @@ async fn a_call_puts_back_what_asking_changed_before_it_is_planned_again() {
         assert_eq!(result_text(result), expected, "puts back: {puts_back}");
     }
 }
+
+/// A window that is out of the way while its guard lives: a file says so.
+#[derive(Debug)]
+struct MarksAside(std::path::PathBuf);
+
+struct ComesBack(std::path::PathBuf);
+
+impl Drop for ComesBack {
+    fn drop(&mut self) {
+        std::fs::remove_file(&self.0).unwrap();
+    }
+}
+
+#[async_trait]
+impl deskhand_engine::agent::RunWindow for MarksAside {
+    fn wrap(
+        &self,
+        tool: Arc<dyn deskhand_engine::tools::Tool>,
+    ) -> Arc<dyn deskhand_engine::tools::Tool> {
+        tool
+    }
+
+    async fn step_aside(&self) -> Box<dyn Send> {
+        std::fs::write(&self.0, "aside").unwrap();
+        Box::new(ComesBack(self.0.clone()))
+    }
+}
+
+/// Issue 38: the run's check looks at the screen with the window out of the way, and the
+/// window comes back after it.
+#[tokio::test]
+async fn the_check_runs_with_the_window_out_of_the_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let aside = dir.path().join("aside");
+    let api = StandIn::spawn([Turn::text("Done.")]);
+    let mut agent = agent(
+        &api.url(),
+        deskhand_engine::tools::ToolRegistry::default(),
+        ApprovalPolicy::Ask,
+        auto(),
+        50,
+    );
+    agent.config.check = Some(
+        deskhand_engine::agent::verify::Check::new(
+            &format!("test -f {}", aside.display()),
+            Duration::from_secs(10),
+        )
+        .unwrap(),
+    );
+    agent.config.window = Some(Arc::new(MarksAside(aside.clone())));
+    let mut history = Vec::new();
+    let (outcome, _) = run_prompt(&agent, &mut history, "go").await;
+    assert_eq!(
+        outcome.verification.outcome,
+        deskhand_engine::agent::verify::VerifyOutcome::Verified,
+        "{:?}",
+        outcome.verification
+    );
+    assert!(!aside.exists(), "the window came back");
+}

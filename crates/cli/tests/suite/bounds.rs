@@ -329,7 +329,7 @@ async fn a_child_gets_the_parents_approval_mode_as_it_is_now() {
             input: vec![deskhand_engine::llm::ContentBlock::text("hand it on")],
             settings,
             origin: Origin::Api,
-            wrap_tools: None,
+            window: None,
         })
         .await
         .unwrap();

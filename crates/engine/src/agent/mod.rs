@@ -11,6 +11,7 @@ mod run;
 mod secret_places;
 pub mod stall;
 pub mod verify;
+mod window;
 
 #[cfg(any(test, feature = "test-support"))]
 pub use approval::FixedApprover;
@@ -26,3 +27,4 @@ pub use run::{
     DEFAULT_MAX_TURNS, DEFAULT_SYSTEM,
 };
 pub use secret_places::SecretPlaces;
+pub use window::RunWindow;

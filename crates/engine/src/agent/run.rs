@@ -57,6 +57,9 @@ pub struct AgentConfig {
     pub stall: StallPolicy,
     /// Proof of done: run after the model stops (`agent::verify`).
     pub check: Option<Check>,
+    /// The front end's window on the screen the run acts on, which steps aside while the
+    /// check looks.
+    pub window: Option<Arc<dyn super::RunWindow>>,
 }
 
 impl AgentConfig {
@@ -74,6 +77,7 @@ impl AgentConfig {
             notes: Vec::new(),
             stall: StallPolicy::default(),
             check: None,
+            window: None,
         }
     }
 }
@@ -110,7 +114,7 @@ impl Agent {
             cost_usd: self.config.price.map(|_| 0.0),
             verification: Verification::default(),
         };
-        let mut checker = Checker::new(self.config.check.as_ref());
+        let mut checker = Checker::new(self.config.check.as_ref(), self.config.window.as_deref());
         let mut summary: Option<Summary> = None;
         let mut stall = StallBreaker::new(self.config.stall);
         let mut forecast_sent = false;

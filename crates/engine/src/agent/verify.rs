@@ -196,17 +196,28 @@ pub async fn run_check(check: &Check, cancel: &CancellationToken) -> Verificatio
 /// and the run's [`Verification`].
 pub struct Checker<'a> {
     check: Option<&'a Check>,
+    /// Steps aside while the check runs: what it captures never shows Deskhand's window.
+    window: Option<&'a dyn super::RunWindow>,
     last: Option<Verification>,
     retried: bool,
 }
 
 impl<'a> Checker<'a> {
-    pub fn new(check: Option<&'a Check>) -> Self {
+    pub fn new(check: Option<&'a Check>, window: Option<&'a dyn super::RunWindow>) -> Self {
         Self {
             check,
+            window,
             last: None,
             retried: false,
         }
+    }
+
+    async fn run(&self, check: &Check, cancel: &CancellationToken) -> Verification {
+        let _aside = match self.window {
+            Some(window) => Some(window.step_aside().await),
+            None => None,
+        };
+        run_check(check, cancel).await
     }
 
     /// The model ended its turn: runs the check. Returns what to send back to the model when
@@ -217,7 +228,7 @@ impl<'a> Checker<'a> {
         cancel: &CancellationToken,
     ) -> Option<ContentBlock> {
         let check = self.check?;
-        let result = run_check(check, cancel).await;
+        let result = self.run(check, cancel).await;
         let send_back = result.outcome == VerifyOutcome::Failed && !self.retried && turns_left > 0;
         let report = send_back.then(|| {
             ContentBlock::text(format!(
@@ -239,14 +250,14 @@ impl<'a> Checker<'a> {
     /// ended the run, a fresh check if a limit or a stall ended it, none after a stop or an
     /// error.
     pub async fn finish(self, status: RunStatus, cancel: &CancellationToken) -> Verification {
-        let mut verification = match (self.check, status, self.last) {
+        let mut verification = match (self.check, status, &self.last) {
             (None, _, _) => Verification::without_check(),
             (Some(check), RunStatus::Cancelled | RunStatus::Error, _) => Verification {
                 check: Some(check.command.clone()),
                 ..Verification::without_check()
             },
-            (Some(_), RunStatus::Done, Some(last)) => last,
-            (Some(check), _, _) => run_check(check, cancel).await,
+            (Some(_), RunStatus::Done, Some(last)) => last.clone(),
+            (Some(check), _, _) => self.run(check, cancel).await,
         };
         verification.retried = self.retried;
         verification

@@ -10,8 +10,10 @@ use tokio_util::sync::CancellationToken;
 use super::TaskError;
 use super::approvals::PendingApprovals;
 use super::lock::SessionLock;
-use super::prepare::{self, Resolved, RunSettings, ToolWrapper};
-use crate::agent::{AgentEvent, Answerer, ApprovalGate, ApprovalPolicy, Decision, SessionRules};
+use super::prepare::{self, Resolved, RunSettings};
+use crate::agent::{
+    AgentEvent, Answerer, ApprovalGate, ApprovalPolicy, Decision, RunWindow, SessionRules,
+};
 use crate::desktop::AgentDesktop;
 use crate::images::ImageRef;
 use crate::llm::{ContentBlock, ImageSource};
@@ -28,8 +30,8 @@ pub struct TaskSpec {
     pub input: Vec<ContentBlock>,
     pub settings: RunSettings,
     pub origin: Origin,
-    /// Wraps the run's tools (the window's); `None` for the others.
-    pub wrap_tools: Option<ToolWrapper>,
+    /// The front end's window on the person's screen (the app's); `None` for the others.
+    pub window: Option<Arc<dyn RunWindow>>,
 }
 
 /// Updates a watcher may fall behind by before it is dropped; it then catches up from the
@@ -214,7 +216,7 @@ impl Engine {
             session_id,
             is_new,
             input: spec.input,
-            wrap: spec.wrap_tools,
+            window: spec.window,
         };
         tokio::spawn(run.go(resolved, ready));
         Ok(info)
@@ -513,7 +515,7 @@ struct Run {
     session_id: SessionId,
     is_new: bool,
     input: Vec<ContentBlock>,
-    wrap: Option<ToolWrapper>,
+    window: Option<Arc<dyn RunWindow>>,
 }
 
 /// The file lock first: it is dropped (released) before the queue lets the next task in.
@@ -614,7 +616,7 @@ impl Run {
             &prompt,
             self.live.approvals.clone(),
             self.slot.rules.clone(),
-            self.wrap.clone(),
+            self.window.clone(),
             kept.clone(),
         )
         .await;

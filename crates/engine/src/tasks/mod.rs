@@ -17,8 +17,8 @@ pub use lineage::{Lineage, LineageError, MAX_HOPS};
 pub use lock::{LockError, SessionLock};
 pub use prepare::{
     BASH_TIMEOUT_VARIABLE, DEFAULT_KEEP_SCREENSHOTS, DEFAULT_SUMMARIZE_AT, DesktopSettings,
-    PrepareError, Prepared, Resolved, RunSettings, SecondsError, StallChoice, ToolWrapper,
-    parse_seconds, prepare, resolve,
+    PrepareError, Prepared, Resolved, RunSettings, SecondsError, StallChoice, parse_seconds,
+    prepare, resolve,
 };
 
 use crate::store::StoreError;

@@ -15,7 +15,7 @@ use crate::agent::stall::StallPolicy;
 use crate::agent::verify::{Check, SavedCheck};
 use crate::agent::{
     Agent, AgentConfig, ApprovalGate, ApprovalPolicy, Budget, DEFAULT_MAX_TOKENS,
-    DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, SecretPlaces, SessionRules,
+    DEFAULT_MAX_TURNS, DEFAULT_SYSTEM, RunWindow, SecretPlaces, SessionRules,
 };
 use crate::delegate::{self, DelegateTool, Delegation, RemoteTarget};
 use crate::desktop::{AgentDesktop, DesktopChoice, DesktopError};
@@ -28,11 +28,11 @@ use crate::paths;
 use crate::sandbox::{Sandbox, SandboxChoice, SandboxError};
 use crate::secrets::{self, ApiKey, OsKeyring};
 use crate::store::{Store, StoreError};
+use crate::tools::ToolRegistry;
 use crate::tools::catalog::{self, CatalogError, MadeTool, MemoryAccess, ToolSettings};
 use crate::tools::computer::scaling::Size;
 use crate::tools::launch::Launch;
 use crate::tools::plugins::{PluginConfig, PluginError, PluginTimeouts, Plugins, Selection};
-use crate::tools::{Tool, ToolRegistry};
 use deskhand_protocol::ids::{SessionId, TaskId};
 
 /// Screenshots sent to the model at most, unless a run asks for another number.
@@ -41,10 +41,6 @@ pub const DEFAULT_KEEP_SCREENSHOTS: usize = 3;
 pub const DEFAULT_SUMMARIZE_AT: u8 = 80;
 /// Where the default bash timeout can be changed for every front end.
 pub const BASH_TIMEOUT_VARIABLE: &str = "DESKHAND_BASH_TIMEOUT";
-
-/// Wraps each tool of a run on the person's screen (the window gets out of the way of the
-/// actions that touch it); a run on an agent desktop is not wrapped.
-pub type ToolWrapper = Arc<dyn Fn(Arc<dyn Tool>) -> Arc<dyn Tool> + Send + Sync>;
 
 /// Everything a front end can choose about a run. `Default` is what a run gets when nobody
 /// chose: the same for the CLI, the window and the API.
@@ -579,7 +575,7 @@ pub async fn prepare(
     prompt: &str,
     approvals: Arc<PendingApprovals>,
     rules: SessionRules,
-    wrap: Option<ToolWrapper>,
+    window: Option<Arc<dyn RunWindow>>,
     kept: Option<Arc<AgentDesktop>>,
 ) -> Result<Prepared, PrepareError> {
     let store = engine.store();
@@ -665,8 +661,9 @@ pub async fn prepare(
         return Err(PrepareError::PluginsFailed(problems));
     }
     // A window on the person's screen has nothing to get out of the way of on the run's own.
-    if let Some(wrap) = wrap.filter(|_| desktop.is_none()) {
-        tools = tools.wrap_tools(|tool| wrap(tool));
+    let window = window.filter(|_| desktop.is_none());
+    if let Some(window) = &window {
+        tools = tools.wrap_tools(|tool| window.wrap(tool));
     }
     let gate = ApprovalGate::new(settings.approval, Box::new(TaskApprover { approvals }))
         .with_secret_places(secret_places)
@@ -691,6 +688,7 @@ pub async fn prepare(
             notes,
             stall,
             check: settings.check,
+            window,
         },
     };
     Ok(Prepared {

@@ -198,3 +198,131 @@ impl<R: Runtime> PreparedCall for WindowCall<'_, R> {
         output
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use deskhand_engine::tools::computer::scaling::Size;
+    use deskhand_engine::tools::{PointerDetail, ToolContext};
+    use deskhand_test_support::x11::{self, Program, run, window_by_name};
+    use serde_json::json;
+
+    use super::*;
+
+    /// A tool whose one action clicks at a screen point, and which notes that it ran.
+    #[derive(Default)]
+    struct ClickAt(AtomicBool);
+
+    struct ClickCall<'a> {
+        tool: &'a ClickAt,
+        point: (i32, i32),
+    }
+
+    #[async_trait]
+    impl PreparedCall for ClickCall<'_> {
+        fn plan(&self) -> Result<ActionPlan, ToolError> {
+            Ok(ActionPlan {
+                kind: "computer.left_click".into(),
+                read_only: false,
+                summary: "left_click".into(),
+                detail: ActionDetail::Pointer(Box::new(PointerDetail::new(
+                    "left_click",
+                    Size::new(1920, 1080),
+                    [([0, 0], self.point)],
+                ))),
+                on_screen: true,
+                safety_checks: Vec::new(),
+                target: None,
+            })
+        }
+
+        async fn run(self: Box<Self>, _: &ToolContext) -> ToolOutput {
+            self.tool.0.store(true, Ordering::SeqCst);
+            ToolOutput::text("clicked")
+        }
+    }
+
+    impl Tool for ClickAt {
+        fn definition(&self) -> ToolDefinition {
+            ToolDefinition {
+                name: "computer".into(),
+                description: String::new(),
+                input_schema: json!({"type": "object"}),
+                anthropic: None,
+            }
+        }
+
+        fn prepare(&self, input: &Value) -> Result<Box<dyn PreparedCall + '_>, ToolError> {
+            let at = |i: usize| input["at"][i].as_i64().unwrap_or_default() as i32;
+            Ok(Box::new(ClickCall {
+                tool: self,
+                point: (at(0), at(1)),
+            }))
+        }
+
+        fn take_events(&self) -> Vec<AgentEvent> {
+            Vec::new()
+        }
+
+        fn cancel_grace(&self) -> Duration {
+            Duration::ZERO
+        }
+    }
+
+    /// A click whose point falls on a window of this process (an xterm's, said to be ours
+    /// with `_NET_WM_PID`, as a Deskhand dialog would be) is refused and never runs; one beside
+    /// it runs.
+    #[tokio::test]
+    async fn a_click_on_deskhands_own_window_is_refused_with_the_reason() {
+        let Some(_display) = x11::display() else {
+            return;
+        };
+        let _xterm = Program(
+            Command::new("xterm")
+                .args(["-T", "deskhand-own-window", "-geometry", "40x10+300+300"])
+                .spawn()
+                .unwrap(),
+        );
+        let id = window_by_name("^deskhand-own-window$");
+        let own = std::process::id().to_string();
+        run(
+            "xprop",
+            &[
+                "-id",
+                &id,
+                "-f",
+                "_NET_WM_PID",
+                "32c",
+                "-set",
+                "_NET_WM_PID",
+                &own,
+            ],
+        );
+        let app = tauri::test::mock_app();
+        for (at, refused) in [([320, 320], true), ([1200, 900], false)] {
+            let inner = Arc::new(ClickAt::default());
+            let tool = WindowTool {
+                inner: inner.clone(),
+                app: app.handle().clone(),
+            };
+            let call = tool.prepare(&json!({ "at": at })).unwrap();
+            assert!(call.plan().unwrap().on_screen);
+            let (progress, _reports) = tokio::sync::mpsc::unbounded_channel();
+            let ctx = ToolContext {
+                cancel: Default::default(),
+                progress,
+            };
+            let output = call.run(&ctx).await;
+            let text = format!("{:?}", output.content);
+            assert_eq!(output.is_error, refused, "{at:?}: {text}");
+            assert_eq!(
+                text.contains("is on Deskhand's own window, which is never a target"),
+                refused,
+                "{text}"
+            );
+            assert_eq!(inner.0.load(Ordering::SeqCst), !refused, "{at:?} ran");
+        }
+    }
+}

@@ -497,6 +497,21 @@ def last_screenshot_pixels(session, points):
         "else { img.onload = read; }", points)
 
 
+def wait_ui_found(work, timeout=30):
+    """The elements of the first `ui` find of the run, once the app stored its result."""
+    import sqlite3
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with sqlite3.connect(os.path.join(work, "data", "history.db")) as db:
+            rows = db.execute("SELECT body FROM events WHERE type = 'tool_result' ORDER BY id")
+            for (body,) in rows.fetchall():
+                result = json.loads(body)
+                if result["name"] == "ui":
+                    return json.loads(result["text"])["elements"]
+        time.sleep(0.1)
+    raise AssertionError("no ui result was stored")
+
+
 def acts_on_an_app_behind_the_window(app_binary, standin_binary, work, members):
     """Issue 38: a GTK app that exposes accessibility lies under the full Deskhand window, in
     Ask mode, and each step is approved with the X pointer, as a person does: a `ui` click on
@@ -519,7 +534,12 @@ def acts_on_an_app_behind_the_window(app_binary, standin_binary, work, members):
             return {"kind": "reply", "content": [{"type": "tool_use", "name": "ui", "input": input}]}
 
         cancel = model_point(fixture.centre("Cancel"))
-        script = {"turns": [act("screenshot"),
+        # The find comes slowly, so that Deskhand's own native dialog is open when it runs.
+        find = {"kind": "reply", "chunk_delay_ms": 1000,
+                "content": [{"type": "text", "text": "Let me look at the buttons first."},
+                            {"type": "tool_use", "name": "ui",
+                             "input": {"action": "find", "role": "push button"}}]}
+        script = {"turns": [act("screenshot"), find,
                             ui(action="click", role="push button", name="Save"),
                             act("left_click", coordinate=list(cancel)),
                             ui(action="click", role="text", name="Title"),
@@ -539,6 +559,21 @@ def acts_on_an_app_behind_the_window(app_binary, standin_binary, work, members):
                         "windowmove", "--sync", window, "40", "40",
                         "windowactivate", "--sync", window], check=True, timeout=10)
         app.send("Press Save and Cancel, then type +1= into the title")
+        # As the mode switch does (the window is the bar by now: the screenshot stepped aside).
+        s.execute("window.__TAURI_INTERNALS__.invoke('set_approval_mode', {mode: 'auto'})"
+                  ".catch(() => {})")
+        dialog = native_dialog("Switch to Auto?")
+        check("Deskhand's own confirmation is open while the element map is read",
+              dialog is not None)
+        found = wait_ui_found(work)
+        subprocess.run(["xdotool", "windowactivate", "--sync", dialog], check=True, timeout=10)
+        subprocess.run(["xdotool", "key", "--clearmodifiers", "Escape"], check=True, timeout=10)
+        check("the element map lists the app's buttons and none of Deskhand's own windows "
+              "or dialogs",
+              {"Delete", "Cancel", "Save"} <= {e["name"] for e in found}
+              and not [e for e in found if e["app"].startswith("deskhand")
+                       or e["name"] == "Switch to Auto"],
+              f"{[(e['name'], e['app'], e['window']) for e in found]}")
         card = 'section[aria-label="Approval needed"]'
         for step, happened in [("ui click on Save", lambda: fixture.clicked("Save")),
                                ("computer click on Cancel", lambda: fixture.clicked("Cancel")),

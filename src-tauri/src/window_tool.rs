@@ -274,8 +274,8 @@ mod tests {
     /// A click whose point falls on a window of this process (an xterm's, said to be ours
     /// with `_NET_WM_PID`, as a Deskhand dialog would be) is refused and never runs; one beside
     /// it runs.
-    #[tokio::test]
-    async fn a_click_on_deskhands_own_window_is_refused_with_the_reason() {
+    #[test]
+    fn a_click_on_deskhands_own_window_is_refused_with_the_reason() {
         let Some(_display) = x11::display() else {
             return;
         };
@@ -314,7 +314,7 @@ mod tests {
                 cancel: Default::default(),
                 progress,
             };
-            let output = call.run(&ctx).await;
+            let output = tauri::async_runtime::block_on(call.run(&ctx));
             let text = format!("{:?}", output.content);
             assert_eq!(output.is_error, refused, "{at:?}: {text}");
             assert_eq!(

@@ -74,17 +74,10 @@ impl<R: Runtime> Tool for WindowTool<R> {
     }
 
     fn prepare(&self, input: &Value) -> Result<Box<dyn PreparedCall + '_>, ToolError> {
-        let call = self.inner.prepare(input)?;
-        // Before the first plan, and so before any approval card is up: where the person's
-        // focus and pointer are is what the plan is made against.
-        let desk = Desk::open().ok();
-        let planned_at = desk.as_ref().and_then(|desk| desk.focus().ok());
         Ok(Box::new(WindowCall {
-            call,
+            call: self.inner.prepare(input)?,
             app: &self.app,
-            desk,
-            planned_at,
-            on_screen: Mutex::new(None),
+            first: Mutex::new(None),
             aside: None,
         }))
     }
@@ -102,21 +95,28 @@ impl<R: Runtime> Tool for WindowTool<R> {
 struct WindowCall<'a, R: Runtime> {
     call: Box<dyn PreparedCall + 'a>,
     app: &'a AppHandle<R>,
-    /// The display, when it is X11 (elsewhere nothing is put back and nothing refused).
-    desk: Option<Desk>,
-    planned_at: Option<Focus>,
-    /// What the first plan said: whether the action touches the screen, and what it does.
-    on_screen: Mutex<Option<ActionPlan>>,
+    first: Mutex<Option<FirstPlan>>,
     /// The window is out of the way until the call has run.
     aside: Option<StepAside<R>>,
 }
 
+/// What the first plan said, and for an action on the screen, the desktop it was made
+/// against: made before any approval card is up, so the person's focus and pointer are
+/// where the action will act.
+struct FirstPlan {
+    plan: ActionPlan,
+    /// The display, when it is X11 (elsewhere nothing is put back and nothing refused).
+    desk: Option<Desk>,
+    focus: Option<Focus>,
+}
+
 impl<R: Runtime> WindowCall<'_, R> {
+    fn first(&self) -> std::sync::MutexGuard<'_, Option<FirstPlan>> {
+        self.first.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn first_plan(&self) -> Option<ActionPlan> {
-        self.on_screen
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.first().as_ref().map(|first| first.plan.clone())
     }
 
     async fn step_aside(&mut self) {
@@ -128,7 +128,8 @@ impl<R: Runtime> WindowCall<'_, R> {
     /// Why `plan` would land on one of Deskhand's own windows, if it would: a point of a
     /// click or drag inside one, or typing while one has the focus.
     fn lands_on_own_window(&self, plan: &ActionPlan) -> Option<String> {
-        let desk = self.desk.as_ref()?;
+        let first = self.first();
+        let desk = first.as_ref()?.desk.as_ref()?;
         let own = std::process::id();
         let windows = desk.windows_of(own).ok()?;
         if let ActionDetail::Pointer(pointer) = &plan.detail
@@ -159,9 +160,15 @@ impl<R: Runtime> WindowCall<'_, R> {
 impl<R: Runtime> PreparedCall for WindowCall<'_, R> {
     fn plan(&self) -> Result<ActionPlan, ToolError> {
         let plan = self.call.plan()?;
-        let mut first = self.on_screen.lock().unwrap_or_else(|e| e.into_inner());
+        let mut first = self.first();
         if first.is_none() {
-            *first = Some(plan.clone());
+            let desk = plan.on_screen.then(|| Desk::open().ok()).flatten();
+            let focus = desk.as_ref().and_then(|desk| desk.focus().ok());
+            *first = Some(FirstPlan {
+                plan: plan.clone(),
+                desk,
+                focus,
+            });
         }
         Ok(plan)
     }
@@ -171,10 +178,16 @@ impl<R: Runtime> PreparedCall for WindowCall<'_, R> {
             return;
         }
         self.step_aside().await;
-        let (Some(desk), Some(then)) = (&self.desk, self.planned_at) else {
+        let first = self.first.get_mut().unwrap_or_else(|e| e.into_inner());
+        let Some(FirstPlan {
+            desk: Some(desk),
+            focus: Some(then),
+            ..
+        }) = first
+        else {
             return;
         };
-        if desk.restore(&then).is_err() {
+        if desk.restore(then).is_err() {
             return;
         }
         // The window manager gives the focus back in its own time: wait for it, briefly.

@@ -497,19 +497,25 @@ def last_screenshot_pixels(session, points):
         "else { img.onload = read; }", points)
 
 
-def wait_ui_found(work, timeout=30):
-    """The elements of the first `ui` find of the run, once the app stored its result."""
+def stored_results(work, ready, timeout=30):
+    """The tool results the app stored, once `ready(results)` holds."""
     import sqlite3
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with sqlite3.connect(os.path.join(work, "data", "history.db")) as db:
             rows = db.execute("SELECT body FROM events WHERE type = 'tool_result' ORDER BY id")
-            for (body,) in rows.fetchall():
-                result = json.loads(body)
-                if result["name"] == "ui":
-                    return json.loads(result["text"])["elements"]
+            results = [json.loads(body) for (body,) in rows.fetchall()]
+        if ready(results):
+            return results
         time.sleep(0.1)
-    raise AssertionError("no ui result was stored")
+    raise AssertionError("the app did not store the tool results expected")
+
+
+def wait_ui_found(work):
+    """The elements of the first `ui` find of the run, once the app stored its result."""
+    results = stored_results(work, lambda results: any(r["name"] == "ui" for r in results))
+    first = next(r for r in results if r["name"] == "ui")
+    return json.loads(first["text"])["elements"]
 
 
 def acts_on_an_app_behind_the_window(app_binary, standin_binary, work, members):
@@ -559,7 +565,9 @@ def acts_on_an_app_behind_the_window(app_binary, standin_binary, work, members):
                         "windowmove", "--sync", window, "40", "40",
                         "windowactivate", "--sync", window], check=True, timeout=10)
         app.send("Press Save and Cancel, then type +1= into the title")
-        # As the mode switch does (the window is the bar by now: the screenshot stepped aside).
+        # As the mode switch does, once the screenshot is taken (the window is the bar by now,
+        # and not hidden for that step).
+        stored_results(work, lambda results: len(results) >= 1)
         s.execute("window.__TAURI_INTERNALS__.invoke('set_approval_mode', {mode: 'auto'})"
                   ".catch(() => {})")
         dialog = native_dialog("Switch to Auto?")

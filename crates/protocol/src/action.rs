@@ -269,7 +269,8 @@ pub struct ActionPlan {
     /// The action captures the screen or sends it input. A front end with a window on the
     /// same screen gets out of the way for it (its window must never be clicked, typed into
     /// or seen); the tool that plans the action says so, whatever its name.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<_>", optional)]
     pub on_screen: bool,
     /// The safety checks the model service raised about this call, which only a person may
     /// acknowledge (see `agent::approval::with_safety_checks`). Absent when there are none.

@@ -38,7 +38,7 @@ detail: ActionDetail,
  * same screen gets out of the way for it (its window must never be clicked, typed into
  * or seen); the tool that plans the action says so, whatever its name.
  */
-on_screen: boolean, 
+on_screen?: boolean, 
 /**
  * The safety checks the model service raised about this call, which only a person may
  * acknowledge (see `agent::approval::with_safety_checks`). Absent when there are none.
@@ -131,7 +131,7 @@ detail: ActionDetail,
  * same screen gets out of the way for it (its window must never be clicked, typed into
  * or seen); the tool that plans the action says so, whatever its name.
  */
-on_screen: boolean, 
+on_screen?: boolean, 
 /**
  * The safety checks the model service raised about this call, which only a person may
  * acknowledge (see `agent::approval::with_safety_checks`). Absent when there are none.

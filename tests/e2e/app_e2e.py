@@ -3,13 +3,13 @@
 WebDriver (tauri-driver + WebKitWebDriver), talking to the stand-in model server. Clicks are
 checked on the X display itself: an `xev` window records every button press that reaches it.
 
-Usage: tests/e2e/app_e2e.py APP_BINARY STANDIN_BINARY [--screenshot PNG] [--only elements]
+Usage: tests/e2e/app_e2e.py APP_BINARY STANDIN_BINARY [--screenshot PNG] [--only PHASE]
 Needs DISPLAY (a 1920x1080 screen with a window manager; scripts/test.sh starts Xvfb and
 openbox), `tauri-driver`, `WebKitWebDriver` and `xev` on PATH, and a D-Bus session bus
 (dbus-run-session) where the test serves org.freedesktop.Notifications itself. With --screenshot, writes a
 screenshot of the window mid-run there (the README's picture). The elements phase also needs
 Python's GTK 3 bindings (python3-gi, gir1.2-gtk-3.0) and is skipped with a note without them,
-unless DESKHAND_TEST_ELEMENTS is set. --only elements runs that phase alone.
+unless DESKHAND_TEST_ELEMENTS is set. --only elements (or accessibility) runs that phase alone.
 """
 
 import argparse
@@ -650,20 +650,111 @@ def hidden_in_the_tray(app, notifications):
           f"{notifications.sent()}")
 
 
+# axe-core, vendored as a devDependency of the window (ui/package.json), read from its package.
+AXE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ui", "node_modules",
+                   "axe-core", "axe.min.js")
+
+# What can take the keyboard's focus, shown and enabled.
+CONTROLS_JS = """
+const shown = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+const all = [...document.querySelectorAll(
+  'button, input, textarea, select, a[href], [tabindex]:not([tabindex="-1"])')];
+return all.filter((el) => shown(el) && !el.disabled && !el.closest('[inert]')).map((el, i) => {
+  el.dataset.auditId = String(i);
+  return {id: String(i), what: el.outerHTML.slice(0, 120)};
+});
+"""
+
+# The buttons without an accessible name, as axe computes names.
+UNNAMED_JS = """
+return [...document.querySelectorAll('button, [role="button"]')]
+  .filter((el) => !axe.commons.text.accessibleText(el).trim())
+  .map((el) => el.outerHTML.slice(0, 160));
+"""
+
+
+def audit_script():
+    """A screenshot (no approval), then a command that waits for approval, then an answer."""
+    bash = {"kind": "reply",
+            "content": [{"type": "tool_use", "name": "bash", "input": {"command": "echo audit"}}]}
+    return {"turns": [computer(action="screenshot"), bash, text_reply("Audited.")]}
+
+
+def audit(s, what):
+    """axe-core over the whole window, every control reached by Tab, every button named."""
+    result = s.execute_async("""
+const done = arguments[arguments.length - 1];
+axe.run(document, {resultTypes: ['violations']}).then(
+  (r) => done(r.violations.map((v) => ({id: v.id, impact: v.impact,
+    nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5)}))),
+  (e) => done({error: String(e)}));
+""")
+    check(f"axe ran over the window {what}", isinstance(result, list), f"{result}")
+    serious = [v for v in result if v["impact"] in ("serious", "critical")]
+    check(f"axe finds no serious or critical violation {what}", serious == [],
+          json.dumps(serious if serious else [v["id"] for v in result]))
+    unnamed = s.execute(UNNAMED_JS)
+    check(f"every button has an accessible name {what}", unnamed == [], f"{unnamed}")
+
+    controls = {c["id"]: c["what"] for c in s.execute(CONTROLS_JS)}
+    s.execute("document.activeElement && document.activeElement.blur()")
+    reached = set()
+    for _ in range(2 * len(controls) + 5):
+        s.wait_for("body").send_keys("\ue004")  # Tab, to whatever has the focus
+        now = s.execute("return document.activeElement && document.activeElement.dataset.auditId")
+        if now is not None:
+            reached.add(now)
+        if reached >= controls.keys():
+            break
+    missed = [controls[i] for i in controls.keys() - reached]
+    check(f"Tab reaches every control {what}", missed == [],
+          f"{len(reached)} of {len(controls)} reached; missed {missed}")
+
+
+def accessibility_audit(app_binary, standin_binary, work):
+    """Issue 38: the window audited with axe-core (no serious or critical violation), every
+    control reachable with Tab and every button named: idle, with an approval card and a step
+    in the chat, and after the run's end."""
+    settings = {"provider": "anthropic", "model": "claude-sonnet-4-5", "approval_mode": "ask",
+                "max_turns": 10, "monitor": None, "screenshot_size": None}
+    app = App(app_binary, standin_binary, audit_script(), work, settings=settings)
+    try:
+        s = app.session
+        s.wait_for("h1", text="Deskhand", what="the audit's window")
+        with open(AXE) as f:
+            s.execute(f.read() + "\nreturn null;")
+        check("axe-core is loaded into the webview", s.execute("return typeof axe.run") == "function")
+        audit(s, "when idle")
+        app.send("Audit me")
+        s.wait_for('section[aria-label="Approval needed"]', timeout=60, what="the approval card")
+        s.wait_for('[data-testid="story-line"]', text="Took a screenshot", what="the first step")
+        audit(s, "with an approval card and steps in the chat")
+        time.sleep(CARD_SETTLE_S)
+        s.click('section[aria-label="Approval needed"] button', text="Approve")
+        s.wait_for('[data-testid="run-end"]', text="Done", timeout=60, what="the run's end")
+        audit(s, "after the run")
+    except BaseException:
+        app.dump_logs()
+        raise
+    finally:
+        app.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("app")
     parser.add_argument("standin")
     parser.add_argument("--screenshot", help="where to write the window mid-run (PNG)")
-    parser.add_argument("--only", choices=["elements"], help="run this phase alone")
+    parser.add_argument("--only", choices=["elements", "accessibility"], help="run this phase alone")
     args = parser.parse_args()
     size = display_size()
     if size != (1920, 1080):
         sys.exit(f"app_e2e: the display is {size[0]}x{size[1]}; the test expects 1920x1080")
-    if args.only == "elements":
+    if args.only:
+        only = {"elements": approval_names_the_target, "accessibility": accessibility_audit}
         with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as work:
             try:
-                approval_names_the_target(args.app, args.standin, work)
+                only[args.only](args.app, args.standin, work)
             except BaseException:
                 print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
                 raise
@@ -687,6 +778,9 @@ def main():
             elements_dir = os.path.join(work, "elements")
             os.makedirs(elements_dir)
             approval_names_the_target(args.app, args.standin, elements_dir)
+            audit_dir = os.path.join(work, "accessibility")
+            os.makedirs(audit_dir)
+            accessibility_audit(args.app, args.standin, audit_dir)
         except BaseException:
             print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
             if app:

@@ -654,22 +654,32 @@ def hidden_in_the_tray(app, notifications):
 AXE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ui", "node_modules",
                    "axe-core", "axe.min.js")
 
-# What can take the keyboard's focus, shown and enabled.
+# What can take the keyboard's focus, shown and enabled. A group of radio buttons is one stop
+# of Tab (arrow keys move within it), so its buttons share an id.
 CONTROLS_JS = """
 const shown = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
 const all = [...document.querySelectorAll(
   'button, input, textarea, select, a[href], [tabindex]:not([tabindex="-1"])')];
 return all.filter((el) => shown(el) && !el.disabled && !el.closest('[inert]')).map((el, i) => {
-  el.dataset.auditId = String(i);
-  return {id: String(i), what: el.outerHTML.slice(0, 120)};
+  el.dataset.auditId = el.type === 'radio' && el.name ? `radio:${el.name}` : String(i);
+  return {id: el.dataset.auditId, what: el.outerHTML.slice(0, 120)};
 });
 """
 
-# The buttons without an accessible name, as axe computes names.
+# One press of Tab, as WebDriver's actions send it: to the focused element, wherever it is.
+TAB = {"actions": [{"type": "key", "id": "keyboard", "actions": [
+    {"type": "keyDown", "value": "\ue004"}, {"type": "keyUp", "value": "\ue004"}]}]}
+
+# The buttons without an accessible name, as axe computes names (over its tree of the page).
 UNNAMED_JS = """
-return [...document.querySelectorAll('button, [role="button"]')]
-  .filter((el) => !axe.commons.text.accessibleText(el).trim())
-  .map((el) => el.outerHTML.slice(0, 160));
+axe.setup(document);
+try {
+  return [...document.querySelectorAll('button, [role="button"]')]
+    .filter((el) => !axe.commons.text.accessibleText(el).trim())
+    .map((el) => el.outerHTML.slice(0, 160));
+} finally {
+  axe.teardown();
+}
 """
 
 
@@ -700,7 +710,7 @@ axe.run(document, {resultTypes: ['violations']}).then(
     s.execute("document.activeElement && document.activeElement.blur()")
     reached = set()
     for _ in range(2 * len(controls) + 5):
-        s.wait_for("body").send_keys("\ue004")  # Tab, to whatever has the focus
+        s._session("POST", "/actions", TAB)  # to whatever has the focus, as a keyboard does
         now = s.execute("return document.activeElement && document.activeElement.dataset.auditId")
         if now is not None:
             reached.add(now)

@@ -42,7 +42,7 @@ describe('the chat as a story', () => {
     emit(toolResult('t2', { images: [image('second')], changed: false }));
     emit(done('done'));
 
-    const chat = screen.getByRole('region', { name: 'Conversation' });
+    const chat = screen.getByRole('main', { name: 'Conversation' });
     const lines = await within(chat).findAllByTestId('story-line');
     expect(lines.map((l) => l.textContent?.replace(/\s+/g, ' ').trim())).toEqual([
       'Took a screenshot done',

@@ -660,7 +660,7 @@ CONTROLS_JS = """
 const shown = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
 const all = [...document.querySelectorAll(
   'button, input, textarea, select, a[href], [tabindex]:not([tabindex="-1"])')];
-return all.filter((el) => shown(el) && !el.disabled && !el.closest('[inert]')).map((el, i) => {
+return all.filter((el) => shown(el) && !el.matches(':disabled') && !el.closest('[inert]')).map((el, i) => {
   el.dataset.auditId = el.type === 'radio' && el.name ? `radio:${el.name}` : String(i);
   return {id: el.dataset.auditId, what: el.outerHTML.slice(0, 120)};
 });

@@ -15,7 +15,11 @@ use crate::{keypress, printer};
 /// the call in full, then the question again. Keys typed before the question was on screen
 /// for a moment do not count (`keypress`). With no terminal it refuses, and says why.
 pub async fn ask(request: &ApprovalRequest) -> Decision {
-    let summary = printer::emphasized(&request.plan.summary, std::io::stderr().is_terminal());
+    let summary = printer::emphasized(
+        &request.plan.summary,
+        std::io::stderr().is_terminal(),
+        visible::text,
+    );
     if !std::io::stdin().is_terminal() {
         let reason = "no terminal to ask for approval (stdin is not a TTY); run with --approve auto to allow actions";
         eprintln!("deskhand: refused {summary}: {reason}");

@@ -80,7 +80,7 @@ impl Printer {
                     .collect();
                 // The screen tools' results say what they touched as a summary does.
                 let mut summary = if matches!(name.as_str(), "computer" | "ui") {
-                    emphasized(&first, std::io::stderr().is_terminal())
+                    emphasized(&first, std::io::stderr().is_terminal(), visible::line)
                 } else {
                     visible::line(&first).into_owned()
                 };
@@ -194,12 +194,17 @@ impl Printer {
     }
 }
 
-/// An action summary on the terminal (`emphasis`): escaped as one line, the names from the
-/// screen bold (ANSI) when `tty`, plain otherwise; never its markup.
-pub fn emphasized(summary: &str, tty: bool) -> String {
+/// An action summary on the terminal (`emphasis`): escaped by `escape` (`visible::text` or
+/// `visible::line`), the names from the screen bold (ANSI) when `tty`, plain otherwise; never
+/// its markup.
+pub fn emphasized(
+    summary: &str,
+    tty: bool,
+    escape: impl Fn(&str) -> std::borrow::Cow<'_, str>,
+) -> String {
     emphasis::render(
         summary,
-        |text| visible::line(text).into_owned(),
+        |text| escape(text).into_owned(),
         |text| {
             if tty {
                 format!("\x1b[1m{text}\x1b[22m")
@@ -300,18 +305,18 @@ fn plan_lines(steps: &[PlanStep], changes: &[PlanChange], replanned: bool) -> St
 
 #[cfg(test)]
 mod tests {
-    use super::emphasized;
+    use super::{emphasized, visible};
 
     #[test]
     fn a_summary_is_bold_on_a_terminal_and_plain_elsewhere_never_markdown_nor_escapes() {
         let name = deskhand_engine::emphasis::escape("**7\x1b[31m**");
         let summary = format!("Click **{name}** (toggle button) in galculator");
         assert_eq!(
-            emphasized(&summary, true),
+            emphasized(&summary, true, visible::line),
             "Click \x1b[1m**7\\e[31m**\x1b[22m (toggle button) in galculator"
         );
         assert_eq!(
-            emphasized(&summary, false),
+            emphasized(&summary, false, visible::line),
             "Click **7\\e[31m** (toggle button) in galculator"
         );
     }

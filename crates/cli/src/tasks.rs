@@ -142,7 +142,7 @@ fn print_task(task: &TaskInfo, json: bool) {
             let tty = std::io::stdout().is_terminal();
             format!(
                 "  waiting for: {}",
-                printer::emphasized(&request.plan.summary, tty)
+                printer::emphasized(&request.plan.summary, tty, visible::line)
             )
         })
         .unwrap_or_default();

@@ -28,7 +28,9 @@ pub trait Desktop: Send + Sync {
     fn open_url(&self, url: &Url) -> Result<(), String>;
 
     /// A desktop notification (the window is hidden: a task waits or has finished). Best
-    /// effort: a desktop without a notification service shows nothing.
+    /// effort: a desktop without a notification service shows nothing. `body` is written as
+    /// an action summary (`emphasis`): its names are bold where the service takes markup,
+    /// plain where it does not, and never markup of their own.
     fn notify(&self, title: &str, body: &str);
 }
 
@@ -96,6 +98,22 @@ mod native {
         use gtk::gio::{self, DBusCallFlags};
         use gtk::glib::{ToVariant, Variant, VariantDict};
         let bus = gio::bus_get_sync(gio::BusType::Session, gio::Cancellable::NONE)?;
+        let capabilities = bus.call_sync(
+            Some("org.freedesktop.Notifications"),
+            "/org/freedesktop/Notifications",
+            "org.freedesktop.Notifications",
+            "GetCapabilities",
+            None,
+            None,
+            DBusCallFlags::NONE,
+            2000,
+            gio::Cancellable::NONE,
+        )?;
+        let markup = capabilities
+            .child_value(0)
+            .get::<Vec<String>>()
+            .is_some_and(|caps| caps.iter().any(|c| c == "body-markup"));
+        let body = body_text(body, markup);
         let actions: Vec<String> = Vec::new();
         let hints = VariantDict::new(None).end();
         let parameters = Variant::tuple_from_iter([
@@ -120,6 +138,21 @@ mod native {
             gio::Cancellable::NONE,
         )?;
         Ok(())
+    }
+
+    /// The body as the specification allows it: with `body-markup`, text escaped and names
+    /// in `<b>` (a name like `<img src=…>` must not become the service's markup); without
+    /// it, plain text, since markup would show through.
+    fn body_text(summary: &str, markup: bool) -> String {
+        use deskhand_engine::emphasis;
+        if !markup {
+            return emphasis::plain(summary);
+        }
+        emphasis::render(
+            summary,
+            |text| gtk::glib::markup_escape_text(text).to_string(),
+            |text| format!("<b>{text}</b>"),
+        )
     }
 
     /// Shows the dialog over the app's window (the visible toplevel), with Cancel as the
@@ -151,5 +184,24 @@ mod native {
             }
         });
         dialog.show_all();
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::body_text;
+
+        #[test]
+        fn a_body_is_escaped_markup_or_plain_text_never_markdown() {
+            let name = "<img src=x onerror=alert(1)> **&";
+            let summary = format!(
+                "Click **{}** in a&b",
+                deskhand_engine::emphasis::escape(name)
+            );
+            assert_eq!(
+                body_text(&summary, true),
+                "Click <b>&lt;img src=x onerror=alert(1)&gt; **&amp;</b> in a&amp;b"
+            );
+            assert_eq!(body_text(&summary, false), format!("Click {name} in a&b"));
+        }
     }
 }

@@ -3,13 +3,13 @@
 WebDriver (tauri-driver + WebKitWebDriver), talking to the stand-in model server. Clicks are
 checked on the X display itself: an `xev` window records every button press that reaches it.
 
-Usage: tests/e2e/app_e2e.py APP_BINARY STANDIN_BINARY [--screenshot PNG] [--only elements]
+Usage: tests/e2e/app_e2e.py APP_BINARY STANDIN_BINARY [--screenshot PNG] [--only PHASE]
 Needs DISPLAY (a 1920x1080 screen with a window manager; scripts/test.sh starts Xvfb and
 openbox), `tauri-driver`, `WebKitWebDriver` and `xev` on PATH, and a D-Bus session bus
 (dbus-run-session) where the test serves org.freedesktop.Notifications itself. With --screenshot, writes a
 screenshot of the window mid-run there (the README's picture). The elements phase also needs
 Python's GTK 3 bindings (python3-gi, gir1.2-gtk-3.0) and is skipped with a note without them,
-unless DESKHAND_TEST_ELEMENTS is set. --only elements runs that phase alone.
+unless DESKHAND_TEST_ELEMENTS is set. --only elements (or accessibility) runs that phase alone.
 """
 
 import argparse
@@ -611,6 +611,14 @@ def acts_on_an_app_behind_the_window(app_binary, standin_binary, work, members):
         fixture.close()
 
 
+def apps_behind_the_window(app_binary, standin_binary, work):
+    """The phase above with the `computer` tool, then with the GA toolset's members."""
+    for members in (False, True):
+        os.makedirs(os.path.join(work, str(members)))
+        acts_on_an_app_behind_the_window(app_binary, standin_binary,
+                                         os.path.join(work, str(members)), members)
+
+
 def wm_urgency():
     """Whether the app's window has the urgency hint of its WM_HINTS set, and those hints."""
     window = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", "^Deskhand$"],
@@ -787,26 +795,123 @@ def hidden_in_the_tray(app, notifications):
           f"{notifications.sent()}")
 
 
+# axe-core, vendored as a devDependency of the window (ui/package.json), read from its package.
+AXE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "ui", "node_modules",
+                   "axe-core", "axe.min.js")
+
+# What can take the keyboard's focus, shown and enabled. A group of radio buttons is one stop
+# of Tab (arrow keys move within it), so its buttons share an id.
+CONTROLS_JS = """
+const shown = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+const all = [...document.querySelectorAll(
+  'button, input, textarea, select, a[href], [tabindex]:not([tabindex="-1"])')];
+return all.filter((el) => shown(el) && !el.matches(':disabled') && !el.closest('[inert]')).map((el, i) => {
+  el.dataset.auditId = el.type === 'radio' && el.name ? `radio:${el.name}` : String(i);
+  return {id: el.dataset.auditId, what: el.outerHTML.slice(0, 120)};
+});
+"""
+
+# One press of Tab, as WebDriver's actions send it: to the focused element, wherever it is.
+TAB = {"actions": [{"type": "key", "id": "keyboard", "actions": [
+    {"type": "keyDown", "value": "\ue004"}, {"type": "keyUp", "value": "\ue004"}]}]}
+
+# The buttons without an accessible name, as axe computes names (over its tree of the page).
+UNNAMED_JS = """
+axe.setup(document);
+try {
+  return [...document.querySelectorAll('button, [role="button"]')]
+    .filter((el) => !axe.commons.text.accessibleText(el).trim())
+    .map((el) => el.outerHTML.slice(0, 160));
+} finally {
+  axe.teardown();
+}
+"""
+
+
+def audit_script():
+    """A screenshot (no approval), then a command that waits for approval, then an answer."""
+    bash = {"kind": "reply",
+            "content": [{"type": "tool_use", "name": "bash", "input": {"command": "echo audit"}}]}
+    return {"turns": [computer(action="screenshot"), bash, text_reply("Audited.")]}
+
+
+def audit(s, what):
+    """axe-core over the whole window, every control reached by Tab, every button named."""
+    result = s.execute_async("""
+const done = arguments[arguments.length - 1];
+axe.run(document, {resultTypes: ['violations']}).then(
+  (r) => done(r.violations.map((v) => ({id: v.id, impact: v.impact,
+    nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5)}))),
+  (e) => done({error: String(e)}));
+""")
+    check(f"axe ran over the window {what}", isinstance(result, list), f"{result}")
+    serious = [v for v in result if v["impact"] in ("serious", "critical")]
+    check(f"axe finds no serious or critical violation {what}", serious == [],
+          json.dumps(serious if serious else [v["id"] for v in result]))
+    unnamed = s.execute(UNNAMED_JS)
+    check(f"every button has an accessible name {what}", unnamed == [], f"{unnamed}")
+
+    controls = {c["id"]: c["what"] for c in s.execute(CONTROLS_JS)}
+    s.execute("document.activeElement && document.activeElement.blur()")
+    reached = set()
+    for _ in range(2 * len(controls) + 5):
+        s._session("POST", "/actions", TAB)  # to whatever has the focus, as a keyboard does
+        now = s.execute("return document.activeElement && document.activeElement.dataset.auditId")
+        if now is not None:
+            reached.add(now)
+        if reached >= controls.keys():
+            break
+    missed = [controls[i] for i in controls.keys() - reached]
+    check(f"Tab reaches every control {what}", missed == [],
+          f"{len(reached)} of {len(controls)} reached; missed {missed}")
+
+
+def accessibility_audit(app_binary, standin_binary, work):
+    """Issue 38: the window audited with axe-core (no serious or critical violation), every
+    control reachable with Tab and every button named: idle, with an approval card and a step
+    in the chat, and after the run's end."""
+    settings = {"provider": "anthropic", "model": "claude-sonnet-4-5", "approval_mode": "ask",
+                "max_turns": 10, "monitor": None, "screenshot_size": None}
+    app = App(app_binary, standin_binary, audit_script(), work, settings=settings)
+    try:
+        s = app.session
+        s.wait_for("h1", text="Deskhand", what="the audit's window")
+        with open(AXE) as f:
+            s.execute(f.read() + "\nreturn null;")
+        check("axe-core is loaded into the webview", s.execute("return typeof axe.run") == "function")
+        audit(s, "when idle")
+        app.send("Audit me")
+        s.wait_for('section[aria-label="Approval needed"]', timeout=60, what="the approval card")
+        s.wait_for('[data-testid="story-line"]', text="Took a screenshot", what="the first step")
+        audit(s, "with an approval card and steps in the chat")
+        time.sleep(CARD_SETTLE_S)
+        s.click('section[aria-label="Approval needed"] button', text="Approve")
+        s.wait_for('[data-testid="run-end"]', text="Done", timeout=60, what="the run's end")
+        audit(s, "after the run")
+    except BaseException:
+        app.dump_logs()
+        raise
+    finally:
+        app.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("app")
     parser.add_argument("standin")
     parser.add_argument("--screenshot", help="where to write the window mid-run (PNG)")
-    parser.add_argument("--only", choices=["elements", "behind"], help="run this phase alone")
+    parser.add_argument("--only", choices=["elements", "behind", "accessibility"],
+                        help="run this phase alone")
     args = parser.parse_args()
     size = display_size()
     if size != (1920, 1080):
         sys.exit(f"app_e2e: the display is {size[0]}x{size[1]}; the test expects 1920x1080")
     if args.only:
+        only = {"elements": approval_names_the_target, "behind": apps_behind_the_window,
+                "accessibility": accessibility_audit}
         with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as work:
             try:
-                if args.only == "elements":
-                    approval_names_the_target(args.app, args.standin, work)
-                else:
-                    for members in (False, True):
-                        os.makedirs(os.path.join(work, str(members)))
-                        acts_on_an_app_behind_the_window(args.app, args.standin,
-                                                         os.path.join(work, str(members)), members)
+                only[args.only](args.app, args.standin, work)
             except BaseException:
                 print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
                 raise
@@ -830,10 +935,12 @@ def main():
             elements_dir = os.path.join(work, "elements")
             os.makedirs(elements_dir)
             approval_names_the_target(args.app, args.standin, elements_dir)
-            for members in (False, True):
-                behind_dir = os.path.join(work, f"behind-{members}")
-                os.makedirs(behind_dir)
-                acts_on_an_app_behind_the_window(args.app, args.standin, behind_dir, members)
+            behind_dir = os.path.join(work, "behind")
+            os.makedirs(behind_dir)
+            apps_behind_the_window(args.app, args.standin, behind_dir)
+            audit_dir = os.path.join(work, "accessibility")
+            os.makedirs(audit_dir)
+            accessibility_audit(args.app, args.standin, audit_dir)
         except BaseException:
             print(f"e2e: {harness.passed} passed, 1 failed", flush=True)
             if app:

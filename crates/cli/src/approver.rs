@@ -8,14 +8,18 @@ use deskhand_engine::agent::stall::StallAnswer;
 use deskhand_engine::agent::{ApprovalRequest, Decision};
 use deskhand_engine::visible;
 
-use crate::keypress;
+use crate::{keypress, printer};
 
 /// The answer to the question about `request`, one key on the terminal: y = yes, n = no, then
 /// an optional reason for the model on its own line, Esc = no, a = always for this kind, v =
 /// the call in full, then the question again. Keys typed before the question was on screen
 /// for a moment do not count (`keypress`). With no terminal it refuses, and says why.
 pub async fn ask(request: &ApprovalRequest) -> Decision {
-    let summary = visible::text(&request.plan.summary);
+    let summary = printer::emphasized(
+        &request.plan.summary,
+        std::io::stderr().is_terminal(),
+        visible::text,
+    );
     if !std::io::stdin().is_terminal() {
         let reason = "no terminal to ask for approval (stdin is not a TTY); run with --approve auto to allow actions";
         eprintln!("deskhand: refused {summary}: {reason}");

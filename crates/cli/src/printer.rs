@@ -1,11 +1,11 @@
 //! How `ask` shows a run: text for people, JSON Lines for scripts. What the model, a tool or
 //! a server said is shown through `deskhand_engine::visible`, so it cannot drive the terminal.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
 use deskhand_engine::agent::{AgentEvent, Decision};
 use deskhand_engine::tools::plan::{PlanChange, PlanStep, StepStatus};
-use deskhand_engine::visible;
+use deskhand_engine::{emphasis, visible};
 
 /// Text mode: the assistant's words on stdout, everything else on stderr.
 /// JSON mode: one event per line on stdout (full messages excepted: they carry image data).
@@ -71,17 +71,28 @@ impl Printer {
                 ..
             } => {
                 let mark = if *is_error { "✗" } else { "✓" };
-                let mut summary: String = text
+                let first: String = text
                     .lines()
                     .next()
                     .unwrap_or_default()
                     .chars()
                     .take(160)
                     .collect();
+                // The screen tools' results say what they touched as a summary does.
+                let mut summary = if matches!(name.as_str(), "computer" | "ui") {
+                    emphasized(&first, std::io::stderr().is_terminal(), visible::line)
+                } else {
+                    visible::line(&first).into_owned()
+                };
                 if !images.is_empty() {
                     summary.push_str(&format!(" [{} image(s)]", images.len()));
                 }
-                format!("{mark} {name} ({duration_ms} ms) {summary}")
+                self.end_text();
+                eprintln!(
+                    "{mark} {} ({duration_ms} ms) {summary}",
+                    visible::line(name)
+                );
+                return;
             }
             AgentEvent::Retrying {
                 attempt,
@@ -171,11 +182,37 @@ impl Printer {
             },
             _ => return,
         };
+        self.end_text();
+        eprintln!("{}", visible::text(&line));
+    }
+
+    /// Ends the assistant's line on stdout before a line on stderr.
+    fn end_text(&mut self) {
         if std::mem::take(&mut self.in_text) {
             println!();
         }
-        eprintln!("{}", visible::text(&line));
     }
+}
+
+/// An action summary on the terminal (`emphasis`): escaped by `escape` (`visible::text` or
+/// `visible::line`), the names from the screen bold (ANSI) when `tty`, plain otherwise; never
+/// its markup.
+pub fn emphasized(
+    summary: &str,
+    tty: bool,
+    escape: impl Fn(&str) -> std::borrow::Cow<'_, str>,
+) -> String {
+    emphasis::render(
+        summary,
+        |text| escape(text).into_owned(),
+        |text| {
+            if tty {
+                format!("\x1b[1m{text}\x1b[22m")
+            } else {
+                text.to_string()
+            }
+        },
+    )
 }
 
 /// A delegated task's event as one line, for the steps worth a line: its actions, their
@@ -264,4 +301,23 @@ fn plan_lines(steps: &[PlanStep], changes: &[PlanChange], replanned: bool) -> St
         })
         .collect();
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{emphasized, visible};
+
+    #[test]
+    fn a_summary_is_bold_on_a_terminal_and_plain_elsewhere_never_markdown_nor_escapes() {
+        let name = deskhand_engine::emphasis::escape("**7\x1b[31m**");
+        let summary = format!("Click **{name}** (toggle button) in galculator");
+        assert_eq!(
+            emphasized(&summary, true, visible::line),
+            "Click \x1b[1m**7\\e[31m**\x1b[22m (toggle button) in galculator"
+        );
+        assert_eq!(
+            emphasized(&summary, false, visible::line),
+            "Click **7\\e[31m** (toggle button) in galculator"
+        );
+    }
 }

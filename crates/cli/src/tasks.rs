@@ -1,6 +1,8 @@
 //! `deskhand tasks`: list, show, watch, approve, deny and cancel the tasks of a running
 //! `deskhand serve`, through its socket.
 
+use std::io::IsTerminal;
+
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use deskhand_engine::agent::Decision;
@@ -10,6 +12,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::ask::{Reply, follow, outcome};
+use crate::printer;
 use crate::service::{Service, ServiceArgs};
 
 #[derive(Args)]
@@ -135,7 +138,13 @@ fn print_task(task: &TaskInfo, json: bool) {
     let waiting = task
         .waiting_for
         .as_ref()
-        .map(|request| format!("  waiting for: {}", request.plan.summary))
+        .map(|request| {
+            let tty = std::io::stdout().is_terminal();
+            format!(
+                "  waiting for: {}",
+                printer::emphasized(&request.plan.summary, tty, visible::line)
+            )
+        })
         .unwrap_or_default();
     let error = task
         .error
@@ -143,12 +152,13 @@ fn print_task(task: &TaskInfo, json: bool) {
         .map(|e| format!("  ({e})"))
         .unwrap_or_default();
     let line = format!(
-        "{}  {}  {}  session {}  {}{waiting}{error}",
+        "{}  {}  {}  session {}  {}",
         task.id,
         task.state.name(),
         task.origin.name(),
         task.session_id,
         task.prompt
     );
-    println!("{}", visible::line(&line));
+    let error = visible::line(&error);
+    println!("{}{waiting}{error}", visible::line(&line));
 }

@@ -8,7 +8,7 @@ pub use deskhand_host::{files, key_guard, paths, processes, program_env, root_po
 pub use deskhand_llm as llm;
 pub use deskhand_llm::secrets;
 pub use deskhand_platform::{desktop, elements, sandbox, windows};
-pub use deskhand_protocol::{ids, images, json_depth, visible};
+pub use deskhand_protocol::{emphasis, ids, images, json_depth, visible};
 pub mod memory;
 pub use deskhand_store as store;
 pub mod tasks;

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::emphasis::escape;
 use crate::ids::SessionId;
 use crate::scaling::Size;
 
@@ -310,7 +311,8 @@ pub struct Target {
 
 impl Target {
     /// "**Delete** (push button) in Mousepad", or that nothing is known. A very long name is
-    /// shortened, saying so and how long it is (`approver`'s `v` key shows it whole).
+    /// shortened, saying so and how long it is (`approver`'s `v` key shows it whole). What
+    /// came from the screen is escaped (`emphasis`), so that a `*` in it stays text.
     pub fn describe(&self) -> String {
         if !self.known {
             let why = self.why.as_deref().unwrap_or("no accessible element there");
@@ -320,13 +322,13 @@ impl Target {
             "unnamed".to_string()
         } else {
             let (start, rest) = crate::visible::shortened(&self.name, crate::visible::NAME_CHARS);
-            format!("**{start}**{rest}")
+            format!("**{}**{rest}", escape(start))
         };
         let place = if self.app.is_empty() {
             String::new()
         } else {
-            format!(" in {}", self.app)
+            format!(" in {}", escape(&self.app))
         };
-        format!("{name} ({}){place}", self.role)
+        format!("{name} ({}){place}", escape(&self.role))
     }
 }

@@ -9,6 +9,7 @@ pub mod approval;
 pub mod budget;
 pub mod check;
 pub mod desktop;
+pub mod emphasis;
 pub mod error_kind;
 pub mod event;
 pub mod history;

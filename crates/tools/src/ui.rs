@@ -389,7 +389,9 @@ impl TypedTool for UiTool {
                 text,
                 deskhand_protocol::visible::TYPED_CHARS,
             );
-            summary.push_str(&format!(": {start:?}{rest}"));
+            // Typed text is the model's: its `*` must not turn into emphasis.
+            let typed = deskhand_protocol::emphasis::escape(&format!("{start:?}"));
+            summary.push_str(&format!(": {typed}{rest}"));
         }
         Ok(ActionPlan {
             kind: format!("ui.{action}"),

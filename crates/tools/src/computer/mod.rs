@@ -299,7 +299,9 @@ impl TypedTool for ComputerTool {
                 text,
                 deskhand_protocol::visible::TYPED_CHARS,
             );
-            summary.push_str(&format!(" {start:?}{rest}"));
+            // Typed text is the model's: its `*` must not turn into emphasis.
+            let typed = deskhand_protocol::emphasis::escape(&format!("{start:?}"));
+            summary.push_str(&format!(" {typed}{rest}"));
         }
         let target = self.target(action, &screen);
         if let Some(target) = &target {

@@ -21,7 +21,7 @@ describe('ChatView', () => {
       frames += 1;
       return raf(callback);
     });
-    render(ChatView, { run: session(messages), busy: false, onsend: vi.fn(), onsettings: vi.fn() });
+    render(ChatView, { run: session(messages), busy: false, onsend: vi.fn(), onsettings: vi.fn(), onselect: vi.fn() });
 
     // The first frame has only the newest chunk, ending with the last message.
     const first = screen.getAllByRole('article');
@@ -39,7 +39,7 @@ describe('ChatView', () => {
   it('shows streaming thinking as one quiet line, not as the answer', () => {
     const run = session(1);
     run.thinking = 'First I look.\nThen I click the button.\n';
-    render(ChatView, { run, busy: true, onsend: vi.fn(), onsettings: vi.fn() });
+    render(ChatView, { run, busy: true, onsend: vi.fn(), onsettings: vi.fn(), onselect: vi.fn() });
     const line = screen.getByLabelText('Deskhand (thinking)');
     expect(line).toHaveTextContent('Then I click the button.');
     expect(line).not.toHaveTextContent('First I look.');
@@ -47,7 +47,7 @@ describe('ChatView', () => {
   });
 
   it('draws a short conversation at once', () => {
-    render(ChatView, { run: session(3), busy: false, onsend: vi.fn(), onsettings: vi.fn() });
+    render(ChatView, { run: session(3), busy: false, onsend: vi.fn(), onsettings: vi.fn(), onselect: vi.fn() });
     expect(screen.getAllByRole('article')).toHaveLength(3);
   });
 });

@@ -2,6 +2,7 @@ import { render, screen } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 import { fakeShell } from '../../test/shell';
+import { escape } from '../emphasis';
 import type { TaskInfo } from '../types';
 import TaskList from './TaskList.svelte';
 
@@ -47,6 +48,24 @@ describe('TaskList', () => {
     expect(screen.queryByText('prompt c')).toBeNull();
     await userEvent.click(screen.getByRole('button', { name: /prompt b/ }));
     expect(onopen).toHaveBeenCalledWith('session-b');
+  });
+
+  it('shows what a task waits for with the name from the screen strong, as text, never markup', async () => {
+    const name = '<img src=x onerror=alert(1)> **';
+    const waiting_for = {
+      tool_use_id: 't1',
+      tool: 'ui',
+      input: {},
+      kind: 'ui.click',
+      read_only: false,
+      summary: `Click **${escape(name)}** (push button) in Mousepad`,
+      detail: null,
+    };
+    fakeShell((cmd) => (cmd === 'list_tasks' ? [task('a', 'waiting_for_approval', 'cli', { waiting_for })] : null));
+    render(TaskList, { onopen: vi.fn() });
+    const strong = await screen.findByText(name, { selector: 'strong' });
+    expect(strong.parentElement).toHaveTextContent(`waits for: Click ${name} (push button) in Mousepad · CLI`);
+    expect(document.querySelector('img')).toBeNull();
   });
 
   it('shows nothing when no task is live', async () => {

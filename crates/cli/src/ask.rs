@@ -56,6 +56,11 @@ pub struct AskArgs {
     /// $AZURE_OPENAI_ENDPOINT, else the service's own).
     #[arg(long)]
     base_url: Option<String>,
+    /// How hard the model thinks: low, medium, high, xhigh or max (Claude 5 models and GPT
+    /// models with the GA computer tool; default: $ANTHROPIC_EFFORT for Anthropic, else high
+    /// for Claude 5 and the service's own for GPT).
+    #[arg(long, value_name = "LEVEL", value_parser = ["low", "medium", "high", "xhigh", "max"])]
+    effort: Option<String>,
     /// Replaces the default system prompt.
     #[arg(long)]
     system: Option<String>,
@@ -192,6 +197,7 @@ impl AskArgs {
                     provider: self.provider.clone(),
                     model: self.model.clone(),
                     base_url: self.base_url.clone(),
+                    effort: self.effort.clone(),
                 },
                 made_provider: None,
                 api_key: None,

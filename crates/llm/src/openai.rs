@@ -12,6 +12,7 @@ use super::http::{
     stream_failure,
 };
 use super::provider::{input_or_noted, parse_tool_input};
+use super::claude::Effort;
 use super::responses;
 use super::{
     ContentBlock, ErrorKind, ImageSource, Message, ModelRequest, ModelResponse, Provider,
@@ -57,6 +58,9 @@ pub struct OpenAiConfig {
     /// `None` for a local server that needs none.
     pub api_key: Option<ApiKey>,
     pub retry: RetryPolicy,
+    /// `reasoning.effort` for the Responses API's GA computer models; `None` leaves the
+    /// service's default.
+    pub effort: Option<Effort>,
 }
 
 pub struct OpenAi {
@@ -129,7 +133,7 @@ impl Provider for OpenAi {
     ) -> Result<ModelResponse, ProviderError> {
         let responses = self.uses_responses_api(request.model);
         let body = if responses {
-            responses::request_body(&request)
+            responses::request_body(&request, self.config.effort)
         } else {
             request_body(&request, &self.config.service)
         };

@@ -185,10 +185,14 @@ impl Agent {
             }
 
             let mut results = Vec::new();
-            // A toolset whose member failed in this response: its later members do not run.
-            let mut failed_toolsets: Vec<&str> = Vec::new();
+            // A toolset, or a batched computer call (OpenAI's GA tool), whose action failed in
+            // this response: its later actions do not run.
+            let mut failed_groups: Vec<&str> = Vec::new();
             let mut stalled = false;
             for call in assistant.tool_uses() {
+                let group = call.toolset_name.or_else(|| {
+                    responses::batch_of(&assistant, call.id.as_str()).map(|(batch, _)| batch)
+                });
                 // A toolset member runs as its tool's action of the same name.
                 let member = call
                     .toolset_name
@@ -208,10 +212,7 @@ impl Agent {
                         "not run: the turn limit of {} was reached",
                         self.config.max_turns
                     ))
-                } else if call
-                    .toolset_name
-                    .is_some_and(|toolset| failed_toolsets.contains(&toolset))
-                {
+                } else if group.is_some_and(|group| failed_groups.contains(&group)) {
                     Some(toolset::NOT_EXECUTED.to_string())
                 } else if let Some(Err(problem)) = &member {
                     Some(problem.to_string())
@@ -248,8 +249,8 @@ impl Agent {
                         (output, status)
                     }
                 };
-                if let Some(toolset) = call.toolset_name.filter(|_| output.is_error) {
-                    failed_toolsets.push(toolset);
+                if let Some(group) = group.filter(|_| output.is_error) {
+                    failed_groups.push(group);
                 }
                 // The one place every tool's output passes before it is shown or kept.
                 redactor.results(&mut output.content);

@@ -7,12 +7,12 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::claude::Effort;
 use super::http::{
     ErrorBody, HttpApi, HttpRequest, StreamDecoder, decode_error, kind_for_status, parse_event,
     stream_failure,
 };
 use super::provider::{input_or_noted, parse_tool_input};
-use super::claude::Effort;
 use super::responses;
 use super::{
     ContentBlock, ErrorKind, ImageSource, Message, ModelRequest, ModelResponse, Provider,

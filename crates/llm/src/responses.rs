@@ -256,8 +256,7 @@ impl<'a> Index<'a> {
                 ContentBlock::OpenAiItem { item } if item["type"] == "computer_call" => {
                     if let Some(id) = item["call_id"].as_str() {
                         index.raw_calls.insert(id, item);
-                        if let Some(actions) =
-                            item["actions"].as_array().filter(|a| !a.is_empty())
+                        if let Some(actions) = item["actions"].as_array().filter(|a| !a.is_empty())
                         {
                             let ids: Vec<String> =
                                 (0..actions.len()).map(|i| batch_member_id(id, i)).collect();
@@ -293,8 +292,10 @@ impl<'a> Index<'a> {
             return false;
         };
         if let Some(members) = self.batches.get(id) {
-            let answers: Option<Vec<&Answer<'_>>> =
-                members.iter().map(|m| self.answers.get(m.as_str())).collect();
+            let answers: Option<Vec<&Answer<'_>>> = members
+                .iter()
+                .map(|m| self.answers.get(m.as_str()))
+                .collect();
             return answers.is_some_and(|answers| {
                 answers.iter().all(|a| !a.is_error)
                     && answers.last().is_some_and(|a| a.image().is_some())
@@ -1044,7 +1045,8 @@ mod tests {
             max_tokens: 1024,
             cache_breakpoints: &[0],
         };
-        let body: Value = serde_json::from_slice(&request_body(&request, Some(Effort::Max)).unwrap()).unwrap();
+        let body: Value =
+            serde_json::from_slice(&request_body(&request, Some(Effort::Max)).unwrap()).unwrap();
         // The preview model takes no effort.
         assert_eq!(body["reasoning"], json!({"summary": "concise"}));
         assert_eq!(body["instructions"], "be careful");
@@ -1123,7 +1125,11 @@ mod tests {
                     json!({"action": "left_click", "coordinate": [1, 2]})
                 ),
                 ContentBlock::tool_use("call_7#2", "computer", json!({})),
-                ContentBlock::tool_use("call_7#3", "computer", json!({"action": "type", "text": "hi"})),
+                ContentBlock::tool_use(
+                    "call_7#3",
+                    "computer",
+                    json!({"action": "type", "text": "hi"})
+                ),
             ]
         );
         // The action it cannot do is answered as an error, like a single call's.
@@ -1165,11 +1171,17 @@ mod tests {
                 ContentBlock::tool_use("call_1#1", "computer", json!({"action": "left_click"})),
                 ContentBlock::tool_use("call_1#2", "computer", json!({"action": "type"})),
             ]),
-            Message::user(vec![screenshot_result("call_1#1"), screenshot_result("call_1#2")]),
+            Message::user(vec![
+                screenshot_result("call_1#1"),
+                screenshot_result("call_1#2"),
+            ]),
         ];
         let body = ga_request_body(&history);
         assert_eq!(body["tools"], json!([{"type": "computer"}]));
-        assert_eq!(body["reasoning"], json!({"summary": "concise", "effort": "low"}));
+        assert_eq!(
+            body["reasoning"],
+            json!({"summary": "concise", "effort": "low"})
+        );
         assert_eq!(
             body["input"],
             json!([

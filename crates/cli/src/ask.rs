@@ -396,6 +396,7 @@ pub async fn follow(
         json,
         in_text: false,
         in_thinking: false,
+        price_caveat: None,
     };
     let mut verification = Verification::default();
     while let Some(update) = watch.next_update().await? {

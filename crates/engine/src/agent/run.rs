@@ -19,7 +19,7 @@ use crate::agent::history;
 use crate::agent::{AgentEvent, RunStatus, ToolStatus};
 use crate::ids::{SessionId, ToolUseId};
 use crate::llm::estimate::estimate_request;
-use crate::llm::responses;
+use crate::llm::{responses, retirement};
 use crate::llm::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, StopReason, StreamEvent,
     ToolResultContent, Usage, pricing::Price,
@@ -102,6 +102,10 @@ impl Agent {
             model: self.config.model.clone(),
             notes: self.config.notes.clone(),
             tool_fallbacks: self.provider.tool_fallbacks(&self.config.model),
+            price_source: self.config.price.map(|price| price.source),
+            warnings: retirement::warning(&self.config.model, retirement::today())
+                .into_iter()
+                .collect(),
         });
         let mut outcome = RunOutcome {
             status: RunStatus::Done,
@@ -316,7 +320,13 @@ impl Agent {
         }
         match (budget.max_cost_usd, outcome.cost_usd) {
             (Some(max), Some(cost)) if cost >= max => {
-                Some(format!("${cost:.4} spent of ${max:.4}"))
+                let caveat = self
+                    .config
+                    .price
+                    .and_then(|price| price.source.caveat())
+                    .map(|caveat| format!(" ({caveat})"))
+                    .unwrap_or_default();
+                Some(format!("${cost:.4} spent of ${max:.4}{caveat}"))
             }
             _ => None,
         }

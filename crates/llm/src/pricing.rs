@@ -87,9 +87,8 @@ impl Price {
     }
 
     pub fn cost(&self, usage: &Usage) -> f64 {
-        let prompt = usage.input_tokens
-            + usage.cache_creation_input_tokens
-            + usage.cache_read_input_tokens;
+        let prompt =
+            usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens;
         let (input, output, cache_write, cache_read) = match self.long_context {
             Some(long) if prompt > long.above_tokens => {
                 (long.input, long.output, long.cache_write, long.cache_read)
@@ -113,14 +112,20 @@ pub struct PriceTable(pub BTreeMap<String, Price>);
 /// (late 2026) with their sources; docs/providers.md has the table with each source.
 const PRICES: [(&str, Price); 24] = [
     // Only one official page variant has it; a reseller agrees.
-    ("claude-fable-5-2", Price::anthropic(8.0, 40.0).read(0.20).reseller()),
+    (
+        "claude-fable-5-2",
+        Price::anthropic(8.0, 40.0).read(0.20).reseller(),
+    ),
     ("claude-fable-5-1", Price::anthropic(10.0, 50.0)),
     ("claude-fable-5", Price::anthropic(10.0, 50.0)),
     ("claude-opus-5-5", Price::anthropic(4.0, 20.0).read(0.20)),
     ("claude-opus-5", Price::anthropic(5.0, 25.0)),
     ("claude-sonnet-5-5", Price::anthropic(2.0, 10.0).read(0.10)),
     ("claude-sonnet-5", Price::anthropic(2.0, 10.0)),
-    ("claude-haiku-5-5", Price::anthropic(0.10, 0.50).above(100_000, 0.50, 2.50)),
+    (
+        "claude-haiku-5-5",
+        Price::anthropic(0.10, 0.50).above(100_000, 0.50, 2.50),
+    ),
     ("claude-opus-4-8", Price::anthropic(5.0, 25.0).reseller()),
     ("claude-opus-4-7", Price::anthropic(5.0, 25.0).reseller()),
     ("claude-opus-4-6", Price::anthropic(5.0, 25.0).reseller()),
@@ -196,10 +201,12 @@ impl PriceTable {
                 path: path.display().to_string(),
                 message: e.to_string(),
             })?;
-        table.0.extend(overrides.into_iter().map(|(model, mut price)| {
-            price.source = PriceSource::File;
-            (model, price)
-        }));
+        table
+            .0
+            .extend(overrides.into_iter().map(|(model, mut price)| {
+                price.source = PriceSource::File;
+                (model, price)
+            }));
         Ok(table)
     }
 }

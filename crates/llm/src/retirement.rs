@@ -59,7 +59,11 @@ pub fn today() -> i64 {
 /// Days since 1970-01-01 of a `YYYY-MM-DD` date (the proleptic Gregorian calendar).
 fn days_of(date: &str) -> Option<i64> {
     let mut parts = date.split('-').map(str::parse::<i64>);
-    let (y, m, d) = (parts.next()?.ok()?, parts.next()?.ok()?, parts.next()?.ok()?);
+    let (y, m, d) = (
+        parts.next()?.ok()?,
+        parts.next()?.ok()?,
+        parts.next()?.ok()?,
+    );
     // Howard Hinnant's days_from_civil.
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
@@ -80,7 +84,10 @@ mod tests {
         let date = days_of("2026-11-24").unwrap();
         assert_eq!(warning("claude-opus-4-5-20251101", date - 1), None);
         let said = warning("claude-opus-4-5-20251101", date).unwrap();
-        assert!(said.contains("may be retired any day since 2026-11-24"), "{said}");
+        assert!(
+            said.contains("may be retired any day since 2026-11-24"),
+            "{said}"
+        );
         assert!(said.contains("claude-opus-5-5"), "{said}");
         assert!(warning("anthropic/claude-opus-4.5", date + 300).is_some());
         assert_eq!(warning("claude-opus-4-6", date + 300), None);

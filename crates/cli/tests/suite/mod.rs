@@ -25,6 +25,7 @@ mod hostile_servers;
 mod key_exposure;
 mod keyring;
 mod memory;
+mod model_prices;
 mod openai_provider;
 mod openai_responses;
 mod openai_third_party;

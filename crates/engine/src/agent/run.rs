@@ -19,11 +19,11 @@ use crate::agent::history;
 use crate::agent::{AgentEvent, RunStatus, ToolStatus};
 use crate::ids::{SessionId, ToolUseId};
 use crate::llm::estimate::estimate_request;
-use crate::llm::{responses, retirement};
 use crate::llm::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, StopReason, StreamEvent,
     ToolResultContent, Usage, pricing::Price,
 };
+use crate::llm::{responses, retirement};
 use crate::memory::NoteRef;
 use crate::tools::computer::toolset;
 use crate::tools::{PreparedCall, Progress, ToolContext, ToolOutput, ToolRegistry};

@@ -31,6 +31,7 @@ mod openai_responses;
 mod openai_third_party;
 mod plugins;
 mod plugins_hostile;
+mod progress_text;
 mod sandbox;
 mod serve;
 mod todays_models;

@@ -273,7 +273,7 @@ fn a_ga_batch_runs_in_order_and_stops_at_the_action_that_fails() {
     command
         .env("OPENAI_API_KEY", API_KEY)
         .args(model_args(&api, GA_MODEL))
-        .arg("--json");
+        .args(["--json", "--effort", "low"]);
     let (output, stdout, stderr) = run(&mut command);
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let requests = api.requests();
@@ -284,6 +284,10 @@ fn a_ga_batch_runs_in_order_and_stops_at_the_action_that_fails() {
     assert_eq!(requests.len(), 2);
     assert!(requests.iter().all(|r| r.path == "/v1/responses"));
     assert_eq!(requests[0].body["tools"], json!([{"type": "computer"}]));
+    assert_eq!(
+        requests[0].body["reasoning"],
+        json!({"summary": "concise", "effort": "low"})
+    );
     // The results, in order, as text: the batch could not go back as one screenshot.
     let items = input(&requests[1]);
     assert!(

@@ -331,6 +331,12 @@ async fn background(args: &AskArgs) -> Result<()> {
              set-of-marks on` turns it on for the service's runs"
         );
     }
+    if args.effort.is_some() {
+        bail!(
+            "--effort cannot be used with --background yet: the local API takes no effort; \
+             the service's runs use ANTHROPIC_EFFORT or the model's default"
+        );
+    }
     let service = Service::new(&ServiceArgs {
         socket: args.socket.clone(),
         data_dir: args.data_dir.clone(),

@@ -4,7 +4,7 @@ import { CHUNK } from '../common/newestFirst.svelte';
 import { applyEvent } from '../run/reduce';
 import { initialRunState } from '../run/state';
 import type { AgentEvent } from '../types';
-import { message, started, toolCall, toolResult, userText } from '../../test/events';
+import { message, toolCall, toolResult, userText } from '../../test/events';
 import ChatView from './ChatView.svelte';
 
 function session(messages: number) {
@@ -63,7 +63,14 @@ describe('ChatView', () => {
     const thinkingDelta = (text: string): AgentEvent => ({ type: 'thinking_delta', text });
     const run = initialRunState();
     const events: AgentEvent[] = [
-      { ...started(), model: 'claude-opus-5-5', price_source: 'official', warnings: ['claude-opus-4-5 may be retired'] },
+      {
+        type: 'started',
+        session_id: 's1',
+        provider: 'Anthropic',
+        model: 'claude-opus-5-5',
+        price_source: 'official',
+        warnings: ['claude-opus-4-5 may be retired'],
+      },
       userText('look twice'),
       thinkingDelta('Listing the folder '),
       thinkingDelta('first.'),

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use deskhand_engine::agent::{ApprovalPolicy, Budget, DEFAULT_MAX_TURNS};
+use deskhand_engine::llm::claude::Effort;
 use deskhand_engine::llm::config::base_url_problem;
 use deskhand_engine::llm::providers::{self, ProviderKind};
 use deskhand_engine::tools::computer::scaling::{MAX_LONG_EDGE, MAX_PIXELS, Size};
@@ -34,6 +35,10 @@ pub struct Settings {
     /// The largest screenshot the model sees (the monitor's aspect ratio is kept); `None`
     /// picks the reference sizes (1024x768, 1280x800, 1366x768) by aspect ratio.
     pub screenshot_size: Option<Size>,
+    /// How hard the model thinks (`low`, `medium`, `high`, `xhigh`, `max`), as `--effort`;
+    /// `None` is the provider's default. Absent in settings written before it existed.
+    #[serde(default)]
+    pub effort: Option<String>,
 }
 
 impl Default for Settings {
@@ -51,6 +56,7 @@ impl Default for Settings {
             max_turns: DEFAULT_MAX_TURNS,
             monitor: None,
             screenshot_size: None,
+            effort: None,
         }
     }
 }
@@ -139,6 +145,13 @@ impl Settings {
             && let Some(problem) = base_url_problem(kind, url)
         {
             return Err(IpcError::invalid(format!("the base URL: {problem}")));
+        }
+        if let Some(effort) = &self.effort
+            && Effort::parse(effort).is_none()
+        {
+            return Err(IpcError::invalid(format!(
+                "the effort `{effort}` is not one of low, medium, high, xhigh or max"
+            )));
         }
         if !(1..=MAX_TURNS_LIMIT).contains(&self.max_turns) {
             return Err(IpcError::invalid(format!(

@@ -74,6 +74,8 @@ fn the_settings_monitor_and_screenshot_size_reach_the_computer_tool() {
     let mut settings = app.call("get_settings", json!({})).unwrap();
     settings["monitor"] = json!(last);
     settings["screenshot_size"] = json!({"width": 1024, "height": 768});
+    // A model whose computer tool declares its size (the default's GA toolset declares none).
+    settings["model"] = json!("claude-sonnet-4-5");
     settings["approval_mode"] = json!("auto");
     app.call("set_settings", json!({"settings": settings}))
         .unwrap();

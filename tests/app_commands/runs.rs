@@ -189,3 +189,67 @@ fn attachments_go_with_the_message_and_images_come_back_as_bytes() {
         "an attachment is sent once"
     );
 }
+
+/// Opus 5.5 writes its progress between tool calls inside thinking blocks: the window is sent
+/// each piece as it streams, between the calls, and the effort chosen in the settings goes
+/// as `output_config.effort`.
+#[test]
+fn progress_between_tool_calls_reaches_the_window_with_the_settings_effort() {
+    let server = StandIn::spawn([
+        Reply::new()
+            .thinking("Listing the folder first.", "sig_1")
+            .tool_use("bash", json!({"command": "echo one"}))
+            .into(),
+        Reply::new()
+            .thinking("Now the second look.", "sig_2")
+            .text("All done.")
+            .into(),
+    ]);
+    let app = window(Some(&server));
+    let mut settings = app.call("get_settings", json!({})).unwrap();
+    assert_eq!(settings["effort"], Value::Null);
+    settings["model"] = json!("claude-opus-5-5");
+    settings["effort"] = json!("low");
+    settings["approval_mode"] = json!("auto");
+    app.call("set_settings", json!({"settings": settings.clone()}))
+        .unwrap();
+    app.send(None, "look twice").unwrap();
+    assert_eq!(app.wait_for("done")["status"], "done");
+    let events = app.events();
+    let at = |found: &dyn Fn(&Value) -> bool| {
+        events
+            .iter()
+            .position(found)
+            .unwrap_or_else(|| panic!("{events:?}"))
+    };
+    let call = at(&|e| e["type"] == "tool_call");
+    let result = at(&|e| e["type"] == "tool_result");
+    // Each progress text streams in pieces, whole before the call it announces or after it.
+    let thought = |range: &[Value]| -> String {
+        range
+            .iter()
+            .filter(|e| e["type"] == "thinking_delta")
+            .map(|e| e["text"].as_str().unwrap())
+            .collect()
+    };
+    assert_eq!(thought(&events[..call]), "Listing the folder first.");
+    assert_eq!(thought(&events[result..]), "Now the second look.");
+    let requests = server.accepted();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(
+            request.body["thinking"],
+            json!({"type": "adaptive", "display": "summarized"})
+        );
+        assert_eq!(request.body["output_config"], json!({"effort": "low"}));
+    }
+    // The official price's source reaches the window with the run's start.
+    let started = &events[at(&|e| e["type"] == "started")];
+    assert_eq!(started["price_source"], "official");
+    // A level the API does not know is refused by the settings.
+    settings["effort"] = json!("extreme");
+    let refused = app
+        .call("set_settings", json!({"settings": settings}))
+        .unwrap_err();
+    assert_eq!(kind(&refused), "invalid");
+}

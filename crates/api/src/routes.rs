@@ -708,6 +708,7 @@ impl SubmitBody {
                     provider: self.provider,
                     model: self.model,
                     base_url: self.base_url,
+                    effort: None,
                 },
                 api_key,
                 base_url_from_request,

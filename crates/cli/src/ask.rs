@@ -56,6 +56,11 @@ pub struct AskArgs {
     /// $AZURE_OPENAI_ENDPOINT, else the service's own).
     #[arg(long)]
     base_url: Option<String>,
+    /// How hard the model thinks: low, medium, high, xhigh or max (Claude 5 models and GPT
+    /// models with the GA computer tool; default: $ANTHROPIC_EFFORT for Anthropic, else high
+    /// for Claude 5 and the service's own for GPT).
+    #[arg(long, value_name = "LEVEL", value_parser = ["low", "medium", "high", "xhigh", "max"])]
+    effort: Option<String>,
     /// Replaces the default system prompt.
     #[arg(long)]
     system: Option<String>,
@@ -192,6 +197,7 @@ impl AskArgs {
                     provider: self.provider.clone(),
                     model: self.model.clone(),
                     base_url: self.base_url.clone(),
+                    effort: self.effort.clone(),
                 },
                 made_provider: None,
                 api_key: None,
@@ -325,6 +331,12 @@ async fn background(args: &AskArgs) -> Result<()> {
              set-of-marks on` turns it on for the service's runs"
         );
     }
+    if args.effort.is_some() {
+        bail!(
+            "--effort cannot be used with --background yet: the local API takes no effort; \
+             the service's runs use ANTHROPIC_EFFORT or the model's default"
+        );
+    }
     let service = Service::new(&ServiceArgs {
         socket: args.socket.clone(),
         data_dir: args.data_dir.clone(),
@@ -390,6 +402,7 @@ pub async fn follow(
         json,
         in_text: false,
         in_thinking: false,
+        price_caveat: None,
     };
     let mut verification = Verification::default();
     while let Some(update) = watch.next_update().await? {

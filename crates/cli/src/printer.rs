@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Write};
 
 use deskhand_engine::agent::{AgentEvent, Decision};
+use deskhand_engine::llm::pricing::PriceSource;
 use deskhand_engine::tools::plan::{PlanChange, PlanStep, StepStatus};
 use deskhand_engine::{emphasis, visible};
 
@@ -14,6 +15,8 @@ pub struct Printer {
     pub in_text: bool,
     /// A thinking line is open on stderr.
     pub in_thinking: bool,
+    /// What the run's `started` said of its price, added to its cost.
+    pub price_caveat: Option<&'static str>,
 }
 
 impl Printer {
@@ -105,13 +108,34 @@ impl Printer {
                     *delay_ms as f64 / 1000.0
                 )
             }
-            AgentEvent::Started { notes, .. } if !notes.is_empty() => {
-                let ids: Vec<String> = notes.iter().map(|n| n.id.to_string()).collect();
-                format!(
-                    "… {} note(s) in the prompt: {}",
-                    notes.len(),
-                    ids.join(", ")
-                )
+            AgentEvent::Started {
+                notes,
+                price_source,
+                warnings,
+                model,
+                ..
+            } => {
+                self.price_caveat = price_source.and_then(|source| source.caveat());
+                let mut lines: Vec<String> =
+                    warnings.iter().map(|w| format!("! warning: {w}")).collect();
+                if *price_source == Some(PriceSource::Reseller) {
+                    lines.push(format!(
+                        "… the price of {model} comes from reseller lists, not its vendor: \
+                         its costs, and any cost limit, are likely but not certain"
+                    ));
+                }
+                if !notes.is_empty() {
+                    let ids: Vec<String> = notes.iter().map(|n| n.id.to_string()).collect();
+                    lines.push(format!(
+                        "… {} note(s) in the prompt: {}",
+                        notes.len(),
+                        ids.join(", ")
+                    ));
+                }
+                if lines.is_empty() {
+                    return;
+                }
+                lines.join("\n")
             }
             AgentEvent::PlanUpdated {
                 steps,
@@ -174,7 +198,12 @@ impl Printer {
                     + usage.cache_creation_input_tokens
                     + usage.cache_read_input_tokens,
                 usage.output_tokens,
-                cost_usd.map(|c| format!(", ${c:.4}")).unwrap_or_default()
+                cost_usd
+                    .map(|c| match self.price_caveat {
+                        Some(caveat) => format!(", ${c:.4} ({caveat})"),
+                        None => format!(", ${c:.4}"),
+                    })
+                    .unwrap_or_default()
             ),
             AgentEvent::ChildEvent { task, event } => match child_line(event) {
                 Some(line) => format!("  ↳ [task {}] {line}", short(task.as_str())),

@@ -19,6 +19,11 @@ pub struct ProviderSettings {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub base_url: Option<String>,
+    /// How hard the model thinks (`--effort`, the window's setting): `low`, `medium`, `high`,
+    /// `xhigh` or `max`; Claude 5 models take it as `output_config.effort`, GPT models with
+    /// the GA computer tool as `reasoning.effort`. `None` is `ANTHROPIC_EFFORT` for Anthropic,
+    /// else the default.
+    pub effort: Option<String>,
 }
 
 /// The model's context window in tokens, as its vendor documents it; a conservative 32k for
@@ -137,11 +142,16 @@ pub fn choose(
     }
     problems.extend(model_problem(kind, &model, &base_url));
 
-    let effort = var("ANTHROPIC_EFFORT").and_then(|text| {
+    let (effort_text, effort_source) = match setting(&settings.effort) {
+        Some(text) => (Some(text), "--effort"),
+        None if kind == ProviderKind::Anthropic => (var("ANTHROPIC_EFFORT"), "ANTHROPIC_EFFORT"),
+        None => (None, ""),
+    };
+    let effort = effort_text.and_then(|text| {
         let effort = Effort::parse(&text);
         if effort.is_none() {
             problems.push(format!(
-                "ANTHROPIC_EFFORT is {text:?}: use low, medium, high, xhigh or max"
+                "{effort_source} is {text:?}: use low, medium, high, xhigh or max"
             ));
         }
         effort
@@ -212,6 +222,7 @@ pub fn choose(
                     base_url: base_url.clone(),
                     api_key,
                     retry,
+                    effort,
                 })
                 .map_err(|e| ConfigError(e.to_string()))?,
             )
@@ -454,6 +465,7 @@ mod tests {
                 provider: Some("openai".into()),
                 model: Some("gpt-4o".into()),
                 base_url: Some("http://127.0.0.1:9/v1".into()),
+                effort: None,
             },
             &[
                 ("LLM_PROVIDER", "anthropic"),
@@ -609,6 +621,7 @@ mod tests {
         let error = choose_with(
             ProviderSettings {
                 base_url: Some("http://api.example.com".into()),
+                effort: None,
                 ..flags("anthropic")
             },
             &[("ANTHROPIC_API_KEY", "k")],

@@ -12,6 +12,7 @@ pub mod pricing;
 mod provider;
 pub mod providers;
 pub mod responses;
+pub mod retirement;
 mod retry;
 pub mod secrets;
 pub mod sse;

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::claude::Effort;
 use super::http::{
     ErrorBody, HttpApi, HttpRequest, StreamDecoder, decode_error, kind_for_status, parse_event,
     stream_failure,
@@ -57,6 +58,9 @@ pub struct OpenAiConfig {
     /// `None` for a local server that needs none.
     pub api_key: Option<ApiKey>,
     pub retry: RetryPolicy,
+    /// `reasoning.effort` for the Responses API's GA computer models; `None` leaves the
+    /// service's default.
+    pub effort: Option<Effort>,
 }
 
 pub struct OpenAi {
@@ -129,7 +133,7 @@ impl Provider for OpenAi {
     ) -> Result<ModelResponse, ProviderError> {
         let responses = self.uses_responses_api(request.model);
         let body = if responses {
-            responses::request_body(&request)
+            responses::request_body(&request, self.config.effort)
         } else {
             request_body(&request, &self.config.service)
         };

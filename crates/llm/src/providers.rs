@@ -4,8 +4,11 @@
 
 /// Anthropic's Messages API.
 pub const ANTHROPIC_BASE_URL: &str = "https://api.anthropic.com";
-/// A current Claude model that takes the computer tool.
-pub const DEFAULT_MODEL: &str = "claude-sonnet-4-5";
+/// A current Claude model that takes the GA computer toolset (`computer_toolset_20260801`),
+/// at an official price: the Claude 5 generation's Sonnet (docs/providers.md says why).
+pub const DEFAULT_MODEL: &str = "claude-sonnet-5-5";
+/// A current GPT model that takes the Responses API's GA `computer` tool.
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-5.4";
 pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 pub const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
 
@@ -84,7 +87,7 @@ pub const PROVIDERS: [ProviderRecord; 8] = [
         key: KeyVariable::Required("OPENAI_API_KEY"),
         model_variables: &["OPENAI_MODEL"],
         base_url_variable: Some("OPENAI_BASE_URL"),
-        default_model: Some("gpt-4.1"),
+        default_model: Some(DEFAULT_OPENAI_MODEL),
         default_base_url: Some(OPENAI_BASE_URL),
         wire: WireFormat::ChatCompletions,
     },

@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Value, json};
 
+use super::claude::Effort;
 use super::http::{ErrorBody, StreamDecoder, decode_error, kind_for_status};
 use super::provider::{input_or_noted, parse_tool_input};
 use super::{
@@ -30,18 +31,54 @@ const WAIT_SECONDS: f64 = 2.0;
 /// Pixels of an OpenAI `scroll` per wheel click of the computer tool.
 const PIXELS_PER_CLICK: i64 = 100;
 
-/// Whether `--provider openai` talks to `model` through the Responses API: the models the
-/// SDK names for computer use (`computer-use-preview`, `computer-use-preview-2025-03-11`),
-/// whatever their case or provider prefix.
+/// The native computer tool the Responses API offers a model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ComputerTool {
+    /// `computer_use_preview` (display size and environment): each call carries one `action`.
+    Preview,
+    /// The GA `computer` (`{"type": "computer"}`): a call carries a batched `actions` list.
+    Ga,
+}
+
+/// The first GPT version that takes the GA `computer` tool: GPT-5.4's published OSWorld
+/// result used it.
+const FIRST_GA_GPT: (u32, u32) = (5, 4);
+
+/// Which computer tool `model` gets, whatever its case or provider prefix:
+/// `computer-use-preview…` the preview tool, `gpt-5.4` and every newer GPT (`gpt-5.5`,
+/// `gpt-5.4-mini`, `gpt-6`) the GA tool; anything else none, and with it Chat Completions.
+pub fn computer_tool(model: &str) -> Option<ComputerTool> {
+    let model = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
+    if model.starts_with("computer-use-preview") {
+        return Some(ComputerTool::Preview);
+    }
+    let version = model.strip_prefix("gpt-")?;
+    let mut numbers = version
+        .split(|c: char| !c.is_ascii_digit() && c != '.')
+        .next()?
+        .split('.');
+    let major: u32 = numbers.next()?.parse().ok()?;
+    let minor: u32 = numbers.next().map_or(Some(0), |m| m.parse().ok())?;
+    ((major, minor) >= FIRST_GA_GPT).then_some(ComputerTool::Ga)
+}
+
+/// Whether `--provider openai` talks to `model` through the Responses API: the models that
+/// get a native computer tool ([`computer_tool`]).
 pub fn is_computer_use_model(model: &str) -> bool {
-    let model = model.rsplit('/').next().unwrap_or(model);
-    model
-        .to_ascii_lowercase()
-        .starts_with("computer-use-preview")
+    computer_tool(model).is_some()
 }
 
 /// The JSON body of a streaming request, exactly as sent.
-pub fn request_body(request: &ModelRequest<'_>) -> Result<Vec<u8>, serde_json::Error> {
+/// `effort` goes as `reasoning.effort` to the GA tool's models (the preview model takes none).
+pub fn request_body(
+    request: &ModelRequest<'_>,
+    effort: Option<Effort>,
+) -> Result<Vec<u8>, serde_json::Error> {
+    let tool = computer_tool(request.model).unwrap_or(ComputerTool::Preview);
     let mut body = json!({
         "model": request.model,
         "input": input_items(request.messages),
@@ -53,18 +90,25 @@ pub fn request_body(request: &ModelRequest<'_>) -> Result<Vec<u8>, serde_json::E
         "reasoning": {"summary": "concise"},
         "max_output_tokens": request.max_tokens,
     });
+    if let Some(effort) = effort.filter(|_| tool == ComputerTool::Ga) {
+        body["reasoning"]["effort"] = json!(effort);
+    }
     if !request.system.is_empty() {
         body["instructions"] = json!(request.system);
     }
     if !request.tools.is_empty() {
-        body["tools"] = request.tools.iter().map(wire_tool).collect();
+        body["tools"] = request.tools.iter().map(|t| wire_tool(t, tool)).collect();
     }
     serde_json::to_vec(&body)
 }
 
 /// The computer as the native tool, sized as the computer tool scales its screenshots; every
 /// other tool as a function with its JSON Schema.
-fn wire_tool(tool: &ToolDefinition) -> Value {
+fn wire_tool(tool: &ToolDefinition, computer: ComputerTool) -> Value {
+    if computer == ComputerTool::Ga && tool.name == "computer" {
+        // Its coordinates are in the screenshots' pixels, which are the computer tool's.
+        return json!({"type": "computer"});
+    }
     if let Some((width, height)) = computer_size(tool) {
         return json!({
             "type": "computer_use_preview",
@@ -131,27 +175,58 @@ impl Answer<'_> {
     }
 }
 
-/// The safety checks the service raised about call `id` of `message` (empty for most).
+/// The raw `computer_call` item `call_id` of `message`.
+fn raw_call<'a>(message: &'a Message, call_id: &str) -> Option<&'a Value> {
+    message.content.iter().find_map(|block| match block {
+        ContentBlock::OpenAiItem { item }
+            if item["type"] == "computer_call" && item["call_id"] == call_id =>
+        {
+            Some(item)
+        }
+        _ => None,
+    })
+}
+
+/// The id of action `index` (from 0) of the batched computer call `call_id`: each action of
+/// a batch is a call of the computer tool of its own, so it passes the gate on its own.
+fn batch_member_id(call_id: &str, index: usize) -> String {
+    format!("{call_id}#{}", index + 1)
+}
+
+/// The batched computer call of `message` that call `id` is an action of, with the action's
+/// index (from 0); `None` for every other call.
+pub fn batch_of<'a>(message: &'a Message, id: &str) -> Option<(&'a str, usize)> {
+    let (call_id, number) = id.rsplit_once('#')?;
+    let index = number.parse::<usize>().ok()?.checked_sub(1)?;
+    let call = raw_call(message, call_id)?;
+    let actions = call["actions"].as_array()?;
+    (index < actions.len())
+        .then(|| call["call_id"].as_str().map(|parent| (parent, index)))
+        .flatten()
+}
+
+/// The safety checks the service raised about call `id` of `message` (empty for most). A
+/// batched call's checks are asked with its first action; when the person refuses them, that
+/// action fails and the batch's later actions do not run.
 pub fn pending_safety_checks<'a>(message: &'a Message, id: &str) -> &'a [Value] {
-    message
-        .content
-        .iter()
-        .find_map(|block| match block {
-            ContentBlock::OpenAiItem { item }
-                if item["type"] == "computer_call" && item["call_id"] == id =>
-            {
-                item["pending_safety_checks"].as_array()
-            }
-            _ => None,
-        })
+    let call = match batch_of(message, id) {
+        Some((parent, 0)) => raw_call(message, parent),
+        Some(_) => None,
+        None => raw_call(message, id),
+    };
+    call.and_then(|item| item["pending_safety_checks"].as_array())
         .map_or(&[], Vec::as_slice)
 }
 
 /// What the encoder needs to know about the whole history: each call's answer, the raw
-/// `computer_call` items, and which calls are the computer's.
+/// `computer_call` items, the actions of batched ones, and which calls are the computer's.
 struct Index<'a> {
     answers: HashMap<&'a str, Answer<'a>>,
     raw_calls: HashMap<&'a str, &'a Value>,
+    /// A batched call's actions' ids, in order.
+    batches: HashMap<&'a str, Vec<String>>,
+    /// Each batched action's call and index.
+    members: HashMap<String, (&'a str, usize)>,
     computer_calls: HashSet<&'a str>,
 }
 
@@ -160,6 +235,8 @@ impl<'a> Index<'a> {
         let mut index = Index {
             answers: HashMap::new(),
             raw_calls: HashMap::new(),
+            batches: HashMap::new(),
+            members: HashMap::new(),
             computer_calls: HashSet::new(),
         };
         for block in messages.iter().flat_map(|m| &m.content) {
@@ -179,6 +256,15 @@ impl<'a> Index<'a> {
                 ContentBlock::OpenAiItem { item } if item["type"] == "computer_call" => {
                     if let Some(id) = item["call_id"].as_str() {
                         index.raw_calls.insert(id, item);
+                        if let Some(actions) = item["actions"].as_array().filter(|a| !a.is_empty())
+                        {
+                            let ids: Vec<String> =
+                                (0..actions.len()).map(|i| batch_member_id(id, i)).collect();
+                            for (i, member) in ids.iter().enumerate() {
+                                index.members.insert(member.clone(), (id, i));
+                            }
+                            index.batches.insert(id, ids);
+                        }
                     }
                 }
                 ContentBlock::ToolUse { id, name, .. } if name == "computer" => {
@@ -196,14 +282,48 @@ impl<'a> Index<'a> {
     /// run, failed, from another provider, or whose screenshot the context budget dropped
     /// goes as text: the API refuses an output without an image, and a call whose checks the
     /// output does not acknowledge.
+    ///
+    /// A batched call (`id` the call's or one of its actions') goes natively only when every
+    /// action ran without error and the last one's result carries the screenshot: one failed
+    /// action, and the later ones not run, go as text, each action's result in order.
     fn native(&self, id: &str) -> bool {
-        let (Some(call), Some(answer)) = (self.raw_calls.get(id), self.answers.get(id)) else {
+        let id = self.call_of(id);
+        let Some(call) = self.raw_calls.get(id) else {
+            return false;
+        };
+        if let Some(members) = self.batches.get(id) {
+            let answers: Option<Vec<&Answer<'_>>> = members
+                .iter()
+                .map(|m| self.answers.get(m.as_str()))
+                .collect();
+            return answers.is_some_and(|answers| {
+                answers.iter().all(|a| !a.is_error)
+                    && answers.last().is_some_and(|a| a.image().is_some())
+            });
+        }
+        let Some(answer) = self.answers.get(id) else {
             return false;
         };
         let checks = call["pending_safety_checks"]
             .as_array()
             .is_some_and(|c| !c.is_empty());
         answer.image().is_some() && !(checks && answer.is_error)
+    }
+
+    /// The computer call that call `id` belongs to: its batch's, or its own.
+    fn call_of<'s>(&'s self, id: &'s str) -> &'s str {
+        self.members.get(id).map_or(id, |(call, _)| call)
+    }
+
+    /// What the model asked for with call `id`, as it asked: its action, or its batch's.
+    fn asked<'s>(&'s self, id: &str, input: &'s Value) -> &'s Value {
+        if let Some((call, index)) = self.members.get(id) {
+            return self
+                .raw_calls
+                .get(call)
+                .map_or(input, |c| &c["actions"][*index]);
+        }
+        self.raw_calls.get(id).map_or(input, |call| &call["action"])
     }
 }
 
@@ -224,7 +344,8 @@ fn assistant_items(message: &Message, index: &Index<'_>, out: &mut Vec<Value>) {
     // A reasoning item must be followed by the items it led to; when one of them goes as
     // text, the message's reasoning is left out.
     let keep_reasoning = message.tool_uses().all(|call| {
-        !index.raw_calls.contains_key(call.id.as_str()) || index.native(call.id.as_str())
+        let id = call.id.as_str();
+        !index.raw_calls.contains_key(index.call_of(id)) || index.native(id)
     });
     let mut text = String::new();
     let flush = |text: &mut String, out: &mut Vec<Value>| {
@@ -265,10 +386,7 @@ fn assistant_items(message: &Message, index: &Index<'_>, out: &mut Vec<Value>) {
                         "arguments": input.to_string(),
                     }));
                 } else if !index.native(id.as_str()) {
-                    let asked = index
-                        .raw_calls
-                        .get(id.as_str())
-                        .map_or(input, |call| &call["action"]);
+                    let asked = index.asked(id.as_str(), input);
                     out.push(json!({"role": "assistant",
                         "content": format!("[computer call {id}: {asked}]")}));
                 }
@@ -294,8 +412,13 @@ fn user_items(message: &Message, index: &Index<'_>, out: &mut Vec<Value>) {
                 let Some(answer) = index.answers.get(id) else {
                     continue;
                 };
-                if let Some(call) = index.raw_calls.get(id).filter(|_| index.native(id)) {
-                    out.push(computer_call_output(id, call, answer));
+                let call_id = index.call_of(id);
+                if let Some(call) = index.raw_calls.get(call_id).filter(|_| index.native(id)) {
+                    // A batch has one output, its last action's screenshot.
+                    let last = index.batches.get(call_id).and_then(|m| m.last());
+                    if last.is_none_or(|last| last == id) {
+                        out.push(computer_call_output(call_id, call, answer));
+                    }
                 } else if index.computer_calls.contains(id) {
                     let text = format!("[result of computer call {id}] {}", answer.text());
                     parts.push(json!({"type": "input_text", "text": text}));
@@ -554,11 +677,23 @@ fn decode_item(
         }
         Some("computer_call") => {
             let id = call_id(&item);
-            let input = input_or_noted(&id, computer_input(&item["action"]), malformed);
             let mut kept = item;
             kept["call_id"] = json!(id);
+            // The GA tool's batch: one call of the computer tool per action, in order.
+            let actions = kept["actions"].as_array().filter(|a| !a.is_empty());
+            let calls: Vec<(String, Result<Value, String>)> = match actions {
+                Some(actions) => actions
+                    .iter()
+                    .enumerate()
+                    .map(|(i, action)| (batch_member_id(&id, i), computer_input(action)))
+                    .collect(),
+                None => vec![(id.clone(), computer_input(&kept["action"]))],
+            };
             content.push(ContentBlock::OpenAiItem { item: kept });
-            content.push(ContentBlock::tool_use(id, "computer", input));
+            for (id, input) in calls {
+                let input = input_or_noted(&id, input, malformed);
+                content.push(ContentBlock::tool_use(id, "computer", input));
+            }
         }
         // Items of tools Deskhand does not offer (web search, …) cannot occur; an unknown
         // newer item is kept for this API and shown to no one.
@@ -910,7 +1045,10 @@ mod tests {
             max_tokens: 1024,
             cache_breakpoints: &[0],
         };
-        let body: Value = serde_json::from_slice(&request_body(&request).unwrap()).unwrap();
+        let body: Value =
+            serde_json::from_slice(&request_body(&request, Some(Effort::Max)).unwrap()).unwrap();
+        // The preview model takes no effort.
+        assert_eq!(body["reasoning"], json!({"summary": "concise"}));
         assert_eq!(body["instructions"], "be careful");
         assert_eq!(body["store"], false);
         assert_eq!(body["truncation"], "auto");
@@ -940,6 +1078,169 @@ mod tests {
     }
 
     #[test]
+    fn gpt_5_4_and_newer_take_the_ga_tool_and_the_preview_model_the_preview_tool() {
+        for (model, tool) in [
+            ("computer-use-preview", Some(ComputerTool::Preview)),
+            ("gpt-5.4", Some(ComputerTool::Ga)),
+            ("gpt-5.4-mini-2026-03-05", Some(ComputerTool::Ga)),
+            ("openai/GPT-5.5", Some(ComputerTool::Ga)),
+            ("gpt-6", Some(ComputerTool::Ga)),
+            ("gpt-5.3-codex", None),
+            ("gpt-5", None),
+            ("gpt-4.1", None),
+            ("gpt-realtime", None),
+        ] {
+            assert_eq!(computer_tool(model), tool, "{model}");
+        }
+    }
+
+    fn batch_call(call_id: &str, actions: Value, checks: Value) -> Value {
+        json!({"type": "computer_call", "id": format!("cu_{call_id}"), "call_id": call_id,
+            "actions": actions, "pending_safety_checks": checks, "status": "completed"})
+    }
+
+    #[test]
+    fn a_batched_call_is_one_computer_call_per_action_and_its_checks_go_with_the_first() {
+        let check: Value = serde_json::from_str(CHECK).unwrap();
+        let call = batch_call(
+            "call_7",
+            json!([
+                {"type": "click", "button": "left", "x": 1, "y": 2},
+                {"type": "click", "button": "back", "x": 1, "y": 2},
+                {"type": "type", "text": "hi"},
+            ]),
+            json!([check]),
+        );
+        let (response, _) = decode(&[
+            json!({"type": "response.output_item.done", "output_index": 0, "item": call, "sequence_number": 1}),
+            json!({"type": "response.completed", "sequence_number": 2, "response": {"output": [], "usage": {}}}),
+        ]);
+        assert_eq!(
+            response.content,
+            vec![
+                ContentBlock::OpenAiItem { item: call.clone() },
+                ContentBlock::tool_use(
+                    "call_7#1",
+                    "computer",
+                    json!({"action": "left_click", "coordinate": [1, 2]})
+                ),
+                ContentBlock::tool_use("call_7#2", "computer", json!({})),
+                ContentBlock::tool_use(
+                    "call_7#3",
+                    "computer",
+                    json!({"action": "type", "text": "hi"})
+                ),
+            ]
+        );
+        // The action it cannot do is answered as an error, like a single call's.
+        assert_eq!(response.malformed_tool_inputs.len(), 1);
+        assert_eq!(response.malformed_tool_inputs[0].0, "call_7#2");
+        let message = Message::assistant(response.content);
+        assert_eq!(batch_of(&message, "call_7#3"), Some(("call_7", 2)));
+        assert_eq!(batch_of(&message, "call_7#4"), None);
+        assert_eq!(batch_of(&message, "call_7"), None);
+        assert_eq!(pending_safety_checks(&message, "call_7#1"), &[check]);
+        assert!(pending_safety_checks(&message, "call_7#2").is_empty());
+    }
+
+    fn ga_request_body(history: &[Message]) -> Value {
+        let tools = [computer_definition()];
+        let request = ModelRequest {
+            model: "gpt-5.4",
+            system: "",
+            messages: history,
+            tools: &tools,
+            max_tokens: 1024,
+            cache_breakpoints: &[],
+        };
+        serde_json::from_slice(&request_body(&request, Some(Effort::Low)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_batch_that_ran_whole_goes_back_as_its_call_and_one_output() {
+        let check: Value = serde_json::from_str(CHECK).unwrap();
+        let call = batch_call(
+            "call_1",
+            json!([{"type": "click", "button": "left", "x": 1, "y": 2}, {"type": "type", "text": "hi"}]),
+            json!([check]),
+        );
+        let history = [
+            Message::user(vec![ContentBlock::text("go")]),
+            Message::assistant(vec![
+                ContentBlock::OpenAiItem { item: call.clone() },
+                ContentBlock::tool_use("call_1#1", "computer", json!({"action": "left_click"})),
+                ContentBlock::tool_use("call_1#2", "computer", json!({"action": "type"})),
+            ]),
+            Message::user(vec![
+                screenshot_result("call_1#1"),
+                screenshot_result("call_1#2"),
+            ]),
+        ];
+        let body = ga_request_body(&history);
+        assert_eq!(body["tools"], json!([{"type": "computer"}]));
+        assert_eq!(
+            body["reasoning"],
+            json!({"summary": "concise", "effort": "low"})
+        );
+        assert_eq!(
+            body["input"],
+            json!([
+                {"role": "user", "content": [{"type": "input_text", "text": "go"}]},
+                call,
+                {"type": "computer_call_output", "call_id": "call_1",
+                 "output": {"type": "computer_screenshot", "image_url": "data:image/png;base64,iVBORw0KGgo="},
+                 "acknowledged_safety_checks": [check]},
+            ])
+        );
+    }
+
+    #[test]
+    fn a_batch_with_a_failed_action_goes_back_as_text_with_each_result_in_order() {
+        let reasoning = json!({"type": "reasoning", "id": "rs_1", "summary": []});
+        let call = batch_call(
+            "call_1",
+            json!([
+                {"type": "click", "button": "left", "x": 1, "y": 2},
+                {"type": "keypress", "keys": ["NOKEY"]},
+                {"type": "type", "text": "hi"},
+            ]),
+            json!([]),
+        );
+        let history = [
+            Message::user(vec![ContentBlock::text("go")]),
+            Message::assistant(vec![
+                ContentBlock::OpenAiItem { item: reasoning },
+                ContentBlock::OpenAiItem { item: call },
+                ContentBlock::tool_use("call_1#1", "computer", json!({})),
+                ContentBlock::tool_use("call_1#2", "computer", json!({})),
+                ContentBlock::tool_use("call_1#3", "computer", json!({})),
+            ]),
+            Message::user(vec![
+                screenshot_result("call_1#1"),
+                ContentBlock::tool_error("call_1#2", "unknown key NOKEY"),
+                ContentBlock::tool_error("call_1#3", "Not executed"),
+            ]),
+        ];
+        let body = ga_request_body(&history);
+        let text = |t: &str| json!({"type": "input_text", "text": t});
+        assert_eq!(
+            body["input"],
+            json!([
+                {"role": "user", "content": [text("go")]},
+                {"role": "assistant", "content": "[computer call call_1#1: {\"button\":\"left\",\"type\":\"click\",\"x\":1,\"y\":2}]"},
+                {"role": "assistant", "content": "[computer call call_1#2: {\"keys\":[\"NOKEY\"],\"type\":\"keypress\"}]"},
+                {"role": "assistant", "content": "[computer call call_1#3: {\"text\":\"hi\",\"type\":\"type\"}]"},
+                {"role": "user", "content": [
+                    text("[result of computer call call_1#1] "),
+                    {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "auto"},
+                    text("[result of computer call call_1#2] Error: unknown key NOKEY"),
+                    text("[result of computer call call_1#3] Error: Not executed"),
+                ]},
+            ])
+        );
+    }
+
+    #[test]
     fn only_computer_use_models_take_the_responses_api() {
         for model in [
             "computer-use-preview",
@@ -948,7 +1249,7 @@ mod tests {
         ] {
             assert!(is_computer_use_model(model), "{model}");
         }
-        for model in ["gpt-4.1", "gpt-4o", "o3", "qwen2.5vl:7b"] {
+        for model in ["gpt-4.1", "gpt-4o", "o3", "qwen2.5vl:7b", "gpt-5.2"] {
             assert!(!is_computer_use_model(model), "{model}");
         }
     }

@@ -14,3 +14,30 @@ impl Budget {
     pub const MAX_COST_SETTING: &'static str = "budget.max_cost_usd";
     pub const MAX_TOKENS_SETTING: &'static str = "budget.max_tokens";
 }
+
+/// Where a model's price comes from, said wherever a cost is shown or limited: a reseller's
+/// list is likely, not certain.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, ts_rs::TS,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum PriceSource {
+    /// The vendor's own price pages.
+    #[default]
+    Official,
+    /// Third-party price lists only.
+    Reseller,
+    /// The person's `prices.json`.
+    File,
+}
+
+impl PriceSource {
+    /// The words a front end adds to a cost from this source (none for an official one).
+    pub fn caveat(self) -> Option<&'static str> {
+        match self {
+            Self::Official => None,
+            Self::Reseller => Some("reseller price, likely but not certain"),
+            Self::File => Some("price from prices.json"),
+        }
+    }
+}

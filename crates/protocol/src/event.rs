@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::approval::{ApprovalRequest, DecidedBy, Decision};
+use crate::budget::PriceSource;
 use crate::check::Verification;
 use crate::error_kind::ErrorKind;
 use crate::ids::{SessionId, TaskId, ToolUseId};
@@ -45,6 +46,15 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         #[ts(as = "Option<_>", optional)]
         tool_fallbacks: Vec<String>,
+        /// Where the model's price comes from, when it has one: a cost from a `reseller`
+        /// price is likely, not certain, and the front ends say so with it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        price_source: Option<PriceSource>,
+        /// Said before the run starts: a model past its retirement date.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[ts(as = "Option<_>", optional)]
+        warnings: Vec<String>,
     },
     /// A piece of the assistant's text as it streams in.
     TextDelta {

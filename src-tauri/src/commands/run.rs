@@ -225,6 +225,7 @@ async fn run_settings(settings: &Settings, state: &AppState) -> IpcResult<RunSet
             provider: Some(kind.id().into()),
             model: Some(settings.model.clone()),
             base_url: settings.base_url.clone(),
+            effort: settings.effort.clone(),
         },
         api_key: key,
         approval: state.mode(),

@@ -112,6 +112,15 @@ fn check_tools(tools: Option<&Value>) -> Result<bool, Rejection> {
                 }
                 computer = true;
             }
+            // The GA tool: nothing but its type (unknown keys are refused).
+            Some("computer") => {
+                if let Some(key) = tool
+                    .as_object()
+                    .and_then(|fields| fields.keys().find(|k| k.as_str() != "type"))
+                {
+                    return Err(invalid(format!("Unknown parameter: 'tools[{i}].{key}'.")));
+                }
+            }
             Some("function") => {
                 if tool["name"].as_str().is_none_or(str::is_empty) {
                     return Err(invalid(format!(
@@ -121,7 +130,7 @@ fn check_tools(tools: Option<&Value>) -> Result<bool, Rejection> {
             }
             Some(other) => {
                 return Err(invalid(format!(
-                    "Invalid value: '{other}'. Supported values are: 'function' and 'computer_use_preview'."
+                    "Invalid value: '{other}'. Supported values are: 'function', 'computer' and 'computer_use_preview'."
                 )));
             }
             None => {
@@ -381,15 +390,23 @@ impl Response {
                 ReplyBlock::ComputerCall {
                     id,
                     action,
+                    actions,
                     pending_safety_checks,
-                } => output.push(json!({
-                    "type": "computer_call",
-                    "id": next("cu"),
-                    "call_id": id.clone().unwrap_or_else(|| next("call")),
-                    "action": action,
-                    "pending_safety_checks": pending_safety_checks,
-                    "status": "completed",
-                })),
+                } => {
+                    let mut item = json!({
+                        "type": "computer_call",
+                        "id": next("cu"),
+                        "call_id": id.clone().unwrap_or_else(|| next("call")),
+                        "pending_safety_checks": pending_safety_checks,
+                        "status": "completed",
+                    });
+                    if actions.is_empty() {
+                        item["action"] = action.clone();
+                    } else {
+                        item["actions"] = json!(actions);
+                    }
+                    output.push(item);
+                }
             }
         }
         if !text.is_empty() {

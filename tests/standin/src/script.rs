@@ -328,6 +328,22 @@ impl Reply {
         self.content.push(ReplyBlock::ComputerCall {
             id: None,
             action,
+            actions: Vec::new(),
+            pending_safety_checks,
+        });
+        self
+    }
+
+    /// A `computer_call` of the GA `computer` tool: a batched `actions` list.
+    pub fn computer_actions(
+        mut self,
+        actions: Vec<Value>,
+        pending_safety_checks: Vec<Value>,
+    ) -> Reply {
+        self.content.push(ReplyBlock::ComputerCall {
+            id: None,
+            action: Value::Null,
+            actions,
             pending_safety_checks,
         });
         self
@@ -419,7 +435,12 @@ pub enum ReplyBlock {
         /// `None` means a generated `call_standin_N`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
+        /// One action (`computer_use_preview`); `null` when `actions` carries a batch.
+        #[serde(default)]
         action: Value,
+        /// The GA `computer` tool's batch, sent as `actions` instead of `action`.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        actions: Vec<Value>,
         #[serde(default)]
         pending_safety_checks: Vec<Value>,
     },

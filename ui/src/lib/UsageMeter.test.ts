@@ -13,4 +13,13 @@ describe('UsageMeter', () => {
       'first 12 messages summarized (150k → 9,000 tokens)',
     );
   });
+
+  it('labels a cost at a reseller price, and says nothing of an official one', () => {
+    const { rerender } = render(UsageMeter, { usage, cost: 0.0123, priceSource: 'official' });
+    expect(screen.getByTestId('usage-meter')).toHaveTextContent('$0.012');
+    expect(screen.getByTestId('usage-meter')).not.toHaveTextContent('reseller');
+    rerender({ usage, cost: 0.0123, priceSource: 'reseller' });
+    expect(screen.getByTestId('usage-meter')).toHaveTextContent('$0.012 (reseller price)');
+    expect(screen.getByTestId('usage-meter').title).toContain('likely, not certain');
+  });
 });

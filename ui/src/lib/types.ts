@@ -60,7 +60,16 @@ notes?: Array<NoteRef>,
  * Tool types the provider no longer offers this model because its endpoint refused
  * them (the computer toolset stepped down to `computer_20251124`, say).
  */
-tool_fallbacks?: Array<string>, } | { "type": "text_delta", text: string, } | { "type": "thinking_delta", text: string, } | { "type": "message", message: Message, } | { "type": "tool_call", id: ToolUseId, name: string, input: unknown, } | { "type": "approval_needed", request: ApprovalRequest, } | { "type": "approval_decided", id: ToolUseId, by: DecidedBy, 
+tool_fallbacks?: Array<string>, 
+/**
+ * Where the model's price comes from, when it has one: a cost from a `reseller`
+ * price is likely, not certain, and the front ends say so with it.
+ */
+price_source?: PriceSource, 
+/**
+ * Said before the run starts: a model past its retirement date.
+ */
+warnings?: Array<string>, } | { "type": "text_delta", text: string, } | { "type": "thinking_delta", text: string, } | { "type": "message", message: Message, } | { "type": "tool_call", id: ToolUseId, name: string, input: unknown, } | { "type": "approval_needed", request: ApprovalRequest, } | { "type": "approval_decided", id: ToolUseId, by: DecidedBy, 
 /**
  * For `by: "api"`: which client answered (its connection's peer, or the token).
  */
@@ -305,6 +314,13 @@ screen_points: Array<ScreenPoint>,
  * The size of the screenshots the model sees.
  */
 model_size: Size, };
+
+/**
+ * Where a model's price comes from, said wherever a cost is shown or limited: a reseller's
+ * list is likely, not certain.
+ */
+
+export type PriceSource = "official" | "reseller" | "file";
 
 /**
  * A provider the settings offer, as the core knows it.
@@ -574,7 +590,12 @@ monitor: number | null,
  * The largest screenshot the model sees (the monitor's aspect ratio is kept); `None`
  * picks the reference sizes (1024x768, 1280x800, 1366x768) by aspect ratio.
  */
-screenshot_size: Size | null, };
+screenshot_size: Size | null, 
+/**
+ * How hard the model thinks (`low`, `medium`, `high`, `xhigh`, `max`), as `--effort`;
+ * `None` is the provider's default. Absent in settings written before it existed.
+ */
+effort: string | null, };
 
 /**
  * A task's update as the window is sent it: an event as it is, or a notice as

@@ -313,6 +313,7 @@ async fn a_child_gets_the_parents_approval_mode_as_it_is_now() {
             provider: Some("anthropic".into()),
             model: None,
             base_url: Some(api.url()),
+            effort: None,
         },
         api_key: Some(deskhand_engine::secrets::ApiKey::new(crate::support::API_KEY).unwrap()),
         tools: Some(vec!["delegate".into()]),

@@ -63,7 +63,7 @@ fn json_mode_prints_one_event_per_line_ending_with_done() {
     assert_eq!(done["usage"]["output_tokens"], 5);
     assert_eq!(
         api.requests()[0].body["model"],
-        "claude-sonnet-4-5",
+        "claude-sonnet-5-5",
         "the default model"
     );
 }

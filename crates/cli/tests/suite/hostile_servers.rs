@@ -48,6 +48,7 @@ fn openai_at(url: String, service: Service) -> OpenAi {
         base_url: url,
         api_key: Some(deskhand_engine::secrets::ApiKey::new(API_KEY).unwrap()),
         retry: no_retries(),
+        effort: None,
     })
     .unwrap()
 }
@@ -161,6 +162,7 @@ async fn a_server_that_never_answers_times_out_after_the_idle_timeout() {
         base_url: format!("{}/v1", silent.url()),
         api_key: Some(deskhand_engine::secrets::ApiKey::new(API_KEY).unwrap()),
         retry,
+        effort: None,
     })
     .unwrap();
     let messages = [Message::user(vec![ContentBlock::text("hi")])];

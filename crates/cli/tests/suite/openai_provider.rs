@@ -322,6 +322,7 @@ async fn openrouter_and_keyless_local_servers_have_their_shapes() {
             base_url: format!("{}/v1", api.url()),
             api_key: None,
             retry: fast_retries(),
+            effort: None,
         })
         .unwrap();
     let h = harness_with(Arc::new(provider), ApprovalPolicy::Auto, auto(), 50);
@@ -476,6 +477,7 @@ async fn final_errors_are_typed_and_not_retried() {
             base_url: format!("{}/v1", api.url()),
             api_key: None,
             retry: fast_retries(),
+            effort: None,
         })
         .unwrap();
     let error = stream_once(&provider).await.0.unwrap_err();

@@ -17,6 +17,11 @@ const MODEL: &str = "computer-use-preview";
 
 /// The arguments of `deskhand ask` at the stand-in's Responses side, in the auto mode.
 fn ask_args(api: &StandIn) -> Vec<String> {
+    model_args(api, MODEL)
+}
+
+/// The same for `model`.
+fn model_args(api: &StandIn, model: &str) -> Vec<String> {
     [
         "ask",
         "--provider",
@@ -24,7 +29,7 @@ fn ask_args(api: &StandIn) -> Vec<String> {
         "--base-url",
         &format!("{}/v1", api.url()),
         "--model",
-        MODEL,
+        model,
         "--tools",
         "computer",
         "--approve",
@@ -239,4 +244,142 @@ fn a_refused_safety_check_runs_nothing_and_the_run_goes_on() {
         xev.events().iter().any(|e| e.kind == "ButtonPress")
     });
     assert!(!clicked, "{:?}", xev.events());
+}
+
+/// GPT-5.4 and newer get the GA `computer` tool, whose calls batch their actions.
+const GA_MODEL: &str = "gpt-5.4";
+
+#[test]
+fn a_ga_batch_runs_in_order_and_stops_at_the_action_that_fails() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let (xev, target, model) = window("deskhand-ga-batch");
+    let api = StandIn::spawn([
+        Reply::new()
+            .computer_actions(
+                vec![
+                    click(model),
+                    json!({"type": "keypress", "keys": ["NOSUCHKEY"]}),
+                    json!({"type": "type", "text": "hi"}),
+                ],
+                vec![],
+            )
+            .into(),
+        Turn::text("The key was wrong."),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = deskhand(dir.path());
+    command
+        .env("OPENAI_API_KEY", API_KEY)
+        .args(model_args(&api, GA_MODEL))
+        .args(["--json", "--effort", "low"]);
+    let (output, stdout, stderr) = run(&mut command);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let requests = api.requests();
+    assert!(
+        requests.iter().all(|r| r.rejected.is_none()),
+        "{requests:?}"
+    );
+    assert_eq!(requests.len(), 2);
+    assert!(requests.iter().all(|r| r.path == "/v1/responses"));
+    assert_eq!(requests[0].body["tools"], json!([{"type": "computer"}]));
+    assert_eq!(
+        requests[0].body["reasoning"],
+        json!({"summary": "concise", "effort": "low"})
+    );
+    // The results, in order, as text: the batch could not go back as one screenshot.
+    let items = input(&requests[1]);
+    assert!(
+        items.iter().all(|i| i["type"] != "computer_call"),
+        "{items:?}"
+    );
+    let results: Vec<&str> = items.last().unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|part| part["text"].as_str())
+        .collect();
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert!(
+        results[0].starts_with("[result of computer call "),
+        "{results:?}"
+    );
+    assert!(results[0].contains("#1] "), "{results:?}");
+    assert!(!results[0].contains("Error"), "{results:?}");
+    assert!(
+        results[1].contains("#2] Error: ") && results[1].contains("NOSUCHKEY"),
+        "{results:?}"
+    );
+    assert!(
+        results[2].contains("#3] Error: Not executed"),
+        "{results:?}"
+    );
+    // On the --json stream: three calls, the last two errors.
+    let statuses: Vec<String> = stdout
+        .lines()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .filter(|e| e["type"] == "tool_result")
+        .map(|e| e["status"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(statuses, ["ok", "error", "error"], "{stdout}");
+    // The click ran; the typing after the failure did not.
+    let events = assert_clicked_at(&xev, target);
+    assert!(events.iter().all(|e| e.kind != "KeyPress"), "{events:?}");
+    let typed = crate::support::wait_until(std::time::Duration::from_millis(300), || {
+        xev.events().iter().any(|e| e.kind == "KeyPress")
+    });
+    assert!(!typed, "{:?}", xev.events());
+}
+
+#[test]
+fn a_batchs_safety_check_is_acknowledged_once_and_its_output_acknowledges_it() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let (xev, target, model) = window("deskhand-ga-safety");
+    let api = StandIn::spawn([
+        Reply::new()
+            .computer_actions(
+                vec![click(model), json!({"type": "type", "text": "hi"})],
+                vec![safety_check()],
+            )
+            .into(),
+        Turn::text("Done."),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let args = model_args(&api, GA_MODEL);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let env = [("OPENAI_API_KEY", API_KEY.to_string())];
+    let (status, screen) = on_terminal(dir.path(), &env, "y", &args);
+    let screen = String::from_utf8_lossy(&screen);
+    assert_eq!(status, 0, "{screen}");
+    assert_eq!(
+        screen
+            .matches("[SAFETY CHECK to acknowledge: malicious_instructions")
+            .count(),
+        1,
+        "{screen}"
+    );
+    let requests = api.requests();
+    assert!(
+        requests.iter().all(|r| r.rejected.is_none()),
+        "{requests:?}"
+    );
+    assert_eq!(requests.len(), 2);
+    let items = input(&requests[1]);
+    let call = &items[items.len() - 2];
+    assert_eq!(call["type"], "computer_call");
+    assert_eq!(call["actions"].as_array().map(Vec::len), Some(2));
+    let answer = items.last().unwrap();
+    assert_eq!(answer["call_id"], call["call_id"]);
+    assert_eq!(
+        answer["acknowledged_safety_checks"],
+        json!([safety_check()])
+    );
+    assert_eq!(screenshot_size(answer), (1366, 768));
+    assert_clicked_at(&xev, target);
+    xev.wait_for("the typing", |e| {
+        e.iter().filter(|e| e.kind == "KeyPress").count() >= 2
+    });
 }

@@ -126,6 +126,7 @@ async fn a_tool_session_runs_against_fakellm() {
         base_url: server.base_url(),
         api_key: Some(deskhand_engine::secrets::ApiKey::new("not-used").unwrap()),
         retry: fast_retries(),
+        effort: None,
     })
     .unwrap();
     let h = harness_with(

@@ -82,7 +82,14 @@ fn names_of(body: &Value) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| t["name"].as_str().unwrap().to_string())
+        // A toolset (the default model's computer) is named by its type.
+        .map(|t| {
+            t["name"]
+                .as_str()
+                .or(t["type"].as_str())
+                .unwrap()
+                .to_string()
+        })
         .collect()
 }
 

@@ -192,6 +192,7 @@ pub fn openai_provider(base_url: &str, service: Service) -> Arc<OpenAi> {
             base_url: base_url.into(),
             api_key: Some(deskhand_engine::secrets::ApiKey::new(API_KEY).unwrap()),
             retry: fast_retries(),
+            effort: None,
         })
         .unwrap(),
     )

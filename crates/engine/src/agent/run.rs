@@ -19,11 +19,11 @@ use crate::agent::history;
 use crate::agent::{AgentEvent, RunStatus, ToolStatus};
 use crate::ids::{SessionId, ToolUseId};
 use crate::llm::estimate::estimate_request;
-use crate::llm::responses;
 use crate::llm::{
     ContentBlock, Message, ModelRequest, ModelResponse, Provider, StopReason, StreamEvent,
     ToolResultContent, Usage, pricing::Price,
 };
+use crate::llm::{responses, retirement};
 use crate::memory::NoteRef;
 use crate::tools::computer::toolset;
 use crate::tools::{PreparedCall, Progress, ToolContext, ToolOutput, ToolRegistry};
@@ -106,6 +106,10 @@ impl Agent {
             model: self.config.model.clone(),
             notes: self.config.notes.clone(),
             tool_fallbacks: self.provider.tool_fallbacks(&self.config.model),
+            price_source: self.config.price.map(|price| price.source),
+            warnings: retirement::warning(&self.config.model, retirement::today())
+                .into_iter()
+                .collect(),
         });
         let mut outcome = RunOutcome {
             status: RunStatus::Done,
@@ -189,10 +193,14 @@ impl Agent {
             }
 
             let mut results = Vec::new();
-            // A toolset whose member failed in this response: its later members do not run.
-            let mut failed_toolsets: Vec<&str> = Vec::new();
+            // A toolset, or a batched computer call (OpenAI's GA tool), whose action failed in
+            // this response: its later actions do not run.
+            let mut failed_groups: Vec<&str> = Vec::new();
             let mut stalled = false;
             for call in assistant.tool_uses() {
+                let group = call.toolset_name.or_else(|| {
+                    responses::batch_of(&assistant, call.id.as_str()).map(|(batch, _)| batch)
+                });
                 // A toolset member runs as its tool's action of the same name.
                 let member = call
                     .toolset_name
@@ -212,10 +220,7 @@ impl Agent {
                         "not run: the turn limit of {} was reached",
                         self.config.max_turns
                     ))
-                } else if call
-                    .toolset_name
-                    .is_some_and(|toolset| failed_toolsets.contains(&toolset))
-                {
+                } else if group.is_some_and(|group| failed_groups.contains(&group)) {
                     Some(toolset::NOT_EXECUTED.to_string())
                 } else if let Some(Err(problem)) = &member {
                     Some(problem.to_string())
@@ -252,8 +257,8 @@ impl Agent {
                         (output, status)
                     }
                 };
-                if let Some(toolset) = call.toolset_name.filter(|_| output.is_error) {
-                    failed_toolsets.push(toolset);
+                if let Some(group) = group.filter(|_| output.is_error) {
+                    failed_groups.push(group);
                 }
                 // The one place every tool's output passes before it is shown or kept.
                 redactor.results(&mut output.content);
@@ -319,7 +324,13 @@ impl Agent {
         }
         match (budget.max_cost_usd, outcome.cost_usd) {
             (Some(max), Some(cost)) if cost >= max => {
-                Some(format!("${cost:.4} spent of ${max:.4}"))
+                let caveat = self
+                    .config
+                    .price
+                    .and_then(|price| price.source.caveat())
+                    .map(|caveat| format!(" ({caveat})"))
+                    .unwrap_or_default();
+                Some(format!("${cost:.4} spent of ${max:.4}{caveat}"))
             }
             _ => None,
         }

@@ -144,6 +144,7 @@ fn rig() -> &'static Mutex<Rig> {
             base_url: format!("{}/v1", server.url()),
             api_key: Some(deskhand_llm::secrets::ApiKey::new("sk-fuzz-key-000000").unwrap()),
             retry,
+            effort: None,
         })
         .unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread()

@@ -55,6 +55,8 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
             model: "claude-test".into(),
             notes: Vec::new(),
             tool_fallbacks: Vec::new(),
+            price_source: None,
+            warnings: Vec::new(),
         },
         AgentEvent::Message {
             message: Message::user(vec![ContentBlock::text(prompt)]),

@@ -167,3 +167,36 @@ async fn what_the_api_rejects_is_rejected_with_400() {
     assert_eq!(api.accepted().len(), 1);
     assert_eq!(api.remaining_turns(), 0);
 }
+
+#[tokio::test]
+async fn the_ga_computer_tool_gets_a_batched_call_and_takes_no_other_key() {
+    let actions = vec![
+        json!({"type": "click", "button": "left", "x": 5, "y": 5}),
+        json!({"type": "type", "text": "hi"}),
+    ];
+    let api = StandIn::spawn([Reply::new()
+        .computer_actions(actions.clone(), vec![check()])
+        .into()]);
+    let mut body = request(json!([user("go")]));
+    body["model"] = json!("gpt-5.4");
+    body["tools"] = json!([{"type": "computer"}]);
+    let response = post(&api, &body).await;
+    assert_eq!(response.status(), 200);
+    let events = events(&response.text().await.unwrap());
+    let call = &events.last().unwrap().1["response"]["output"][0];
+    assert_eq!(call["type"], "computer_call");
+    assert_eq!(call["actions"], json!(actions));
+    assert!(call.get("action").is_none(), "{call}");
+    assert_eq!(call["pending_safety_checks"], json!([check()]));
+
+    body["tools"] = json!([{"type": "computer", "display_width": 1366}]);
+    let response = post(&api, &body).await;
+    assert_eq!(response.status(), 400);
+    assert!(
+        response
+            .text()
+            .await
+            .unwrap()
+            .contains("Unknown parameter: 'tools[0].display_width'.")
+    );
+}

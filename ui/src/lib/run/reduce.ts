@@ -28,6 +28,9 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
       state.usageBase = { ...state.usage };
       state.costBase = state.cost;
       state.notes = event.notes ?? [];
+      state.priceSource = event.price_source ?? null;
+      // Said before the run starts (a model past its retirement date).
+      state.notices.push(...(event.warnings ?? []));
       return;
     case 'text_delta':
       state.draft += event.text;

@@ -8,6 +8,7 @@ import type {
   NoteRef,
   PlanChange,
   PlanStep,
+  PriceSource,
   Role,
   RunStatus,
   StallPattern,
@@ -141,6 +142,8 @@ export interface RunState {
   usage: Usage;
   /** What that cost in US dollars; null while no price is known. */
   cost: number | null;
+  /** Where the current run's model price comes from; null without a price. */
+  priceSource: PriceSource | null;
   turns: number;
   /** The current run's forecast warning, if its pace passes the budget. */
   forecast: CostForecast | null;
@@ -205,6 +208,7 @@ export function initialRunState(): RunState {
     notes: [],
     usage: zeroUsage(),
     cost: null,
+    priceSource: null,
     turns: 0,
     forecast: null,
     summarized: null,

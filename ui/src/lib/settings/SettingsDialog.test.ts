@@ -16,6 +16,7 @@ const stored: WindowSettings = {
   max_cost_usd: 2,
   max_tokens: null,
   set_of_marks: false,
+  effort: null,
 };
 
 const keyStatus = (provider: string, extra: Partial<KeyInfo> = {}): KeyInfo => ({
@@ -75,7 +76,7 @@ describe('SettingsDialog', () => {
     expect(await screen.findByRole('option', { name: /1: HDMI-1 \(1920 × 1200\)/ })).toBeInTheDocument();
   });
 
-  it('saves provider, model, base URL, budget, monitor and screenshot size', async () => {
+  it('saves provider, model, base URL, budget, monitor, screenshot size and effort', async () => {
     const { calls, props } = renderDialog();
     const providerField = await screen.findByLabelText('Provider');
     await userEvent.selectOptions(providerField, 'ollama');
@@ -88,6 +89,8 @@ describe('SettingsDialog', () => {
     await userEvent.type(screen.getByLabelText('Token limit'), '200000');
     await userEvent.selectOptions(await screen.findByLabelText('Monitor'), '1: HDMI-1 (1920 × 1200)');
     await userEvent.selectOptions(screen.getByLabelText('Screenshot size sent to the model'), 'At most 1024 × 768 (cheapest)');
+    expect(screen.getByLabelText('Effort')).toHaveValue('');
+    await userEvent.selectOptions(screen.getByLabelText('Effort'), 'Max');
     await userEvent.click(screen.getByRole('button', { name: 'Save' }));
     const saved = {
       ...stored,
@@ -98,6 +101,7 @@ describe('SettingsDialog', () => {
       screenshot_size: { width: 1024, height: 768 },
       max_cost_usd: null,
       max_tokens: 200000,
+      effort: 'max',
     };
     await waitFor(() => expect(props.onsaved).toHaveBeenCalledWith(saved));
     expect(calls).toContainEqual({ cmd: 'set_settings', args: { settings: saved } });

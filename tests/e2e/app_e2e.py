@@ -456,8 +456,11 @@ def approval_names_the_target(app_binary, standin_binary, work):
               s.execute(f"return document.querySelector('{card} [data-testid=\"approval-target\"]"
                         " strong')?.textContent") == "Delete"
               and "sensitive" in target.seen, target.seen)
-        check("the card's summary says it in words too",
-              "**Delete** (push button)" in s.wait_for(f"{card} p.summary").seen)
+        summary = s.wait_for(f"{card} p.summary").seen
+        check("the card's summary says it in words too, the name in bold and no markup shown",
+              "Delete (push button)" in summary and "**" not in summary
+              and s.execute(f"return document.querySelector('{card} p.summary strong')"
+                            "?.textContent") == "Delete", summary)
         time.sleep(CARD_SETTLE_S)
         s.click(f"{card} button", text="Approve", from_script=True)
         s.wait_gone(card)

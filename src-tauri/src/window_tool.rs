@@ -58,8 +58,11 @@ impl<R: Runtime> RunWindow for AppWindow<R> {
 async fn step_aside<R: Runtime>(app: &AppHandle<R>) -> Option<StepAside<R>> {
     let window = main_window(app)?;
     let state = app.state::<AppState>();
-    let captured = state.captured_monitor(&window);
-    let _ = state.bar.compact(&window, captured.as_ref());
+    // Finding the captured monitor opens the screen: only the first action of a run needs it.
+    if !state.bar.is_compact() {
+        let captured = state.captured_monitor(&window);
+        let _ = state.bar.compact(&window, captured.as_ref());
+    }
     Some(state.bar.step_aside(&window).await)
 }
 

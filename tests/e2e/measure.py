@@ -426,7 +426,7 @@ def measure_aside(args, work):
         try:
             cli = os.path.join(os.path.dirname(args.app), "deskhand")
             out = subprocess.run(
-                [cli, "ask", "--json", "--approve", "auto", "--tools", "computer,ui",
+                [cli, "ask", "--json", "--approve", "auto", "--tools", "computer,ui", "--max-turns", "1000",
                  "--provider", "anthropic", "--model", "claude-sonnet-4-5",
                  "Press Cancel and Save, again and again"],
                 env=app_env(cli_dir, url), capture_output=True, text=True, timeout=300)

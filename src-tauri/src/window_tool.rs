@@ -201,9 +201,18 @@ impl<R: Runtime> PreparedCall for WindowCall<'_, R> {
     }
 
     async fn run(mut self: Box<Self>, ctx: &ToolContext) -> ToolOutput {
-        let Some(plan) = self.first_plan().filter(|plan| plan.on_screen) else {
-            return self.call.run(ctx).await;
+        // A call run without the loop's planning (the screenshot taken before a run resumes)
+        // is planned here, so that it too steps aside.
+        let plan = match self.first_plan() {
+            Some(plan) => plan,
+            None => match self.plan() {
+                Ok(plan) => plan,
+                Err(e) => return e.into(),
+            },
         };
+        if !plan.on_screen {
+            return self.call.run(ctx).await;
+        }
         self.step_aside().await;
         if let Some(why) = self.lands_on_own_window(&plan) {
             return ToolOutput::error(why);
@@ -340,5 +349,21 @@ mod tests {
             );
             assert_eq!(inner.0.load(Ordering::SeqCst), !refused, "{at:?} ran");
         }
+        // Run without the loop's planning (as the screenshot before a resumed run is), the
+        // call is planned all the same, and refused.
+        let inner = Arc::new(ClickAt::default());
+        let tool = WindowTool {
+            inner: inner.clone(),
+            app: app.handle().clone(),
+        };
+        let (progress, _reports) = tokio::sync::mpsc::unbounded_channel();
+        let ctx = ToolContext {
+            cancel: Default::default(),
+            progress,
+        };
+        let output =
+            tauri::async_runtime::block_on(Tool::run(&tool, &json!({"at": [320, 320]}), &ctx));
+        assert!(output.is_error);
+        assert!(!inner.0.load(Ordering::SeqCst), "it never ran");
     }
 }

@@ -134,8 +134,11 @@ impl<R: Runtime> WindowCall<'_, R> {
         let first = self.first();
         let desk = first.as_ref()?.desk.as_ref()?;
         let own = std::process::id();
-        let windows = desk.windows_of(own).ok()?;
+        // Each check asks the display only for what it needs: the windows for a point,
+        // the focus for typing; a screenshot asks nothing.
         if let ActionDetail::Pointer(pointer) = &plan.detail
+            && !pointer.screen_points.is_empty()
+            && let Ok(windows) = desk.windows_of(own)
             && let Some(point) = pointer
                 .screen_points
                 .iter()
@@ -150,8 +153,11 @@ impl<R: Runtime> WindowCall<'_, R> {
         let typing = ["type", "key", "hold_key"]
             .iter()
             .any(|verb| plan.kind.rsplit('.').next() == Some(verb));
+        if !typing {
+            return None;
+        }
         let focused = desk.focus().ok()?.window;
-        (typing && desk.owner(focused) == Some(own)).then(|| {
+        (desk.owner(focused) == Some(own)).then(|| {
             "nothing was done: Deskhand's own window has the keyboard focus, and typing never \
              goes there; click into the app first"
                 .to_string()

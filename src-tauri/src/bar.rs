@@ -18,6 +18,8 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
+use deskhand_engine::elements::Rect;
+use deskhand_engine::windows::Desk;
 use tauri::{
     LogicalSize, Manager, Monitor, PhysicalPosition, PhysicalSize, Runtime, WebviewWindow,
 };
@@ -27,8 +29,11 @@ pub const MAIN_WINDOW: &str = "main";
 const BAR_WIDTH: f64 = 480.0;
 const BAR_HEIGHT: f64 = 56.0;
 const MARGIN: f64 = 8.0;
-/// After the unmap request, time for the X server and the window below to redraw.
-const UNMAP_SETTLE: Duration = Duration::from_millis(40);
+/// The longest wait, after hiding, for the desktop to be painted where the window was; also
+/// the wait where that cannot be watched (no X11 display).
+const HIDE_WAIT: Duration = Duration::from_millis(40);
+/// How often the desktop is looked at meanwhile.
+const HIDE_POLL: Duration = Duration::from_millis(2);
 
 #[derive(Clone, Copy, Debug)]
 struct Geometry {
@@ -120,15 +125,61 @@ impl Bar {
         window.show()
     }
 
-    /// Hides the bar while one computer action runs; it shows again when the guard drops.
-    pub async fn step_aside<R: Runtime>(&self, window: &WebviewWindow<R>) -> StepAside<R> {
+    /// Hides the window while one action on the screen runs; it shows again when the guard
+    /// drops. With `desk` (X11) it returns as soon as the window is unmapped and the app below
+    /// has painted over where it was, rather than after a fixed wait.
+    pub async fn step_aside<R: Runtime>(
+        &self,
+        window: &WebviewWindow<R>,
+        desk: Option<&Desk>,
+    ) -> StepAside<R> {
+        let own = std::process::id();
+        let shown = desk.and_then(|desk| shown_windows(desk, own));
         if window.hide().is_ok() {
-            // A getter is answered by the event loop after the hide it queued before, so the
-            // unmap has been sent when this returns.
-            let _ = window.is_visible();
-            tokio::time::sleep(UNMAP_SETTLE).await;
+            match (desk, shown) {
+                (Some(desk), Some(shown)) => painted_over(desk, own, shown).await,
+                _ => {
+                    // A getter is answered by the event loop after the hide it queued before,
+                    // so the unmap has been sent when this returns.
+                    let _ = window.is_visible();
+                    tokio::time::sleep(HIDE_WAIT).await;
+                }
+            }
         }
         StepAside(window.clone())
+    }
+}
+
+/// Where process `own` shows windows, with the pixels each shows now; `None` when the
+/// desktop cannot be read.
+fn shown_windows(desk: &Desk, own: u32) -> Option<Vec<(Rect, Vec<u8>)>> {
+    desk.windows_of(own)
+        .ok()?
+        .into_iter()
+        .map(|area| Some((area, desk.grab(&area).ok()?)))
+        .collect()
+}
+
+/// Waits, at most [`HIDE_WAIT`], until a window of `shown` is no longer mapped and the desktop
+/// below has painted its area: something other than the window, the same in two looks in a
+/// row. Until the app below redraws, the X server may still hold the window's pixels there.
+async fn painted_over(desk: &Desk, own: u32, shown: Vec<(Rect, Vec<u8>)>) {
+    let deadline = tokio::time::Instant::now() + HIDE_WAIT;
+    let mut last: Option<Vec<u8>> = None;
+    while tokio::time::Instant::now() < deadline {
+        let still = desk.windows_of(own).unwrap_or_default();
+        if let Some((area, before)) = shown.iter().find(|(area, _)| !still.contains(area)) {
+            let Ok(now) = desk.grab(area) else {
+                return tokio::time::sleep_until(deadline).await;
+            };
+            if now != *before && last.as_ref() == Some(&now) {
+                return;
+            }
+            last = Some(now);
+        } else if shown.is_empty() {
+            return;
+        }
+        tokio::time::sleep(HIDE_POLL).await;
     }
 }
 

@@ -49,13 +49,14 @@ impl<R: Runtime> RunWindow for AppWindow<R> {
     }
 
     async fn step_aside(&self) -> Box<dyn Send> {
-        Box::new(step_aside(&self.app).await)
+        let desk = Desk::open().ok();
+        Box::new(step_aside(&self.app, desk.as_ref()).await)
     }
 }
 
 /// Compacts the window into the bar and hides it, until the guard drops; `None` without a
-/// window.
-async fn step_aside<R: Runtime>(app: &AppHandle<R>) -> Option<StepAside<R>> {
+/// window. `desk` lets it wait for the desktop to be painted rather than a fixed time.
+async fn step_aside<R: Runtime>(app: &AppHandle<R>, desk: Option<&Desk>) -> Option<StepAside<R>> {
     let window = main_window(app)?;
     let state = app.state::<AppState>();
     // Finding the captured monitor opens the screen: only the first action of a run needs it.
@@ -63,7 +64,7 @@ async fn step_aside<R: Runtime>(app: &AppHandle<R>) -> Option<StepAside<R>> {
         let captured = state.captured_monitor(&window);
         let _ = state.bar.compact(&window, captured.as_ref());
     }
-    Some(state.bar.step_aside(&window).await)
+    Some(state.bar.step_aside(&window, desk).await)
 }
 
 struct WindowTool<R: Runtime> {
@@ -124,7 +125,9 @@ impl<R: Runtime> WindowCall<'_, R> {
 
     async fn step_aside(&mut self) {
         if self.aside.is_none() {
-            self.aside = step_aside(self.app).await;
+            let first = self.first.get_mut().unwrap_or_else(|e| e.into_inner());
+            let desk = first.as_ref().and_then(|first| first.desk.as_ref());
+            self.aside = step_aside(self.app, desk).await;
         }
     }
 

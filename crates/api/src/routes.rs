@@ -30,6 +30,7 @@ use deskhand_engine::agent::stall::StallAnswer;
 use deskhand_engine::agent::{Answerer, ApprovalPolicy, Decision};
 use deskhand_engine::ids::{TaskId, ToolUseId};
 use deskhand_engine::llm::ContentBlock;
+use deskhand_engine::llm::claude::Effort;
 use deskhand_engine::llm::config::ProviderSettings;
 use deskhand_engine::secrets::ApiKey;
 use deskhand_engine::store::{LoadedSession, SessionSummary};
@@ -489,6 +490,9 @@ struct SubmitBody {
     model: Option<String>,
     #[schemars(length(max = MAX_TEXT))]
     base_url: Option<String>,
+    /// How hard the model thinks, as `deskhand ask --effort` (docs/providers.md); default:
+    /// the service's `ANTHROPIC_EFFORT`, else the model's.
+    effort: Option<Effort>,
     /// The key for `base_url`, which needs one: the service's own keys go only to the base
     /// URLs its own settings name.
     #[schemars(length(max = MAX_TEXT))]
@@ -708,7 +712,7 @@ impl SubmitBody {
                     provider: self.provider,
                     model: self.model,
                     base_url: self.base_url,
-                    effort: None,
+                    effort: self.effort.map(|effort| effort.name().to_string()),
                 },
                 api_key,
                 base_url_from_request,

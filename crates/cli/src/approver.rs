@@ -15,11 +15,23 @@ use crate::{keypress, printer};
 /// the call in full, then the question again. Keys typed before the question was on screen
 /// for a moment do not count (`keypress`). With no terminal it refuses, and says why.
 pub async fn ask(request: &ApprovalRequest) -> Decision {
-    let summary = printer::emphasized(
-        &request.plan.summary,
-        std::io::stderr().is_terminal(),
-        visible::text,
-    );
+    let shown =
+        |line: &str| printer::emphasized(line, std::io::stderr().is_terminal(), visible::text);
+    // A batched call's one answer holds for all its actions: the question lists them.
+    let summary = match request.batch.as_slice() {
+        [] => shown(&request.plan.summary),
+        batch => {
+            let lines = batch.iter().enumerate();
+            let lines: Vec<String> = lines
+                .map(|(i, line)| format!("\n  {}. {}", i + 1, shown(line)))
+                .collect();
+            format!(
+                "these {} actions, in order:{}\n",
+                batch.len(),
+                lines.concat()
+            )
+        }
+    };
     if !std::io::stdin().is_terminal() {
         let reason = "no terminal to ask for approval (stdin is not a TTY); run with --approve auto to allow actions";
         eprintln!("deskhand: refused {summary}: {reason}");
@@ -31,6 +43,11 @@ pub async fn ask(request: &ApprovalRequest) -> Decision {
     // a command must not be able to erase itself and draw a harmless one in its place.
     let diff = request.plan.detail.diff().unwrap_or_default();
     let hidden = visible::hidden_count(&request.plan.summary)
+        + request
+            .batch
+            .iter()
+            .map(|line| visible::hidden_count(line))
+            .sum::<usize>()
         + visible::hidden_count(&request.plan.kind)
         + visible::hidden_count(diff);
     let warning = if hidden > 0 {

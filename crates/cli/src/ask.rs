@@ -331,12 +331,6 @@ async fn background(args: &AskArgs) -> Result<()> {
              set-of-marks on` turns it on for the service's runs"
         );
     }
-    if args.effort.is_some() {
-        bail!(
-            "--effort cannot be used with --background yet: the local API takes no effort; \
-             the service's runs use ANTHROPIC_EFFORT or the model's default"
-        );
-    }
     let service = Service::new(&ServiceArgs {
         socket: args.socket.clone(),
         data_dir: args.data_dir.clone(),
@@ -350,6 +344,7 @@ async fn background(args: &AskArgs) -> Result<()> {
         "provider": args.provider,
         "model": args.model,
         "base_url": args.base_url,
+        "effort": args.effort,
         "system": args.system,
         "max_cost_usd": args.max_cost,
         "max_tokens": args.max_tokens,

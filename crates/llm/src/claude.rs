@@ -50,8 +50,11 @@ pub fn takes_adaptive_thinking(model: &str) -> bool {
     Generation::of(model).is_some_and(|g| g.is_claude_5_or_later())
 }
 
-/// How much effort the model spends (`output_config.effort`), for models that take it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// How much effort the model spends, for models that take it: Claude 5 as
+/// `output_config.effort`, GPT models with the GA computer tool as `reasoning.effort`.
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Effort {
     Low,
@@ -62,6 +65,17 @@ pub enum Effort {
 }
 
 impl Effort {
+    /// Its name as flags, settings and the APIs spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Xhigh => "xhigh",
+            Self::Max => "max",
+        }
+    }
+
     pub fn parse(text: &str) -> Option<Self> {
         serde_json::from_value(serde_json::Value::String(text.trim().to_ascii_lowercase())).ok()
     }

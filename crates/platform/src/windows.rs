@@ -44,13 +44,17 @@ impl Desk {
     pub fn owner(&self, _window: u32) -> Option<u32> {
         None
     }
+    pub fn grab(&self, _area: &Rect) -> Result<Vec<u8>, WindowsError> {
+        Err(WindowsError::Unavailable("only X11 is supported".into()))
+    }
 }
 
 #[cfg(target_os = "linux")]
 mod x11 {
     use x11rb::connection::Connection as _;
     use x11rb::protocol::xproto::{
-        Atom, AtomEnum, ClientMessageEvent, ConnectionExt as _, EventMask, MapState, Window,
+        Atom, AtomEnum, ClientMessageEvent, ConnectionExt as _, EventMask, ImageFormat, MapState,
+        Window,
     };
     use x11rb::rust_connection::RustConnection;
     use x11rb::wrapper::ConnectionExt as _;
@@ -62,6 +66,8 @@ mod x11 {
     pub struct Desk {
         conn: RustConnection,
         root: Window,
+        /// The root window's size: an image can only be read inside it.
+        screen: (i32, i32),
         active: Atom,
         clients: Atom,
         pid: Atom,
@@ -74,7 +80,11 @@ mod x11 {
     impl Desk {
         pub fn open() -> Result<Self, WindowsError> {
             let (conn, screen) = x11rb::connect(None).map_err(failed)?;
-            let root = conn.setup().roots[screen].root;
+            let root = &conn.setup().roots[screen];
+            let (root, screen) = (
+                root.root,
+                (root.width_in_pixels.into(), root.height_in_pixels.into()),
+            );
             let atom = |name: &[u8]| -> Result<Atom, WindowsError> {
                 Ok(conn
                     .intern_atom(false, name)
@@ -91,6 +101,7 @@ mod x11 {
             Ok(Self {
                 conn,
                 root,
+                screen,
                 active,
                 clients,
                 pid,
@@ -200,6 +211,34 @@ mod x11 {
                 });
             }
             Ok(found)
+        }
+
+        /// The pixels the desktop shows in `area`, as the X server holds them: for telling
+        /// when a window that was just hidden has been painted over, without a screenshot.
+        pub fn grab(&self, area: &Rect) -> Result<Vec<u8>, WindowsError> {
+            let (x, y) = (area.x.max(0), area.y.max(0));
+            let right = (area.x + area.width).min(self.screen.0);
+            let bottom = (area.y + area.height).min(self.screen.1);
+            if right <= x || bottom <= y {
+                return Ok(Vec::new());
+            }
+            // Inside the root window, so each value fits the protocol's 16 bits.
+            let [x, y, width, height] = [x, y, right - x, bottom - y].map(|v| v as u16);
+            Ok(self
+                .conn
+                .get_image(
+                    ImageFormat::Z_PIXMAP,
+                    self.root,
+                    x as i16,
+                    y as i16,
+                    width,
+                    height,
+                    !0,
+                )
+                .map_err(failed)?
+                .reply()
+                .map_err(failed)?
+                .data)
         }
     }
 }

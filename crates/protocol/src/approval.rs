@@ -47,6 +47,12 @@ pub struct ApprovalRequest {
     pub input: Value,
     #[serde(flatten)]
     pub plan: ActionPlan,
+    /// For an action of a batched call (OpenAI's GA computer tool): the summary of every
+    /// action of the batch, in order. The answer holds for all of them, so the person sees
+    /// them all. Absent for a call on its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<_>", optional)]
+    pub batch: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]

@@ -4,6 +4,7 @@
 use deskhand_engine::tools::computer::capture::RealScreen;
 use deskhand_engine::tools::computer::pipeline::{self, Format};
 use deskhand_engine::tools::computer::screen::{self, Screen};
+use deskhand_engine::windows::Desk;
 use tauri::ipc::{InvokeBody, Request, Response};
 use tauri::{AppHandle, Runtime, State};
 
@@ -57,8 +58,9 @@ pub async fn capture_screen<R: Runtime>(
     let monitor = state.settings().monitor;
     let failed = |e: &dyn std::fmt::Display| IpcError::new(ErrorKind::CaptureFailed, e.to_string());
     let window = main_window(&app);
+    let desk = Desk::open().ok();
     let aside = match &window {
-        Some(window) => Some(state.bar.step_aside(window).await),
+        Some(window) => Some(state.bar.step_aside(window, desk.as_ref()).await),
         None => None,
     };
     // Capturing and encoding a frame takes tens of milliseconds: off the async workers.

@@ -119,6 +119,12 @@ export type ApprovalPolicy = "ask" | "auto" | "deny";
 
 export type ApprovalRequest = { tool_use_id: ToolUseId, tool: string, input: unknown, 
 /**
+ * For an action of a batched call (OpenAI's GA computer tool): the summary of every
+ * action of the batch, in order. The answer holds for all of them, so the person sees
+ * them all. Absent for a call on its own.
+ */
+batch?: Array<string>, 
+/**
  * What "always allow this kind" allows, e.g. `computer.left_click` or `bash`.
  */
 kind: string, 

@@ -383,3 +383,83 @@ fn a_batchs_safety_check_is_acknowledged_once_and_its_output_acknowledges_it() {
         e.iter().filter(|e| e.kind == "KeyPress").count() >= 2
     });
 }
+
+#[test]
+fn a_batch_is_approved_once_with_every_action_listed_and_a_refusal_runs_none() {
+    let Some(_display) = x11::display() else {
+        return;
+    };
+    let (xev, target, model) = window("deskhand-ga-ask");
+    let turns = || {
+        [
+            Reply::new()
+                .computer_actions(
+                    vec![
+                        json!({"type": "screenshot"}),
+                        click(model),
+                        json!({"type": "type", "text": "hi"}),
+                    ],
+                    vec![],
+                )
+                .into(),
+            Turn::text("Done."),
+        ]
+    };
+    let ask_mode = |api: &StandIn| {
+        let mut args = model_args(api, GA_MODEL);
+        let at = args.iter().position(|a| a == "auto").unwrap();
+        args[at] = "ask".into();
+        args
+    };
+    let env = [("OPENAI_API_KEY", API_KEY.to_string())];
+    let dir = tempfile::tempdir().unwrap();
+    // Refused: the screenshot (read-only) ran before the question; nothing after it did.
+    let refused = StandIn::spawn(turns());
+    let args = ask_mode(&refused);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (status, screen) = on_terminal(dir.path(), &env, "n", &args);
+    let screen = String::from_utf8_lossy(&screen);
+    assert_eq!(status, 0, "{screen}");
+    assert_eq!(screen.matches("Allow ").count(), 1, "{screen}");
+    assert!(screen.contains("these 3 actions, in order:"), "{screen}");
+    let items = input(&refused.requests()[1]).clone();
+    let results: Vec<&str> = items.last().unwrap()["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|part| part["text"].as_str())
+        .collect();
+    assert!(
+        results[1].contains("#2] Error: ") && results[1].contains("denied"),
+        "{results:?}"
+    );
+    assert!(
+        results[2].contains("#3] Error: Not executed"),
+        "{results:?}"
+    );
+    let acted = crate::support::wait_until(std::time::Duration::from_millis(300), || {
+        (xev.events().iter()).any(|e| ["ButtonPress", "KeyPress"].contains(&e.kind.as_str()))
+    });
+    assert!(!acted, "{:?}", xev.events());
+    // Approved: one question, listing each action in order, and then all of them ran.
+    let approved = StandIn::spawn(turns());
+    let args = ask_mode(&approved);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (status, screen) = on_terminal(dir.path(), &env, "y", &args);
+    let screen = String::from_utf8_lossy(&screen);
+    assert_eq!(status, 0, "{screen}");
+    assert_eq!(screen.matches("Allow ").count(), 1, "{screen}");
+    let listed: Vec<usize> = ["1. screenshot", "2. left_click", "3. type"]
+        .iter()
+        .map(|line| {
+            screen
+                .find(line)
+                .unwrap_or_else(|| panic!("{line}: {screen}"))
+        })
+        .collect();
+    assert!(listed.is_sorted(), "{screen}");
+    assert_clicked_at(&xev, target);
+    xev.wait_for("the typing", |e| {
+        e.iter().filter(|e| e.kind == "KeyPress").count() >= 2
+    });
+}

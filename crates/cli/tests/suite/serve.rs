@@ -672,13 +672,28 @@ fn the_cli_submits_in_the_background_then_shows_approves_denies_and_cancels() {
         &api,
         path,
         &serve,
-        &["ask", "--background", "--session", session, "think"],
+        &[
+            "ask",
+            "--background",
+            "--session",
+            session,
+            "--model",
+            "claude-opus-5-5",
+            "--effort",
+            "low",
+            "think",
+        ],
     );
     assert_eq!(code, Some(0), "{stderr}");
     let second = stdout.trim();
     while api.requests().len() < 5 {
         std::thread::sleep(Duration::from_millis(10));
     }
+    // The effort went over the local API to the model as the Messages API takes it.
+    assert_eq!(
+        api.requests()[4].body["output_config"],
+        json!({"effort": "low"})
+    );
     let (code, stdout, stderr) = cli(&api, path, &serve, &["tasks", "cancel", second]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.starts_with(second), "{stdout}");

@@ -320,6 +320,7 @@ mod tests {
             tool: "bash".into(),
             input: Value::Null,
             plan: plan("bash", false),
+            batch: Vec::new(),
         };
         let approver = Scripted {
             named: Arc::new(Mutex::new(vec!["t1", "t2", "t1", "t1", "t1"])),
@@ -370,6 +371,7 @@ mod tests {
             tool: "computer".into(),
             input: Value::Null,
             plan: checked("computer.left_click", false),
+            batch: Vec::new(),
         };
         assert_eq!(gate.ask(&request).await.0, Decision::ApproveKind);
         assert!(decided(gate.precheck(&plan("computer.left_click", false))).is_none());
@@ -398,6 +400,7 @@ mod tests {
             tool: "bash".into(),
             input: Value::Null,
             plan: plan("bash", false),
+            batch: Vec::new(),
         };
         assert_eq!(gate.ask(&request).await.0, Decision::ApproveKind);
         assert_eq!(

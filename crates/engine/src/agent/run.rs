@@ -196,6 +196,8 @@ impl Agent {
             // A toolset, or a batched computer call (OpenAI's GA tool), whose action failed in
             // this response: its later actions do not run.
             let mut failed_groups: Vec<&str> = Vec::new();
+            // A batched computer call's one approval, shared by its actions.
+            let mut batch_approvals: Vec<(&str, BatchApproval)> = Vec::new();
             let mut stalled = false;
             for call in assistant.tool_uses() {
                 let group = call.toolset_name.or_else(|| {
@@ -244,8 +246,21 @@ impl Agent {
                     Some(message) => (ToolOutput::error(message), ToolStatus::Error),
                     None => {
                         let checks = responses::pending_safety_checks(&assistant, call.id.as_str());
+                        let batch =
+                            responses::batch_of(&assistant, call.id.as_str()).map(|(parent, _)| {
+                                let at =
+                                    match batch_approvals.iter().position(|(p, _)| *p == parent) {
+                                        Some(at) => at,
+                                        None => {
+                                            let listed = self.plan_batch(&assistant, parent);
+                                            batch_approvals.push((parent, listed));
+                                            batch_approvals.len() - 1
+                                        }
+                                    };
+                                &mut batch_approvals[at].1
+                            });
                         let (mut output, status, spent) = self
-                            .call_tool(call.id, name, input, checks, sink, cancel)
+                            .call_tool(call.id, name, input, checks, batch, sink, cancel)
                             .await;
                         // A delegated task's cost is the run's: its budget counts it.
                         if let Some(total) = &mut outcome.cost_usd {
@@ -492,6 +507,60 @@ impl Agent {
         }
     }
 
+    /// Asks the person about `plan` (with `batch`, the summaries of every action of its
+    /// batch); `None` when the run was stopped first.
+    #[allow(clippy::too_many_arguments)]
+    async fn ask(
+        &self,
+        id: &ToolUseId,
+        name: &str,
+        input: &serde_json::Value,
+        plan: &crate::tools::ActionPlan,
+        batch: Vec<String>,
+        sink: &mut EventSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Option<(Decision, Answerer)> {
+        let request = ApprovalRequest {
+            tool_use_id: id.clone(),
+            tool: name.into(),
+            input: input.clone(),
+            plan: self.gate.as_asked(plan),
+            batch,
+        };
+        sink(AgentEvent::ApprovalNeeded {
+            request: request.clone(),
+        });
+        tokio::select! {
+            answered = self.gate.ask(&request) => Some(answered),
+            () = cancel.cancelled() => None,
+        }
+    }
+
+    /// The plan of every action of the batched call `parent` in `message`, as the one
+    /// approval that covers them lists them. An action that cannot be planned is listed by
+    /// what the model asked for, and fails on its own when its turn comes.
+    fn plan_batch(&self, message: &Message, parent: &str) -> BatchApproval {
+        let actions = message.tool_uses().filter(|call| {
+            responses::batch_of(message, call.id.as_str()).is_some_and(|(p, _)| p == parent)
+        });
+        let actions = actions.map(|call| {
+            let plan = self
+                .tools
+                .resolve(call.name, call.input)
+                .ok()
+                .and_then(|tool| tool.prepare(call.input).ok()?.plan().ok());
+            let summary = match &plan {
+                Some(plan) => plan.summary.clone(),
+                None => format!("{} {}", call.name, call.input),
+            };
+            (call.id.clone(), summary, plan)
+        });
+        BatchApproval {
+            actions: actions.collect(),
+            answer: None,
+        }
+    }
+
     /// Validates, plans, gates and runs one tool call. Every failure becomes an error result
     /// the model can act on.
     /// `safety_checks` are those the service raised about this call: the person must
@@ -502,6 +571,7 @@ impl Agent {
         name: &str,
         input: &serde_json::Value,
         safety_checks: &[serde_json::Value],
+        batch: Option<&mut BatchApproval>,
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
     ) -> (ToolOutput, ToolStatus, f64) {
@@ -526,23 +596,44 @@ impl Agent {
         let precheck = self.gate.precheck(&plan);
         // Whether a person was asked (and saw the plan that must still hold when it runs).
         let asked = matches!(precheck, Precheck::AskUser);
-        let (decision, answerer) = match precheck {
-            Precheck::Decided(decision, by) => (decision, Answerer::new(by)),
-            Precheck::AskUser => {
-                let request = ApprovalRequest {
-                    tool_use_id: id.clone(),
-                    tool: name.into(),
-                    input: input.clone(),
-                    plan: self.gate.as_asked(&plan),
-                };
-                sink(AgentEvent::ApprovalNeeded {
-                    request: request.clone(),
-                });
-                tokio::select! {
-                    answered = self.gate.ask(&request) => answered,
-                    () = cancel.cancelled() => return (ToolOutput::error(CANCELLED), ToolStatus::Cancelled, 0.0),
+        // An action of a batch the person already answered for: that answer holds, for the
+        // plan they were shown in its list.
+        let (plan, answered) = match batch {
+            Some(batch) if asked => match &batch.answer {
+                Some(answer) => match batch.actions.iter().find(|(listed, ..)| listed == id) {
+                    Some((_, _, Some(listed))) => (listed.clone(), Some(answer.clone())),
+                    _ => return failed(ToolOutput::error(CHANGED_WHILE_ASKING)),
+                },
+                None => {
+                    // This action's line as asked: with the service's safety checks.
+                    let asked_as = self.gate.as_asked(&plan).summary;
+                    let listed =
+                        batch
+                            .actions
+                            .iter()
+                            .map(|(listed, summary, _)| match listed == id {
+                                true => asked_as.clone(),
+                                false => summary.clone(),
+                            });
+                    let listed = listed.collect();
+                    let answer = self.ask(id, name, input, &plan, listed, sink, cancel).await;
+                    batch.answer = answer.clone();
+                    (plan, answer)
                 }
+            },
+            _ => {
+                let answered = match precheck {
+                    Precheck::Decided(decision, by) => Some((decision, Answerer::new(by))),
+                    Precheck::AskUser => {
+                        self.ask(id, name, input, &plan, Vec::new(), sink, cancel)
+                            .await
+                    }
+                };
+                (plan, answered)
             }
+        };
+        let Some((decision, answerer)) = answered else {
+            return (ToolOutput::error(CANCELLED), ToolStatus::Cancelled, 0.0);
         };
         sink(AgentEvent::ApprovalDecided {
             id: id.clone(),
@@ -607,6 +698,15 @@ impl Agent {
         };
         (output, status, spent)
     }
+}
+
+/// The one approval of a batched computer call (OpenAI's GA tool): the first of its actions
+/// that the mode asks about lists every action, and the person's answer holds for the others.
+struct BatchApproval {
+    /// Each action, in order: its id, its summary as listed, and its plan where it could be
+    /// planned.
+    actions: Vec<(ToolUseId, String, Option<crate::tools::ActionPlan>)>,
+    answer: Option<(Decision, Answerer)>,
 }
 
 /// What the model is told when a call is denied, naming who denied it: the person (in the

@@ -187,6 +187,7 @@ mod tests {
                 safety_checks: Vec::new(),
                 target: None,
             },
+            batch: Vec::new(),
         }
     }
 

@@ -103,6 +103,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
                     safety_checks: Vec::new(),
                     target: None,
                 },
+                batch: Vec::new(),
             },
         },
         AgentEvent::ApprovalDecided {

@@ -56,6 +56,23 @@ describe('ApprovalCard', () => {
     expect(approvals()).toEqual([{ toolUseId: 't1', decision: { decision: 'approve' } }]);
   });
 
+  it("lists every action of a batched call in order, and one answer names the asking call", async () => {
+    const request = approvalRequest('call_1#2', {
+      batch: ['screenshot', 'left_click (10, 20) → screen (14, 28)', 'type **hi**'],
+    });
+    const { approvals } = renderCard(request);
+    expect(screen.getByRole('heading').textContent).toBe('Allow these 3 actions?');
+    const listed = within(screen.getByRole('list', { name: 'Actions of this batch, in order' }));
+    expect(listed.getAllByRole('listitem').map((item) => item.textContent?.trim())).toEqual([
+      'screenshot',
+      'left_click (10, 20) → screen (14, 28)',
+      'type hi',
+    ]);
+    await settle();
+    await userEvent.click(screen.getByRole('button', { name: 'Approve' }));
+    expect(approvals()).toEqual([{ toolUseId: 'call_1#2', decision: { decision: 'approve' } }]);
+  });
+
   it('names the target the click will touch, and says when nothing is known', () => {
     const target = { known: true, name: 'Delete', role: 'push button', app: 'Mousepad', sensitive: true };
     renderCard(approvalRequest('t1', { target }));

@@ -137,7 +137,7 @@ impl Bar {
         let shown = desk.and_then(|desk| shown_windows(desk, own));
         if window.hide().is_ok() {
             match (desk, shown) {
-                (Some(desk), Some(shown)) => painted_over(desk, own, shown).await,
+                (Some(desk), Some(shown)) => painted_over(desk, own, shown, HIDE_WAIT).await,
                 _ => {
                     // A getter is answered by the event loop after the hide it queued before,
                     // so the unmap has been sent when this returns.
@@ -160,11 +160,11 @@ fn shown_windows(desk: &Desk, own: u32) -> Option<Vec<(Rect, Vec<u8>)>> {
         .collect()
 }
 
-/// Waits, at most [`HIDE_WAIT`], until a window of `shown` is no longer mapped and the desktop
+/// Waits, at most `longest`, until a window of `shown` is no longer mapped and the desktop
 /// below has painted its area: something other than the window, the same in two looks in a
 /// row. Until the app below redraws, the X server may still hold the window's pixels there.
-async fn painted_over(desk: &Desk, own: u32, shown: Vec<(Rect, Vec<u8>)>) {
-    let deadline = tokio::time::Instant::now() + HIDE_WAIT;
+async fn painted_over(desk: &Desk, own: u32, shown: Vec<(Rect, Vec<u8>)>, longest: Duration) {
+    let deadline = tokio::time::Instant::now() + longest;
     let mut last: Option<Vec<u8>> = None;
     while tokio::time::Instant::now() < deadline {
         let still = desk.windows_of(own).unwrap_or_default();
@@ -194,4 +194,77 @@ impl<R: Runtime> Drop for StepAside<R> {
 /// The main window, if it exists.
 pub fn main_window<R: Runtime, M: Manager<R>>(manager: &M) -> Option<WebviewWindow<R>> {
     manager.get_webview_window(MAIN_WINDOW)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+    use std::time::Duration;
+
+    use deskhand_test_support::x11::{self, Program, run, window_by_name};
+
+    use super::*;
+
+    fn xterm(title: &str, colour: &str) -> (Program, String) {
+        let program = Program(
+            Command::new("xterm")
+                .args(["-T", title, "-bg", colour, "-geometry", "40x10+500+400"])
+                .spawn()
+                .unwrap(),
+        );
+        let id = window_by_name(&format!("^{title}$"));
+        (program, id)
+    }
+
+    /// The wait ends only once the window is gone and what lies below shows in its place: an
+    /// xterm of this process (by `_NET_WM_PID`, as the bar is) over a blue one, unmapped a
+    /// moment after the wait began, as a hide request is served.
+    #[test]
+    fn stepping_aside_waits_until_the_window_is_gone_and_the_desktop_below_shows() {
+        let Some(_display) = x11::display() else {
+            return;
+        };
+        let (_below, _) = xterm("deskhand-below-the-bar", "blue");
+        let (_bar, id) = xterm("deskhand-the-bar", "red");
+        let own = std::process::id();
+        let pid = own.to_string();
+        let pid_property = [
+            "-id",
+            &id,
+            "-f",
+            "_NET_WM_PID",
+            "32c",
+            "-set",
+            "_NET_WM_PID",
+            &pid,
+        ];
+        run("xprop", &pid_property);
+        let desk = Desk::open().unwrap();
+        let shown = shown_windows(&desk, own).unwrap();
+        assert_eq!(
+            shown.len(),
+            1,
+            "{:?}",
+            shown.iter().map(|s| s.0).collect::<Vec<_>>()
+        );
+        let (area, before) = shown[0].clone();
+        let unmap = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(15));
+            run("xdotool", &["windowunmap", &id]);
+        });
+        // However long the unmap takes on a loaded machine: what is tested is what ends the
+        // wait, not how long it is.
+        let longest = Duration::from_secs(10);
+        tauri::async_runtime::block_on(painted_over(&desk, own, shown, longest));
+        let after = desk.grab(&area).unwrap();
+        unmap.join().unwrap();
+        assert!(after != before, "the window's pixels still show");
+        // Pixels are BGRX: most of the area is the blue xterm below.
+        let blue = after.chunks(4).filter(|p| p[0] > 200 && p[2] < 50).count();
+        assert!(
+            blue * 2 > after.len() / 4,
+            "{blue} of {} pixels blue",
+            after.len() / 4
+        );
+    }
 }

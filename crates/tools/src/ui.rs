@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::computer::ComputerTool;
-use super::computer::fingerprint;
+use super::computer::screen::Frame;
 use super::{
     ActionDetail, ActionPlan, PointerDetail, Tool, ToolContext, ToolError, ToolOutput, TypedTool,
     input,
@@ -19,6 +19,7 @@ use super::{
 use deskhand_llm::{ToolDefinition, ToolResultContent};
 use deskhand_platform::elements::refs::RefBook;
 use deskhand_platform::elements::{Element, MAX_LISTED, Origin, Snapshot, Tree};
+use deskhand_protocol::scaling::Geometry;
 
 pub const NAME: &str = "ui";
 
@@ -69,10 +70,10 @@ struct Inner {
 
 #[derive(Default)]
 struct State {
-    /// The words the last OCR read, and the fingerprint of the screen they were read from:
-    /// a word's ref is good only while the screen is that screen.
+    /// The words the last OCR read, and the frame they were read from: a word's ref is good
+    /// only while the screen still shows that word where it was.
     words: Vec<Element>,
-    words_screen: Option<u64>,
+    words_frame: Option<Frame>,
 }
 
 /// What a call acts on: a ref, or a role and name that match exactly one element.
@@ -161,7 +162,12 @@ impl Inner {
                         .computer
                         .capture()
                         .map_err(|e| ToolError::Unavailable(e.to_string()))?;
-                    if self.state().words_screen != Some(fingerprint::perceptual_hash(&now)) {
+                    // Only the word's own box counts: the rest of the screen may change (a
+                    // clock, or the window's bar, which is up while an action is planned).
+                    let geometry = self.computer.mapping().geometry;
+                    let state = self.state();
+                    let then = state.words_frame.as_ref();
+                    if !then.is_some_and(|then| same_box(then, &now, &geometry, &element)) {
                         return Err(ToolError::NotFound(format!(
                             "the screen changed since `find` read the word `{r}`; nothing was \
                              done. `find` it again"
@@ -263,7 +269,7 @@ impl Inner {
             .map_err(|e| unavailable(&e))?;
         let mut state = self.state();
         state.words = words.clone();
-        state.words_screen = Some(fingerprint::perceptual_hash(&frame));
+        state.words_frame = Some(frame);
         Ok(words)
     }
 
@@ -446,6 +452,28 @@ impl TypedTool for UiTool {
         }
         out
     }
+}
+
+/// Whether frames `then` and `now` of the monitor `geometry` describes show the same pixels in
+/// `element`'s box (desktop input units, as the element map gives bounds).
+fn same_box(then: &Frame, now: &Frame, geometry: &Geometry, element: &Element) -> bool {
+    if then.size != now.size || geometry.input.width == 0 || geometry.input.height == 0 {
+        return false;
+    }
+    let (width, height) = (now.size.width as i64, now.size.height as i64);
+    let to_pixels = |v: i32, origin: i32, pixels: i64, input: u32| {
+        ((i64::from(v) - i64::from(origin)) * pixels / i64::from(input)).clamp(0, pixels)
+    };
+    let b = element.bounds;
+    let x = |v: i32| to_pixels(v, geometry.x, width, geometry.input.width) as usize;
+    let y = |v: i32| to_pixels(v, geometry.y, height, geometry.input.height) as usize;
+    let (left, right, top, bottom) = (x(b.x), x(b.x + b.width), y(b.y), y(b.y + b.height));
+    (top..bottom).all(|line| {
+        let start = (line * width as usize + left) * 4;
+        let span = start..start + (right - left) * 4;
+        let before = then.rgba.get(span.clone());
+        before.is_some() && before == now.rgba.get(span)
+    })
 }
 
 enum Acted {

@@ -485,6 +485,31 @@ fn ocr_finds_a_drawn_word_and_a_click_on_it_lands_inside_its_box() {
         (left..=right).contains(&px) && (top..=bottom).contains(&py),
         "the pointer at ({px}, {py}) is inside the word's box ({left}, {top})–({right}, {bottom})"
     );
+    // A word's ref holds while the word is where it was: a window coming up elsewhere (as the
+    // app's bar is up while an action is planned) leaves it good, one over the word does not.
+    let xterm = |title: &str, geometry: String| {
+        let program = Command::new("xterm")
+            .args(["-T", title, "-bg", "black", "-geometry", &geometry])
+            .spawn()
+            .unwrap();
+        let id = x11::window_by_name(&format!("^{title}$"));
+        (x11::Program(program), x11::window_geometry(&id))
+    };
+    let words = found(&ui, json!({"action": "find", "query": "ZEBRA"}));
+    let word = words.iter().find(|w| w["source"] == "ocr").unwrap();
+    let (_elsewhere, (ex, ey, ew, eh)) = xterm("elements-elsewhere", "80x3-0+0".into());
+    let apart = ex > right || ey > bottom || ex + ew as i32 <= left || ey + eh as i32 <= top;
+    assert!(apart, "the window at ({ex}, {ey}) is clear of the word");
+    let out = run(&ui, json!({"action": "click", "ref": word["ref"]}));
+    assert!(!out.is_error, "{}", text_of(&out));
+    let (_over, _) = xterm("elements-over", format!("20x3+{left}+{top}"));
+    let out = run(&ui, json!({"action": "click", "ref": word["ref"]}));
+    assert!(out.is_error, "{}", text_of(&out));
+    assert!(
+        text_of(&out).contains("the screen changed since `find` read the word"),
+        "{}",
+        text_of(&out)
+    );
 }
 
 /// A private Xvfb on the first free display number from 140.

@@ -259,9 +259,14 @@ impl Agent {
                                     };
                                 &mut batch_approvals[at].1
                             });
-                        let (mut output, status, spent) = self
-                            .call_tool(call.id, name, input, checks, batch, sink, cancel)
-                            .await;
+                        let asked_for = Call {
+                            id: call.id,
+                            name,
+                            input,
+                            safety_checks: checks,
+                        };
+                        let (mut output, status, spent) =
+                            self.call_tool(asked_for, batch, sink, cancel).await;
                         // A delegated task's cost is the run's: its budget counts it.
                         if let Some(total) = &mut outcome.cost_usd {
                             *total += spent;
@@ -507,19 +512,19 @@ impl Agent {
         }
     }
 
-    /// Asks the person about `plan` (with `batch`, the summaries of every action of its
-    /// batch); `None` when the run was stopped first.
-    #[allow(clippy::too_many_arguments)]
+    /// Asks the person about `call`, planned as `plan` (with `batch`, the summaries of every
+    /// action of its batch); `None` when the run was stopped first.
     async fn ask(
         &self,
-        id: &ToolUseId,
-        name: &str,
-        input: &serde_json::Value,
+        call: &Call<'_>,
         plan: &crate::tools::ActionPlan,
         batch: Vec<String>,
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Option<(Decision, Answerer)> {
+        let Call {
+            id, name, input, ..
+        } = *call;
         let request = ApprovalRequest {
             tool_use_id: id.clone(),
             tool: name.into(),
@@ -562,19 +567,20 @@ impl Agent {
     }
 
     /// Validates, plans, gates and runs one tool call. Every failure becomes an error result
-    /// the model can act on.
-    /// `safety_checks` are those the service raised about this call: the person must
-    /// acknowledge them, whatever the mode.
+    /// the model can act on. `batch` is the one approval of the batched call it is an action of.
     async fn call_tool(
         &self,
-        id: &ToolUseId,
-        name: &str,
-        input: &serde_json::Value,
-        safety_checks: &[serde_json::Value],
+        asked_for: Call<'_>,
         batch: Option<&mut BatchApproval>,
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
     ) -> (ToolOutput, ToolStatus, f64) {
+        let Call {
+            id,
+            name,
+            input,
+            safety_checks,
+        } = asked_for;
         let failed = |output: ToolOutput| (output, ToolStatus::Error, 0.0);
         let tool = match self.tools.resolve(name, input) {
             Ok(tool) => tool,
@@ -616,7 +622,7 @@ impl Agent {
                                 false => summary.clone(),
                             });
                     let listed = listed.collect();
-                    let answer = self.ask(id, name, input, &plan, listed, sink, cancel).await;
+                    let answer = self.ask(&asked_for, &plan, listed, sink, cancel).await;
                     batch.answer = answer.clone();
                     (plan, answer)
                 }
@@ -625,8 +631,7 @@ impl Agent {
                 let answered = match precheck {
                     Precheck::Decided(decision, by) => Some((decision, Answerer::new(by))),
                     Precheck::AskUser => {
-                        self.ask(id, name, input, &plan, Vec::new(), sink, cancel)
-                            .await
+                        self.ask(&asked_for, &plan, Vec::new(), sink, cancel).await
                     }
                 };
                 (plan, answered)
@@ -698,6 +703,17 @@ impl Agent {
         };
         (output, status, spent)
     }
+}
+
+/// One tool call as the model asked for it.
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    id: &'a ToolUseId,
+    name: &'a str,
+    input: &'a serde_json::Value,
+    /// Those the service raised about it (OpenAI's `pending_safety_checks`): the person must
+    /// acknowledge them, whatever the mode.
+    safety_checks: &'a [serde_json::Value],
 }
 
 /// The one approval of a batched computer call (OpenAI's GA tool): the first of its actions

@@ -198,22 +198,14 @@ pub fn main_window<R: Runtime, M: Manager<R>>(manager: &M) -> Option<WebviewWind
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
     use std::time::Duration;
 
-    use deskhand_test_support::x11::{self, Program, run, window_by_name};
+    use deskhand_test_support::x11::{self, Program, run};
 
     use super::*;
 
     fn xterm(title: &str, colour: &str) -> (Program, String) {
-        let program = Program(
-            Command::new("xterm")
-                .args(["-T", title, "-bg", colour, "-geometry", "40x10+500+400"])
-                .spawn()
-                .unwrap(),
-        );
-        let id = window_by_name(&format!("^{title}$"));
-        (program, id)
+        x11::xterm(title, &["-bg", colour, "-geometry", "40x10+500+400"])
     }
 
     /// The wait ends only once the window is gone and what lies below shows in its place: an
@@ -227,18 +219,7 @@ mod tests {
         let (_below, _) = xterm("deskhand-below-the-bar", "blue");
         let (_bar, id) = xterm("deskhand-the-bar", "red");
         let own = std::process::id();
-        let pid = own.to_string();
-        let pid_property = [
-            "-id",
-            &id,
-            "-f",
-            "_NET_WM_PID",
-            "32c",
-            "-set",
-            "_NET_WM_PID",
-            &pid,
-        ];
-        run("xprop", &pid_property);
+        x11::claim_window(&id, own);
         let desk = Desk::open().unwrap();
         let shown = shown_windows(&desk, own).unwrap();
         assert_eq!(

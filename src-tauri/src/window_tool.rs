@@ -235,12 +235,11 @@ impl<R: Runtime> PreparedCall for WindowCall<'_, R> {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     use deskhand_engine::tools::computer::scaling::Size;
     use deskhand_engine::tools::{PointerDetail, ToolContext};
-    use deskhand_test_support::x11::{self, Program, run, window_by_name};
+    use deskhand_test_support::x11;
     use serde_json::json;
 
     use super::*;
@@ -313,27 +312,8 @@ mod tests {
         let Some(_display) = x11::display() else {
             return;
         };
-        let _xterm = Program(
-            Command::new("xterm")
-                .args(["-T", "deskhand-own-window", "-geometry", "40x10+300+300"])
-                .spawn()
-                .unwrap(),
-        );
-        let id = window_by_name("^deskhand-own-window$");
-        let own = std::process::id().to_string();
-        run(
-            "xprop",
-            &[
-                "-id",
-                &id,
-                "-f",
-                "_NET_WM_PID",
-                "32c",
-                "-set",
-                "_NET_WM_PID",
-                &own,
-            ],
-        );
+        let (_xterm, id) = x11::xterm("deskhand-own-window", &["-geometry", "40x10+300+300"]);
+        x11::claim_window(&id, std::process::id());
         let app = tauri::test::mock_app();
         for (at, refused) in [([320, 320], true), ([1200, 900], false)] {
             let inner = Arc::new(ClickAt::default());

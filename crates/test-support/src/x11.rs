@@ -111,6 +111,35 @@ pub fn window_geometry(id: &str) -> (i32, i32, u32, u32) {
 /// A process ended when dropped.
 pub struct Program(pub Child);
 
+/// An xterm titled `title` (with more of xterm's `args`), and its window's id once it shows.
+pub fn xterm(title: &str, args: &[&str]) -> (Program, String) {
+    let program = Program(
+        Command::new("xterm")
+            .args(["-T", title])
+            .args(args)
+            .spawn()
+            .unwrap_or_else(|e| panic!("xterm: {e}")),
+    );
+    let id = window_by_name(&format!("^{title}$"));
+    (program, id)
+}
+
+/// Says window `id` is process `pid`'s (`_NET_WM_PID`), as that process's own windows say.
+pub fn claim_window(id: &str, pid: u32) {
+    let pid = pid.to_string();
+    let property = [
+        "-id",
+        id,
+        "-f",
+        "_NET_WM_PID",
+        "32c",
+        "-set",
+        "_NET_WM_PID",
+        &pid,
+    ];
+    run("xprop", &property);
+}
+
 impl Drop for Program {
     fn drop(&mut self) {
         let _ = self.0.kill();

@@ -3,23 +3,16 @@
 //! found by its pid. On the real display, with its window manager (openbox under
 //! `scripts/test.sh`).
 
-use std::process::Command;
 use std::time::Duration;
 
 use deskhand_engine::elements::Rect;
 use deskhand_engine::windows::Desk;
 use deskhand_test_support::wait_until;
-use deskhand_test_support::x11::{self, Program, run, window_by_name};
+use deskhand_test_support::x11::{self, Program, run};
 
 fn xterm(title: &str, geometry: &str) -> (Program, u32) {
-    let program = Program(
-        Command::new("xterm")
-            .args(["-T", title, "-geometry", geometry])
-            .spawn()
-            .expect("xterm"),
-    );
-    let id = window_by_name(&format!("^{title}$")).parse().unwrap();
-    (program, id)
+    let (program, id) = x11::xterm(title, &["-geometry", geometry]);
+    (program, id.parse().unwrap())
 }
 
 #[test]

@@ -488,12 +488,8 @@ fn ocr_finds_a_drawn_word_and_a_click_on_it_lands_inside_its_box() {
     // A word's ref holds while the word is where it was: a window coming up elsewhere (as the
     // app's bar is up while an action is planned) leaves it good, one over the word does not.
     let xterm = |title: &str, geometry: String| {
-        let program = Command::new("xterm")
-            .args(["-T", title, "-bg", "black", "-geometry", &geometry])
-            .spawn()
-            .unwrap();
-        let id = x11::window_by_name(&format!("^{title}$"));
-        (x11::Program(program), x11::window_geometry(&id))
+        let (program, id) = x11::xterm(title, &["-bg", "black", "-geometry", &geometry]);
+        (program, x11::window_geometry(&id))
     };
     let words = found(&ui, json!({"action": "find", "query": "ZEBRA"}));
     let word = words.iter().find(|w| w["source"] == "ocr").unwrap();

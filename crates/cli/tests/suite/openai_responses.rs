@@ -68,6 +68,16 @@ fn safety_check() -> Value {
            "message": "The screen asks the agent to do something else."})
 }
 
+/// The texts of the last input item: a batch that did not run whole goes back as text, one
+/// result per action.
+fn result_texts(items: &[Value]) -> Vec<&str> {
+    let parts = items.last().unwrap()["content"].as_array().unwrap();
+    parts
+        .iter()
+        .filter_map(|part| part["text"].as_str())
+        .collect()
+}
+
 fn input(request: &Recorded) -> &Vec<Value> {
     request.body["input"].as_array().unwrap()
 }
@@ -294,12 +304,7 @@ fn a_ga_batch_runs_in_order_and_stops_at_the_action_that_fails() {
         items.iter().all(|i| i["type"] != "computer_call"),
         "{items:?}"
     );
-    let results: Vec<&str> = items.last().unwrap()["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|part| part["text"].as_str())
-        .collect();
+    let results = result_texts(&items);
     assert_eq!(results.len(), 3, "{results:?}");
     assert!(
         results[0].starts_with("[result of computer call "),
@@ -423,12 +428,7 @@ fn a_batch_is_approved_once_with_every_action_listed_and_a_refusal_runs_none() {
     assert_eq!(screen.matches("Allow ").count(), 1, "{screen}");
     assert!(screen.contains("these 3 actions, in order:"), "{screen}");
     let items = input(&refused.requests()[1]).clone();
-    let results: Vec<&str> = items.last().unwrap()["content"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|part| part["text"].as_str())
-        .collect();
+    let results = result_texts(&items);
     assert!(
         results[1].contains("#2] Error: ") && results[1].contains("denied"),
         "{results:?}"

@@ -304,7 +304,7 @@ fn a_ga_batch_runs_in_order_and_stops_at_the_action_that_fails() {
         items.iter().all(|i| i["type"] != "computer_call"),
         "{items:?}"
     );
-    let results = result_texts(&items);
+    let results = result_texts(items);
     assert_eq!(results.len(), 3, "{results:?}");
     assert!(
         results[0].starts_with("[result of computer call "),

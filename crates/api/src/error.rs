@@ -20,6 +20,8 @@ pub(crate) enum ErrorKind {
     Finished,
     Elsewhere,
     Busy,
+    /// A schedule has that name already.
+    Exists,
     Unauthorized,
     Forbidden,
     WrongHost,

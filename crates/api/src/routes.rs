@@ -31,6 +31,7 @@ use deskhand_engine::agent::{Answerer, ApprovalPolicy, Decision};
 use deskhand_engine::ids::{TaskId, ToolUseId};
 use deskhand_engine::llm::ContentBlock;
 use deskhand_engine::llm::config::ProviderSettings;
+use deskhand_engine::schedules::Schedules;
 use deskhand_engine::secrets::ApiKey;
 use deskhand_engine::store::{LoadedSession, SessionSummary};
 use deskhand_engine::tasks::{
@@ -39,7 +40,7 @@ use deskhand_engine::tasks::{
 };
 
 /// A route: what serves it and how docs/openapi.json describes it.
-struct Route {
+pub(crate) struct Route {
     method: Method,
     path: &'static str,
     handler: MethodRouter<Api>,
@@ -47,7 +48,7 @@ struct Route {
 }
 
 impl Route {
-    fn new<H: Handler<T, Api>, T: 'static>(
+    pub(crate) fn new<H: Handler<T, Api>, T: 'static>(
         method: Method,
         path: &'static str,
         handler: H,
@@ -70,6 +71,12 @@ impl Route {
 /// Every route, the one list of them: [`router`] serves these and [`openapi`] describes
 /// these, with the types their handlers read and answer.
 fn routes() -> Vec<Route> {
+    let mut routes = task_routes();
+    routes.extend(super::schedules::routes());
+    routes
+}
+
+fn task_routes() -> Vec<Route> {
     vec![
         Route::new(
             Method::GET,
@@ -281,8 +288,10 @@ const MAX_PROMPT: usize = 100_000;
 const MAX_TEXT: usize = 2_000;
 
 #[derive(Clone)]
-struct Api {
-    engine: Engine,
+pub(crate) struct Api {
+    pub(crate) engine: Engine,
+    /// The daemon's schedules; `None` where nothing runs them (an embedder's router).
+    pub(crate) schedules: Option<Schedules>,
     /// The event streams open on each task.
     watchers: Arc<std::sync::Mutex<std::collections::HashMap<TaskId, usize>>>,
 }
@@ -329,7 +338,7 @@ impl Drop for WatcherTicket {
 }
 
 /// The path's task or session id, refused in our error shape when it cannot be read.
-fn path_id(id: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+pub(crate) fn path_id(id: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
     id.map(|Path(id)| id)
         .map_err(|e| ApiError::invalid(format!("the path: {}", e.body_text())))
 }
@@ -342,7 +351,7 @@ fn query<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
 }
 
 /// A JSON body, refused with our error shape (not the framework's) when it does not parse.
-fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
+pub(crate) fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
     let bytes: &[u8] = if bytes.is_empty() { b"{}" } else { bytes };
     serde_json::from_slice(bytes).map_err(|e| ApiError::invalid(format!("the request body: {e}")))
 }
@@ -351,6 +360,15 @@ fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
 /// the Unix socket, which the file system guards. Every request is refused to a run's
 /// own programs, and to a connection whose peer is unknown (`connections::serve` knows it).
 pub fn router(engine: Engine, tcp: Option<TcpAccess>) -> Router {
+    router_with_schedules(engine, None, tcp)
+}
+
+/// [`router`] with the schedule routes answered by `schedules` (`deskhand serve`'s).
+pub fn router_with_schedules(
+    engine: Engine,
+    schedules: Option<Schedules>,
+    tcp: Option<TcpAccess>,
+) -> Router {
     let routes = routes()
         .into_iter()
         .fold(Router::new(), |router, route| {
@@ -360,6 +378,7 @@ pub fn router(engine: Engine, tcp: Option<TcpAccess>) -> Router {
         .layer(middleware::from_fn(read_body_in_time))
         .with_state(Api {
             engine,
+            schedules,
             watchers: Arc::default(),
         });
     let routes = match tcp {

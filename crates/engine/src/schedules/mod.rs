@@ -19,8 +19,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::store::{ScheduleRow, Store, StoreError};
 use deskhand_protocol::ids::{ScheduleId, TaskId};
-use deskhand_protocol::schedule::{
-    MAX_APPROVAL_DEADLINE_SECS, Overlap, Schedule, ScheduleOutcome, ScheduleReport, ScheduleSpec,
+pub use deskhand_protocol::schedule::{
+    CatchUp, MAX_APPROVAL_DEADLINE_SECS, Overlap, Schedule, ScheduleOutcome, ScheduleReport,
+    ScheduleRun, ScheduleSpec, Scope, Trigger,
 };
 pub use launch::EngineLauncher;
 use plan::Timing;
@@ -36,6 +37,9 @@ pub enum ScheduleError {
     Invalid(String),
     #[error("no schedule `{0}`")]
     NotFound(String),
+    /// Its run still goes and its overlap policy does not start another.
+    #[error("{0}")]
+    Busy(String),
     #[error("the schedule service is not running")]
     Stopped,
     #[error(transparent)]
@@ -442,7 +446,7 @@ impl Scheduler {
             match schedule.spec.overlap {
                 Overlap::Cancel => self.launcher.cancel(&active.task.clone()),
                 _ => {
-                    return Err(ScheduleError::Invalid(format!(
+                    return Err(ScheduleError::Busy(format!(
                         "schedule `{}` is running (task {}); its overlap policy does not start \
                          another",
                         schedule.spec.name, active.task

@@ -20,7 +20,8 @@ pub(crate) enum ErrorKind {
     Finished,
     Elsewhere,
     Busy,
-    /// A schedule has that name already.
+    // A schedule has that name already. (A plain comment: a documented variant would
+    // change how the schema lists the kinds.)
     Exists,
     Unauthorized,
     Forbidden,

@@ -53,6 +53,8 @@ pub enum Overlap {
 /// What a run nobody watches may do without asking: the tools it may use without asking.
 /// Anything else waits for a person, until the schedule's approval deadline.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, JsonSchema)]
+// Inline: read, `tools` may be left out; answered, it is always there.
+#[schemars(inline)]
 pub struct Scope {
     #[serde(default)]
     pub tools: Vec<String>,

@@ -334,7 +334,7 @@ needs_key: boolean, default_model: string | null, default_base_url: string | nul
 
 export type Role = "user" | "assistant";
 
-export type RunStatus = "done" | "max_turns" | "cancelled" | "error" | "budget" | "stalled";
+export type RunStatus = "done" | "max_turns" | "cancelled" | "error" | "budget" | "stalled" | "needs_approval";
 
 /**
  * A safety check a model service raised about an action (OpenAI's `pending_safety_checks`),
@@ -480,13 +480,13 @@ created_at: string, updated_at: string, };
  * Which front end submitted a task.
  */
 
-export type TaskOrigin = "cli" | "api" | "window" | "delegate";
+export type TaskOrigin = "cli" | "api" | "window" | "delegate" | "schedule";
 
 /**
  * Where a task stands. The first three are live; the others are final.
  */
 
-export type TaskState = "queued" | "running" | "waiting_for_approval" | "done" | "max_turns" | "budget" | "cancelled" | "error" | "stalled" | "interrupted";
+export type TaskState = "queued" | "running" | "waiting_for_approval" | "done" | "max_turns" | "budget" | "cancelled" | "error" | "stalled" | "interrupted" | "needs_approval";
 
 /**
  * What a `tool_result` may carry: text and images only.

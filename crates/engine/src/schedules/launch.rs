@@ -134,7 +134,7 @@ impl Follow {
     /// the deadline, then ends the run `needs_approval`.
     fn on_approval(&self, request: ApprovalRequest) {
         let spec = &self.schedule.spec;
-        if spec.scope.tools.iter().any(|tool| *tool == request.tool) {
+        if spec.scope.tools.contains(&request.tool) {
             let _ = self.engine.answer(
                 &self.task,
                 Some(&request.tool_use_id),

@@ -1,117 +1,38 @@
-//! The schedule routes: add, list, show (with its runs summed up), pause, resume, delete and
-//! run now. `deskhand schedule` is their client; the daemon's scheduler runs what they add.
+//! The schedule routes' handlers (the route table, with their docs, is `routes`'s): add,
+//! list, show (with its runs summed up), pause, resume, delete and run now. `deskhand
+//! schedule` is their client; the daemon's scheduler runs what they add.
 
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::{Method, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::error::{ApiError, ErrorKind};
-use super::openapi::Operation;
-use super::routes::{Api, Route, body, path_id};
+use super::error::{ApiError, ErrorKind, body, path_id};
 use deskhand_engine::schedules::{
     Schedule, ScheduleError, ScheduleReport, ScheduleSpec, Schedules,
 };
 use deskhand_engine::store::StoreError;
-use deskhand_engine::tasks::TaskInfo;
+use deskhand_engine::tasks::Engine;
 
-pub(crate) fn routes() -> Vec<Route> {
-    let one = |operation: Operation| {
-        operation
-            .refuses(400, "A path that cannot be read.")
-            .refuses(404, "No such schedule (by id or name).")
-    };
-    vec![
-        Route::new(
-            Method::GET,
-            "/v1/schedules",
-            list,
-            Operation::new("listSchedules", "Every schedule, by name.")
-                .answers::<ScheduleList>(200, "The schedules."),
-        ),
-        Route::new(
-            Method::POST,
-            "/v1/schedules",
-            add,
-            Operation::new(
-                "addSchedule",
-                "Add a schedule; `deskhand serve` runs it at its times. A malformed cron \
-                 expression, an unknown time zone, a time that has passed or an approval \
-                 deadline out of range is refused, and nothing is scheduled.",
-            )
-            .body::<ScheduleSpec>(true)
-            .answers::<Schedule>(201, "The schedule, with its next due time.")
-            .refuses(400, "A malformed body or a schedule that cannot work.")
-            .refuses(409, "exists: a schedule has that name."),
-        ),
-        Route::new(
-            Method::GET,
-            "/v1/schedules/{id}",
-            show,
-            one(Operation::new(
-                "getSchedule",
-                "A schedule, its newest runs and every run's outcome counted.",
-            )
-            .answers::<ScheduleReport>(200, "The schedule.")),
-        ),
-        Route::new(
-            Method::DELETE,
-            "/v1/schedules/{id}",
-            delete,
-            one(Operation::new(
-                "deleteSchedule",
-                "Delete a schedule (its runs' tasks and sessions stay).",
-            )
-            .answers::<Schedule>(200, "The schedule as it was.")),
-        ),
-        Route::new(
-            Method::POST,
-            "/v1/schedules/{id}/pause",
-            pause,
-            one(Operation::new(
-                "pauseSchedule",
-                "Pause a schedule: nothing runs until it is resumed.",
-            )
-            .answers::<Schedule>(200, "The schedule.")),
-        ),
-        Route::new(
-            Method::POST,
-            "/v1/schedules/{id}/resume",
-            resume,
-            one(Operation::new(
-                "resumeSchedule",
-                "Resume a schedule from now (the times missed while paused do not run) and \
-                 forget its failures in a row.",
-            )
-            .answers::<Schedule>(200, "The schedule.")),
-        ),
-        Route::new(
-            Method::POST,
-            "/v1/schedules/{id}/run",
-            run_now,
-            one(
-                Operation::new("runSchedule", "Run a schedule now, outside its times.")
-                    .answers::<TaskInfo>(202, "The run's task.")
-                    .refuses(
-                        409,
-                        "busy: its run is still going and its overlap policy is not cancel.",
-                    ),
-            ),
-        ),
-    ]
+/// What the schedule routes see of the API.
+#[derive(Clone)]
+pub(crate) struct ScheduleApi {
+    pub(crate) engine: Engine,
+    /// The daemon's schedules; `None` where nothing runs them (an embedder's router).
+    pub(crate) schedules: Option<Schedules>,
 }
 
 #[derive(Serialize, JsonSchema)]
 #[schemars(inline)]
-struct ScheduleList {
+pub(crate) struct ScheduleList {
     schedules: Vec<Schedule>,
 }
 
-fn schedules(api: &Api) -> Result<&Schedules, ApiError> {
+fn schedules(api: &ScheduleApi) -> Result<&Schedules, ApiError> {
     api.schedules.as_ref().ok_or_else(|| ApiError {
         status: StatusCode::SERVICE_UNAVAILABLE,
         kind: ErrorKind::Internal,
@@ -145,48 +66,51 @@ impl From<ScheduleError> for ApiError {
     }
 }
 
-async fn list(State(api): State<Api>) -> Result<Json<ScheduleList>, ApiError> {
+pub(crate) async fn list(State(api): State<ScheduleApi>) -> Result<Json<ScheduleList>, ApiError> {
     Ok(Json(ScheduleList {
         schedules: schedules(&api)?.list()?,
     }))
 }
 
-async fn add(State(api): State<Api>, bytes: Bytes) -> Result<Response, ApiError> {
+pub(crate) async fn add(
+    State(api): State<ScheduleApi>,
+    bytes: Bytes,
+) -> Result<Response, ApiError> {
     let spec: ScheduleSpec = body(&bytes)?;
     let schedule = schedules(&api)?.add(spec)?;
     Ok((StatusCode::CREATED, Json(schedule)).into_response())
 }
 
-async fn show(
-    State(api): State<Api>,
+pub(crate) async fn show(
+    State(api): State<ScheduleApi>,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<ScheduleReport>, ApiError> {
     Ok(Json(schedules(&api)?.report(&path_id(id)?)?))
 }
 
-async fn delete(
-    State(api): State<Api>,
+pub(crate) async fn delete(
+    State(api): State<ScheduleApi>,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Schedule>, ApiError> {
     Ok(Json(schedules(&api)?.delete(&path_id(id)?)?))
 }
 
-async fn pause(
-    State(api): State<Api>,
+pub(crate) async fn pause(
+    State(api): State<ScheduleApi>,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Schedule>, ApiError> {
     Ok(Json(schedules(&api)?.pause(&path_id(id)?)?))
 }
 
-async fn resume(
-    State(api): State<Api>,
+pub(crate) async fn resume(
+    State(api): State<ScheduleApi>,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Json<Schedule>, ApiError> {
     Ok(Json(schedules(&api)?.resume(&path_id(id)?)?))
 }
 
-async fn run_now(
-    State(api): State<Api>,
+pub(crate) async fn run_now(
+    State(api): State<ScheduleApi>,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let task = schedules(&api)?.run_now(&path_id(id)?).await?;

@@ -449,3 +449,66 @@ fn serve_install_writes_a_unit_that_restarts_and_enables_it_with_systemctl() {
     );
     assert!(config.join("systemd/user/deskhand.service").exists());
 }
+
+/// Where a desktop is reachable, an action outside the scope is asked in a notification with
+/// Approve and Deny, and each run's outcome is notified: a `notify-send` standing in on PATH
+/// records what it was asked and clicks Approve.
+#[test]
+fn a_desktop_notification_approves_and_reports_the_outcome() {
+    use std::os::unix::fs::PermissionsExt;
+    let api = StandIn::spawn([
+        Turn::tool_use("bash", json!({"command": "echo notified-ran"})),
+        Turn::text("Done."),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let log = dir.path().join("notify.log");
+    let fake = bin.join("notify-send");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\nprintf '%s|' \"$@\" >> '{log}'\necho >> '{log}'\n\
+             case \"$*\" in *--wait*) echo approve ;; esac\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let serve = Serve::start_with_env(
+        &api,
+        dir.path(),
+        &[
+            ("PATH", path.as_str()),
+            ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent"),
+        ],
+    );
+    let (code, _, stderr) = schedule(
+        &api,
+        dir.path(),
+        &serve,
+        &["add", "greet", "--every", "1d", "--prompt", "say hello"],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let (_, stdout, _) = schedule(&api, dir.path(), &serve, &["run-now", "greet"]);
+    serve.wait_for(stdout.trim(), "done");
+    assert!(api.accepted()[1].body.to_string().contains("notified-ran"));
+    wait_report(&serve, "greet", 20, |r| total(r, "unverified") == 1);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let notified = loop {
+        let notified = std::fs::read_to_string(&log).unwrap_or_default();
+        if notified.contains("Schedule greet: unverified") {
+            break notified;
+        }
+        assert!(Instant::now() < deadline, "{notified}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let asked = notified.lines().next().unwrap();
+    assert!(
+        asked.contains("--action=approve=Approve|--action=deny=Deny|"),
+        "{asked}"
+    );
+    assert!(asked.contains("|Schedule greet asks|"), "{asked}");
+    assert!(asked.contains("echo notified-ran"), "{asked}");
+}

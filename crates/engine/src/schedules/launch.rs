@@ -146,9 +146,13 @@ impl Follow {
         let engine = self.engine.clone();
         let task = self.task.clone();
         let deadline = Duration::from_secs(spec.approval_deadline_secs);
-        ask_on_the_desktop(&engine, &task, &spec.name, &request);
+        let asking = ask_on_the_desktop(&engine, &task, &spec.name, &request);
         tokio::spawn(async move {
             tokio::time::sleep(deadline).await;
+            // The notification's question ends with the deadline.
+            if let Some(asking) = asking {
+                asking.abort();
+            }
             let still_waiting = engine
                 .waiting_for(&task)
                 .ok()
@@ -183,9 +187,15 @@ pub(super) fn notify(summary: &str, body: &str) {
 
 /// Asks on the desktop with Approve and Deny buttons (`notify-send --action --wait`); the
 /// answer goes to the task like any other. No desktop: the run waits for the CLI or the API.
-fn ask_on_the_desktop(engine: &Engine, task: &TaskId, name: &str, request: &ApprovalRequest) {
+/// Returns the wait for the answer, which aborting ends (the notification with it).
+fn ask_on_the_desktop(
+    engine: &Engine,
+    task: &TaskId,
+    name: &str,
+    request: &ApprovalRequest,
+) -> Option<tokio::task::JoinHandle<()>> {
     if !desktop_reachable() {
-        return;
+        return None;
     }
     let child = tokio::process::Command::new("notify-send")
         .args([
@@ -203,12 +213,12 @@ fn ask_on_the_desktop(engine: &Engine, task: &TaskId, name: &str, request: &Appr
         .kill_on_drop(true)
         .spawn();
     let Ok(child) = child else {
-        return;
+        return None;
     };
     let engine = engine.clone();
     let task = task.clone();
     let call = request.tool_use_id.clone();
-    tokio::spawn(async move {
+    Some(tokio::spawn(async move {
         let Ok(output) = child.wait_with_output().await else {
             return;
         };
@@ -218,5 +228,5 @@ fn ask_on_the_desktop(engine: &Engine, task: &TaskId, name: &str, request: &Appr
             _ => return,
         };
         let _ = engine.answer(&task, Some(&call), decision, Answerer::new(DecidedBy::User));
-    });
+    }))
 }

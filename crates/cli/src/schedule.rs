@@ -352,8 +352,13 @@ fn print_report(report: &ScheduleReport, json: bool) {
         println!("{}", visible::line(&line));
     }
     for run in &report.runs {
+        let screenshot = run
+            .screenshot
+            .as_ref()
+            .map(|sha| format!("  screenshot {sha}"))
+            .unwrap_or_default();
         let line = format!(
-            "  {}  due {}  {}",
+            "  {}  due {}  {}{screenshot}",
             run.task_id,
             run.due_at,
             run.outcome.map_or("running", |o| o.name())

@@ -165,6 +165,9 @@ pub struct ScheduleRun {
     /// `None` while it runs.
     pub outcome: Option<ScheduleOutcome>,
     pub ended_at: Option<String>,
+    /// The last screenshot the run took, by its hash (`GET /v1/images/{sha256}`): what the
+    /// screen showed when, say, it ended `needs_approval`.
+    pub screenshot: Option<String>,
 }
 
 /// A schedule as stored and shown.

@@ -203,7 +203,8 @@ CREATE TABLE schedule_runs (
     due_at INTEGER NOT NULL,
     started_at INTEGER NOT NULL,
     ended_at INTEGER,
-    outcome TEXT                              -- verified | unverified | failed | ...; NULL: running
+    outcome TEXT,                             -- verified | unverified | failed | ...; NULL: running
+    screenshot TEXT                           -- the sha256 of the run's last screenshot
 );
 CREATE INDEX schedule_runs_by_schedule ON schedule_runs (schedule_id, started_at);
 ";

@@ -86,6 +86,7 @@ fn run_from_row(row: &Row<'_>) -> rusqlite::Result<ScheduleRun> {
         started_at: rfc3339(row.get(2)?),
         outcome: outcome.as_deref().and_then(ScheduleOutcome::parse),
         ended_at: row.get::<_, Option<i64>>(4)?.map(rfc3339),
+        screenshot: row.get(5)?,
     })
 }
 
@@ -206,7 +207,7 @@ impl Store {
         })
     }
 
-    /// Records how a run ended and counts it: a failure adds one to the failures in a row,
+    /// Records how a run ended (with its last screenshot's hash) and counts it: a failure adds one to the failures in a row,
     /// anything else starts them again; at `pause_after` (0: never) in a row the schedule
     /// pauses itself with `reason`. One transaction. Returns the schedule as it is now, and
     /// `None` for a run already recorded or of a deleted schedule.
@@ -214,6 +215,7 @@ impl Store {
         &self,
         task: &TaskId,
         outcome: ScheduleOutcome,
+        screenshot: Option<&str>,
         pause_after: u32,
         reason: &str,
     ) -> Result<Option<ScheduleRow>, StoreError> {
@@ -224,9 +226,10 @@ impl Store {
             };
             let now = now_ms();
             tx.prepare_cached(
-                "UPDATE schedule_runs SET outcome = ?2, ended_at = ?3 WHERE task_id = ?1",
+                "UPDATE schedule_runs SET outcome = ?2, ended_at = ?3, screenshot = ?4
+                 WHERE task_id = ?1",
             )?
-            .execute(params![task.as_str(), outcome.name(), now])?;
+            .execute(params![task.as_str(), outcome.name(), now, screenshot])?;
             tx.prepare_cached(
                 "UPDATE schedules SET failures = CASE WHEN ?2 THEN failures + 1 ELSE 0 END,
                  updated_at = ?3 WHERE id = ?1",
@@ -249,11 +252,11 @@ impl Store {
     pub fn open_schedule_runs(&self) -> Result<Vec<(ScheduleId, ScheduleRun)>, StoreError> {
         self.with(|conn| {
             let mut statement = conn.prepare_cached(
-                "SELECT task_id, due_at, started_at, outcome, ended_at, schedule_id
+                "SELECT task_id, due_at, started_at, outcome, ended_at, screenshot, schedule_id
                  FROM schedule_runs WHERE outcome IS NULL ORDER BY started_at",
             )?;
             let rows = statement.query_map([], |row| {
-                Ok((row.get::<_, String>(5)?.into(), run_from_row(row)?))
+                Ok((row.get::<_, String>(6)?.into(), run_from_row(row)?))
             })?;
             Ok(rows.collect::<Result<_, _>>()?)
         })
@@ -267,8 +270,8 @@ impl Store {
     ) -> Result<(Vec<ScheduleRun>, BTreeMap<String, u64>), StoreError> {
         self.with(|conn| {
             let mut statement = conn.prepare_cached(
-                "SELECT task_id, due_at, started_at, outcome, ended_at FROM schedule_runs
-                 WHERE schedule_id = ?1 ORDER BY started_at DESC, rowid DESC LIMIT ?2",
+                "SELECT task_id, due_at, started_at, outcome, ended_at, screenshot
+                 FROM schedule_runs WHERE schedule_id = ?1 ORDER BY started_at DESC, rowid DESC LIMIT ?2",
             )?;
             let runs = statement
                 .query_map(params![id.as_str(), limit as i64], run_from_row)?

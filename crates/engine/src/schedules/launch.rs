@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use super::{Ended, Launcher, ScheduleError};
 use crate::agent::verify::{Check, DEFAULT_CHECK_TIMEOUT, VerifyOutcome};
 use crate::agent::{AgentEvent, Answerer, ApprovalRequest, DecidedBy, Decision};
-use crate::llm::ContentBlock;
+use crate::llm::{ContentBlock, ImageSource};
 use crate::tasks::{DesktopSettings, Engine, Origin, RunSettings, TaskSpec, TaskState, TaskUpdate};
 use deskhand_protocol::ids::TaskId;
 use deskhand_protocol::schedule::{Schedule, ScheduleOutcome};
@@ -102,6 +102,7 @@ impl Follow {
     async fn run(self, ended: mpsc::UnboundedSender<Ended>) {
         let mut verified = VerifyOutcome::Unverified;
         let mut state = TaskState::Error;
+        let mut screenshot = None;
         if let Ok(mut watch) = self.engine.watch(&self.task, 0) {
             while let Some(update) = watch.next().await {
                 match update {
@@ -113,6 +114,15 @@ impl Follow {
                         event: AgentEvent::Verification(checked),
                         ..
                     } => verified = checked.outcome,
+                    TaskUpdate::Event {
+                        event: AgentEvent::ToolResult { images, .. },
+                        ..
+                    } => {
+                        // Stored events hold their images as refs.
+                        if let Some(ImageSource::Ref(image)) = images.last() {
+                            screenshot = Some(image.sha256.clone());
+                        }
+                    }
                     TaskUpdate::Ended(info) => state = info.state,
                     TaskUpdate::Event { .. } | TaskUpdate::Notice(_) => {}
                 }
@@ -127,6 +137,7 @@ impl Follow {
             schedule: self.schedule.id.clone(),
             task: self.task.clone(),
             outcome,
+            screenshot,
         });
     }
 

@@ -83,6 +83,8 @@ pub struct Ended {
     pub schedule: ScheduleId,
     pub task: TaskId,
     pub outcome: ScheduleOutcome,
+    /// The hash of the last screenshot the run took.
+    pub screenshot: Option<String>,
 }
 
 /// The longest the loop sleeps: the timer counts monotonic time, which stands still while
@@ -302,6 +304,7 @@ impl Scheduler {
                     schedule,
                     task: run.task_id,
                     outcome,
+                    screenshot: None,
                 });
             }
         }
@@ -521,10 +524,13 @@ impl Scheduler {
             ended.outcome.name(),
             ended.task
         );
-        match self
-            .store
-            .end_schedule_run(&ended.task, ended.outcome, limit, &reason)
-        {
+        match self.store.end_schedule_run(
+            &ended.task,
+            ended.outcome,
+            ended.screenshot.as_deref(),
+            limit,
+            &reason,
+        ) {
             Ok(Some(now)) => {
                 if now.schedule.paused && !row.schedule.paused {
                     eprintln!("deskhand: schedule `{}` {reason}", now.schedule.spec.name);

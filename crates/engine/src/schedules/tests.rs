@@ -112,6 +112,7 @@ impl Rig {
                 schedule: id,
                 task: TaskId::from(format!("task-{n}")),
                 outcome,
+                screenshot: Some(format!("shot-{n}")),
             })
             .await;
     }
@@ -207,6 +208,17 @@ async fn after_downtime_catch_up_each_queues_the_newest_n() {
         ]
     );
     assert_eq!(report.totals.get("verified"), Some(&3));
+    let mut shots: Vec<_> = report
+        .runs
+        .iter()
+        .map(|r| r.screenshot.clone().unwrap())
+        .collect();
+    shots.sort();
+    assert_eq!(
+        shots,
+        ["shot-1", "shot-2", "shot-3"],
+        "each run keeps its last screenshot"
+    );
 }
 
 #[tokio::test]

@@ -773,7 +773,7 @@ fn a_run_end_that_fails_halfway_changes_nothing() {
             "CREATE TRIGGER full BEFORE UPDATE ON schedules BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END;",
         )
         .unwrap();
-    let failed = store.end_schedule_run(&task, ScheduleOutcome::Failed, 1, "paused");
+    let failed = store.end_schedule_run(&task, ScheduleOutcome::Failed, Some("ab12"), 1, "paused");
     assert!(failed.is_err());
     let row = store.schedule("tidy").unwrap().unwrap();
     assert_eq!(row.schedule.failures_in_a_row, 0);
@@ -786,16 +786,18 @@ fn a_run_end_that_fails_halfway_changes_nothing() {
 
     other.execute_batch("DROP TRIGGER full;").unwrap();
     let row = store
-        .end_schedule_run(&task, ScheduleOutcome::Failed, 1, "paused")
+        .end_schedule_run(&task, ScheduleOutcome::Failed, Some("ab12"), 1, "paused")
         .unwrap()
         .unwrap();
     assert_eq!(row.schedule.failures_in_a_row, 1);
     assert!(row.schedule.paused);
     assert_eq!(row.schedule.paused_reason.as_deref(), Some("paused"));
     assert!(store.open_schedule_runs().unwrap().is_empty());
+    let (runs, _) = store.schedule_runs(&id, 10).unwrap();
+    assert_eq!(runs[0].screenshot.as_deref(), Some("ab12"));
     assert_eq!(
         store
-            .end_schedule_run(&task, ScheduleOutcome::Failed, 1, "paused")
+            .end_schedule_run(&task, ScheduleOutcome::Failed, None, 1, "paused")
             .unwrap(),
         None,
         "an end is recorded once"

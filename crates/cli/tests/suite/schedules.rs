@@ -512,3 +512,61 @@ fn a_desktop_notification_approves_and_reports_the_outcome() {
     assert!(asked.contains("|Schedule greet asks|"), "{asked}");
     assert!(asked.contains("echo notified-ran"), "{asked}");
 }
+
+/// A run that took a screenshot and then needed an approval nobody gave ends `needs_approval`
+/// with that screenshot kept: its hash in the run, its bytes from the API. Needs an X display
+/// (skipped without one).
+#[test]
+fn a_run_that_needs_approval_keeps_its_last_screenshot() {
+    let Some(_display) = deskhand_test_support::x11::display() else {
+        return;
+    };
+    let api = StandIn::spawn([
+        Turn::tool_use("computer", json!({"action": "screenshot"})),
+        Turn::tool_use("bash", json!({"command": "echo never"})),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let serve = Serve::start(&api, dir.path());
+    let (code, _, stderr) = schedule(
+        &api,
+        dir.path(),
+        &serve,
+        &[
+            "add",
+            "look",
+            "--every",
+            "1d",
+            "--prompt",
+            "look at the screen",
+            "--approval-deadline",
+            "2s",
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let (_, stdout, _) = schedule(&api, dir.path(), &serve, &["run-now", "look"]);
+    serve.wait_for(stdout.trim(), "needs_approval");
+    let report = wait_report(&serve, "look", 20, |r| total(r, "needs_approval") == 1);
+    let sha = report["runs"][0]["screenshot"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let output = std::process::Command::new("curl")
+        .args([
+            "-s",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code} %{content_type}",
+            "--unix-socket",
+        ])
+        .arg(&serve.socket)
+        .arg(format!("http://deskhand/v1/images/{sha}"))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "200 image/png");
+    let (_, shown, _) = schedule(&api, dir.path(), &serve, &["show", "look"]);
+    assert!(
+        shown.contains(&format!("needs_approval  screenshot {sha}")),
+        "{shown}"
+    );
+}

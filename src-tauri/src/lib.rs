@@ -67,6 +67,7 @@ pub fn configure<R: Runtime>(builder: Builder<R>, state: AppState) -> Builder<R>
             sessions::get_session_check,
             sessions::set_session_check,
             tasks::list_tasks,
+            tasks::list_schedules,
             tasks::watch_task,
             agent_desktop::get_session_desktop,
             agent_desktop::set_session_desktop,

@@ -30,6 +30,7 @@ fn roots(visit: &mut Declarations) {
     visit.visit::<LoadedSession>();
     visit.visit::<SessionHit>();
     visit.visit::<TaskInfo>();
+    visit.visit::<deskhand_engine::schedules::Schedule>();
     visit.visit::<crate::config::WindowSettings>();
     visit.visit::<crate::config::ProviderInfo>();
     visit.visit::<crate::commands::settings::MonitorInfo>();

@@ -172,3 +172,44 @@ fn the_window_lists_and_follows_tasks_from_elsewhere() {
         .is_err()
     );
 }
+
+/// The schedules `deskhand serve` runs are in the shared history: the window lists them as
+/// stored, with their next time and why one paused.
+#[test]
+fn the_window_lists_the_schedules_of_the_history() {
+    use deskhand_engine::schedules::{Clock, ScheduleSpec, Scheduler};
+
+    struct Fixed;
+    impl Clock for Fixed {
+        fn now_ms(&self) -> i64 {
+            1_767_603_600_000 // 2026-01-05T09:00:00Z
+        }
+    }
+    let app = window(None);
+    assert_eq!(app.call("list_schedules", json!({})).unwrap(), json!([]));
+    let store = deskhand_engine::store::Store::open(app.data.path()).unwrap();
+    let engine = deskhand_engine::tasks::Engine::new(store.clone());
+    let launcher = std::sync::Arc::new(deskhand_engine::schedules::EngineLauncher::new(engine));
+    let (_scheduler, schedules) = Scheduler::new(store, std::sync::Arc::new(Fixed), launcher);
+    let spec = |name: &str| -> ScheduleSpec {
+        serde_json::from_value(json!({
+            "name": name,
+            "trigger": {"kind": "every", "seconds": 7200},
+            "prompt": "tidy the desk",
+        }))
+        .unwrap()
+    };
+    schedules.add(spec("tidy")).unwrap();
+    schedules.add(spec("archive")).unwrap();
+    schedules.pause("archive").unwrap();
+    let listed = app.call("list_schedules", json!({})).unwrap();
+    assert_eq!(listed[0]["name"], "archive");
+    assert_eq!(listed[0]["paused"], true);
+    assert_eq!(listed[0]["paused_reason"], "paused by a person");
+    assert_eq!(listed[1]["name"], "tidy");
+    assert_eq!(listed[1]["next_due"], "2026-01-05T11:00:00Z");
+    assert_eq!(
+        listed[1]["trigger"],
+        json!({"kind": "every", "seconds": 7200})
+    );
+}

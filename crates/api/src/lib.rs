@@ -9,6 +9,7 @@ mod error;
 mod openapi;
 mod peer;
 mod routes;
+mod schedules;
 mod socket;
 mod tcp;
 
@@ -18,6 +19,6 @@ pub use connections::{
     serve,
 };
 pub use peer::Peer;
-pub use routes::{MAX_WATCHERS_PER_TASK, openapi, router};
+pub use routes::{MAX_WATCHERS_PER_TASK, openapi, router, router_with_schedules};
 pub use socket::{ServeError, SocketFile, bind_socket, default_socket_path};
 pub use tcp::TcpAccess;

@@ -17,12 +17,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodFilter, MethodRouter, on};
 use axum::{Json, Router};
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::connections::BODY_TIMEOUT;
-use super::error::{ApiError, ErrorKind};
+use super::error::{ApiError, ErrorKind, body, path_id};
 use super::openapi::Operation;
 use super::peer::Admission;
 use super::tcp::TcpAccess;
@@ -32,6 +31,7 @@ use deskhand_engine::ids::{TaskId, ToolUseId};
 use deskhand_engine::llm::ContentBlock;
 use deskhand_engine::llm::claude::Effort;
 use deskhand_engine::llm::config::ProviderSettings;
+use deskhand_engine::schedules::{Schedule, ScheduleReport, ScheduleSpec, Schedules};
 use deskhand_engine::secrets::ApiKey;
 use deskhand_engine::store::{LoadedSession, SessionSummary};
 use deskhand_engine::tasks::{
@@ -71,6 +71,110 @@ impl Route {
 /// Every route, the one list of them: [`router`] serves these and [`openapi`] describes
 /// these, with the types their handlers read and answer.
 fn routes() -> Vec<Route> {
+    let mut routes = task_routes();
+    routes.extend(schedule_routes());
+    routes
+}
+
+/// The schedule routes, served by `super::schedules`.
+fn schedule_routes() -> Vec<Route> {
+    use super::schedules as handlers;
+    let one = |operation: Operation| {
+        operation
+            .refuses(400, "A path that cannot be read.")
+            .refuses(404, "No such schedule (by id or name).")
+    };
+    vec![
+        Route::new(
+            Method::GET,
+            "/v1/schedules",
+            handlers::list,
+            Operation::new("listSchedules", "Every schedule, by name.")
+                .answers::<handlers::ScheduleList>(200, "The schedules."),
+        ),
+        Route::new(
+            Method::POST,
+            "/v1/schedules",
+            handlers::add,
+            Operation::new(
+                "addSchedule",
+                "Add a schedule; `deskhand serve` runs it at its times. A malformed cron \
+                 expression, an unknown time zone, a time that has passed or an approval \
+                 deadline out of range is refused, and nothing is scheduled.",
+            )
+            .body::<ScheduleSpec>(true)
+            .answers::<Schedule>(201, "The schedule, with its next due time.")
+            .refuses(400, "A malformed body or a schedule that cannot work.")
+            .refuses(409, "exists: a schedule has that name."),
+        ),
+        Route::new(
+            Method::GET,
+            "/v1/schedules/{id}",
+            handlers::show,
+            one(Operation::new(
+                "getSchedule",
+                "A schedule, its newest runs and every run's outcome counted.",
+            )
+            .answers::<ScheduleReport>(200, "The schedule.")),
+        ),
+        Route::new(
+            Method::DELETE,
+            "/v1/schedules/{id}",
+            handlers::delete,
+            one(Operation::new(
+                "deleteSchedule",
+                "Delete a schedule (its runs' tasks and sessions stay).",
+            )
+            .answers::<Schedule>(200, "The schedule as it was.")),
+        ),
+        Route::new(
+            Method::POST,
+            "/v1/schedules/{id}/pause",
+            handlers::pause,
+            one(Operation::new(
+                "pauseSchedule",
+                "Pause a schedule: nothing runs until it is resumed.",
+            )
+            .answers::<Schedule>(200, "The schedule.")),
+        ),
+        Route::new(
+            Method::POST,
+            "/v1/schedules/{id}/resume",
+            handlers::resume,
+            one(Operation::new(
+                "resumeSchedule",
+                "Resume a schedule from now (the times missed while paused do not run) and \
+                 forget its failures in a row.",
+            )
+            .answers::<Schedule>(200, "The schedule.")),
+        ),
+        Route::new(
+            Method::POST,
+            "/v1/schedules/{id}/run",
+            handlers::run_now,
+            one(
+                Operation::new("runSchedule", "Run a schedule now, outside its times.")
+                    .answers::<TaskInfo>(202, "The run's task.")
+                    .refuses(
+                        409,
+                        "busy: its run is still going and its overlap policy is not cancel.",
+                    ),
+            ),
+        ),
+    ]
+}
+
+/// What the schedule routes see of the API.
+impl axum::extract::FromRef<Api> for super::schedules::ScheduleApi {
+    fn from_ref(api: &Api) -> Self {
+        Self {
+            engine: api.engine.clone(),
+            schedules: api.schedules.clone(),
+        }
+    }
+}
+
+fn task_routes() -> Vec<Route> {
     vec![
         Route::new(
             Method::GET,
@@ -284,6 +388,8 @@ const MAX_TEXT: usize = 2_000;
 #[derive(Clone)]
 struct Api {
     engine: Engine,
+    /// The daemon's schedules; `None` where nothing runs them (an embedder's router).
+    schedules: Option<Schedules>,
     /// The event streams open on each task.
     watchers: Arc<std::sync::Mutex<std::collections::HashMap<TaskId, usize>>>,
 }
@@ -329,12 +435,6 @@ impl Drop for WatcherTicket {
     }
 }
 
-/// The path's task or session id, refused in our error shape when it cannot be read.
-fn path_id(id: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
-    id.map(|Path(id)| id)
-        .map_err(|e| ApiError::invalid(format!("the path: {}", e.body_text())))
-}
-
 /// The query string, refused in our error shape when it cannot be read.
 fn query<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     query
@@ -342,16 +442,19 @@ fn query<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
         .map_err(|e| ApiError::invalid(format!("the query: {}", e.body_text())))
 }
 
-/// A JSON body, refused with our error shape (not the framework's) when it does not parse.
-fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
-    let bytes: &[u8] = if bytes.is_empty() { b"{}" } else { bytes };
-    serde_json::from_slice(bytes).map_err(|e| ApiError::invalid(format!("the request body: {e}")))
-}
-
 /// The API. `tcp`: what every request on the TCP listener must carry and name; `None` for
 /// the Unix socket, which the file system guards. Every request is refused to a run's
 /// own programs, and to a connection whose peer is unknown (`connections::serve` knows it).
 pub fn router(engine: Engine, tcp: Option<TcpAccess>) -> Router {
+    router_with_schedules(engine, None, tcp)
+}
+
+/// [`router`] with the schedule routes answered by `schedules` (`deskhand serve`'s).
+pub fn router_with_schedules(
+    engine: Engine,
+    schedules: Option<Schedules>,
+    tcp: Option<TcpAccess>,
+) -> Router {
     let routes = routes()
         .into_iter()
         .fold(Router::new(), |router, route| {
@@ -361,6 +464,7 @@ pub fn router(engine: Engine, tcp: Option<TcpAccess>) -> Router {
         .layer(middleware::from_fn(read_body_in_time))
         .with_state(Api {
             engine,
+            schedules,
             watchers: Arc::default(),
         });
     let routes = match tcp {

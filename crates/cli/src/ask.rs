@@ -446,6 +446,7 @@ pub fn outcome(task: &TaskInfo) -> Result<RunStatus> {
         TaskState::Budget => RunStatus::Budget,
         TaskState::Cancelled => RunStatus::Cancelled,
         TaskState::Stalled => RunStatus::Stalled,
+        TaskState::NeedsApproval => RunStatus::NeedsApproval,
         _ => RunStatus::Error,
     })
 }

@@ -5,12 +5,14 @@ mod approver;
 mod ask;
 mod elements;
 mod eval;
+mod install;
 mod key;
 mod keypress;
 mod monitors;
 mod notes;
 mod plugins;
 mod printer;
+mod schedule;
 mod screenshot;
 mod serve;
 mod service;
@@ -61,6 +63,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// The tasks of a running `deskhand serve`: list, show, watch, approve, deny, cancel.
     Tasks(tasks::TasksArgs),
+    /// Schedules a running `deskhand serve` runs: add, list, show, pause, resume, delete,
+    /// run-now.
+    Schedule(schedule::ScheduleArgs),
 }
 
 fn main() -> ExitCode {
@@ -85,6 +90,7 @@ fn main() -> ExitCode {
             Command::Settings(args) => settings::run(args).map(|()| 0),
             Command::Serve(args) => serve::run(args).await.map(|()| 0),
             Command::Tasks(args) => tasks::run(args).await,
+            Command::Schedule(args) => schedule::run(args).await,
         }
     });
     match result {

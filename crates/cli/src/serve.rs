@@ -1,10 +1,12 @@
 //! `deskhand serve`: the task engine as a local API (see `docs/api.md`).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::Args;
 use deskhand_api as api;
+use deskhand_engine::schedules::{EngineLauncher, Scheduler, SystemClock};
 use deskhand_engine::secrets::OsKeyring;
 use deskhand_engine::store::Store;
 use deskhand_engine::tasks::Engine;
@@ -45,6 +47,10 @@ pub struct ServeArgs {
     /// none) and exit.
     #[arg(long)]
     print_token: bool,
+    /// Write a systemd user unit that runs `deskhand serve` (restarting it on failure) and
+    /// enable it with `systemctl --user`, then exit.
+    #[arg(long, conflicts_with = "print_token")]
+    install: bool,
 }
 
 pub async fn run(args: ServeArgs) -> Result<()> {
@@ -53,11 +59,19 @@ pub async fn run(args: ServeArgs) -> Result<()> {
         println!("{}", token.expose());
         return Ok(());
     }
+    if args.install {
+        return crate::install::install(&args.service, args.listen);
+    }
     // What a run's program leaves behind when it kills its keeper comes here, where the
     // API still knows it for the agent's.
     deskhand_engine::processes::adopt_orphans();
     let store = Store::open_default(args.service.data_dir.clone())?;
-    let engine = Engine::new(store);
+    let engine = Engine::new(store.clone());
+    let (scheduler, schedules) = Scheduler::new(
+        store,
+        Arc::new(SystemClock),
+        Arc::new(EngineLauncher::new(engine.clone())),
+    );
     let (listener, socket) = api::bind_socket(&args.service.socket_path())?;
     eprintln!("deskhand: serving on {}", socket.path.display());
     let stop = tokio_util::sync::CancellationToken::new();
@@ -85,7 +99,8 @@ pub async fn run(args: ServeArgs) -> Result<()> {
             hosts,
             origins: args.allow_origin,
         };
-        let router = api::router(engine.clone(), Some(access));
+        let router =
+            api::router_with_schedules(engine.clone(), Some(schedules.clone()), Some(access));
         servers.spawn(api::serve(
             api::Listener::Tcp(listener),
             router,
@@ -94,11 +109,16 @@ pub async fn run(args: ServeArgs) -> Result<()> {
     }
     servers.spawn(api::serve(
         api::Listener::Unix(listener),
-        api::router(engine.clone(), None),
+        api::router_with_schedules(engine.clone(), Some(schedules), None),
         stop.clone(),
     ));
+    let stop_scheduling = tokio_util::sync::CancellationToken::new();
+    let scheduling = tokio::spawn(scheduler.run(stop_scheduling.clone()));
     shutdown_signal().await;
     eprintln!("deskhand: stopping: cancelling running tasks");
+    // No new scheduled run starts while the others stop.
+    stop_scheduling.cancel();
+    let _ = scheduling.await;
     for task in engine.running() {
         let _ = engine.cancel(&task.id);
     }

@@ -10,6 +10,7 @@ pub use deskhand_llm::secrets;
 pub use deskhand_platform::{desktop, elements, sandbox, windows};
 pub use deskhand_protocol::{emphasis, ids, images, json_depth, visible};
 pub mod memory;
+pub mod schedules;
 pub use deskhand_store as store;
 pub mod tasks;
 #[cfg(test)]

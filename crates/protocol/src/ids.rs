@@ -98,6 +98,11 @@ string_id! {
 }
 
 string_id! {
+    /// A schedule: a prompt the daemon runs as a task at the times its trigger names.
+    ScheduleId
+}
+
+string_id! {
     /// A tool call, as the model named it in its `tool_use` block; the result, the approval
     /// and the action log name the call by it.
     ToolUseId

@@ -20,6 +20,7 @@ pub mod message;
 pub mod note;
 pub mod plan;
 pub mod scaling;
+pub mod schedule;
 pub mod session;
 pub mod stall;
 pub mod status;

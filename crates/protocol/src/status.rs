@@ -16,6 +16,8 @@ pub enum RunStatus {
     Budget,
     /// The agent was stuck and nobody could answer, or the person said stop.
     Stalled,
+    /// An action outside a scheduled run's scope waited for a person past its deadline.
+    NeedsApproval,
 }
 
 impl RunStatus {
@@ -33,6 +35,7 @@ impl RunStatus {
             Self::Error => 1,
             Self::Budget => 4,
             Self::Stalled => 5,
+            Self::NeedsApproval => 9,
         }
     }
 }

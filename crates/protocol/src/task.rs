@@ -27,10 +27,12 @@ pub enum TaskState {
     /// The process running it ended (a crash, a kill) before the task did; its session was
     /// repaired and can be continued.
     Interrupted,
+    /// A scheduled run's action outside its scope waited for a person past its deadline.
+    NeedsApproval,
 }
 
 impl TaskState {
-    pub const ALL: [Self; 10] = [
+    pub const ALL: [Self; 11] = [
         Self::Queued,
         Self::Running,
         Self::WaitingForApproval,
@@ -41,6 +43,7 @@ impl TaskState {
         Self::Error,
         Self::Stalled,
         Self::Interrupted,
+        Self::NeedsApproval,
     ];
 
     pub fn is_final(self) -> bool {
@@ -63,6 +66,7 @@ impl TaskState {
             Self::Error => "error",
             Self::Stalled => "stalled",
             Self::Interrupted => "interrupted",
+            Self::NeedsApproval => "needs_approval",
         }
     }
 
@@ -80,6 +84,7 @@ impl From<RunStatus> for TaskState {
             RunStatus::Cancelled => Self::Cancelled,
             RunStatus::Error => Self::Error,
             RunStatus::Stalled => Self::Stalled,
+            RunStatus::NeedsApproval => Self::NeedsApproval,
         }
     }
 }
@@ -95,6 +100,8 @@ pub enum Origin {
     Window,
     /// A task another task's `delegate` call started on this machine.
     Delegate,
+    /// A run of a schedule, started by `deskhand serve` at its time.
+    Schedule,
 }
 
 impl Origin {
@@ -104,13 +111,20 @@ impl Origin {
             Self::Api => "api",
             Self::Window => "window",
             Self::Delegate => "delegate",
+            Self::Schedule => "schedule",
         }
     }
 
     pub fn parse(name: &str) -> Option<Self> {
-        [Self::Cli, Self::Api, Self::Window, Self::Delegate]
-            .into_iter()
-            .find(|o| o.name() == name)
+        [
+            Self::Cli,
+            Self::Api,
+            Self::Window,
+            Self::Delegate,
+            Self::Schedule,
+        ]
+        .into_iter()
+        .find(|o| o.name() == name)
     }
 }
 

@@ -68,6 +68,8 @@ pub enum StoreError {
         expected: i64,
         found: i64,
     },
+    #[error("a schedule named `{0}` exists already")]
+    ScheduleNameTaken(String),
     #[error("not a Deskhand session export: {0}")]
     BadExport(String),
     /// A file to import could not be read (not a regular file, too large, missing...).

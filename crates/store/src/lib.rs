@@ -21,6 +21,7 @@ pub mod notes;
 mod open;
 mod plans;
 mod recorder;
+mod schedules;
 mod search;
 mod sessions;
 mod settings;
@@ -37,6 +38,7 @@ pub use export::{EXPORT_FORMAT, ExportFormat};
 pub use images::SCREENSHOTS_DIR;
 pub use open::DB_FILE;
 pub use recorder::{INTERRUPTED, Recorder};
+pub use schedules::ScheduleRow;
 pub use sessions::title_from;
 pub use sessions::{LoadedSession, SessionHit, SessionSummary};
 

@@ -17,6 +17,7 @@ pub const MIGRATIONS: &[&str] = &[
     V3_SETTINGS,
     V4_NOTES,
     V5_TASKS,
+    V6_SCHEDULES,
 ];
 
 /// The schema version this build writes.
@@ -178,6 +179,34 @@ DROP TABLE events;
 ALTER TABLE events_v4 RENAME TO events;
 CREATE INDEX events_by_session ON events (session_id, id);
 CREATE INDEX events_by_task ON events (task_id, id);
+";
+
+/// Schedules (`deskhand_engine::tasks::schedules`) and their runs. `last_due` is the last due
+/// time fired or skipped, written in the same transaction as the runs it started, so a
+/// restart or a clock that jumps never fires a due time twice.
+const V6_SCHEDULES: &str = "
+CREATE TABLE schedules (
+    id TEXT PRIMARY KEY NOT NULL,
+    name TEXT NOT NULL UNIQUE,
+    spec TEXT NOT NULL,                       -- JSON ScheduleSpec
+    paused INTEGER NOT NULL DEFAULT 0,
+    paused_reason TEXT,
+    last_due INTEGER,                         -- Unix milliseconds
+    next_due INTEGER,
+    failures INTEGER NOT NULL DEFAULT 0,      -- failed runs in a row
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+);
+CREATE TABLE schedule_runs (
+    task_id TEXT PRIMARY KEY NOT NULL,
+    schedule_id TEXT NOT NULL REFERENCES schedules (id) ON DELETE CASCADE,
+    due_at INTEGER NOT NULL,
+    started_at INTEGER NOT NULL,
+    ended_at INTEGER,
+    outcome TEXT,                             -- verified | unverified | failed | ...; NULL: running
+    screenshot TEXT                           -- the sha256 of the run's last screenshot
+);
+CREATE INDEX schedule_runs_by_schedule ON schedule_runs (schedule_id, started_at);
 ";
 
 /// Applies the steps a database at `user_version` has not had yet.

@@ -33,6 +33,7 @@ pub const COMMANDS: &[&str] = &[
     "get_session_check",
     "set_session_check",
     "list_tasks",
+    "list_schedules",
     "watch_task",
     "get_session_desktop",
     "set_session_desktop",

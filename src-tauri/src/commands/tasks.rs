@@ -1,7 +1,9 @@
 //! Tasks from every front end: the window lists them (with what each waits for) and follows
-//! one live, including those a `deskhand ask` or `deskhand serve` runs.
+//! one live, including those a `deskhand ask` or `deskhand serve` runs; and the schedules
+//! `deskhand serve` runs.
 
 use deskhand_engine::ids::TaskId;
+use deskhand_engine::schedules::Schedule;
 use deskhand_engine::tasks::{TaskInfo, TaskUpdate, WindowUpdate};
 use tauri::State;
 use tauri::ipc::Channel;
@@ -16,6 +18,19 @@ const FINISHED_LISTED: usize = 20;
 #[tauri::command]
 pub async fn list_tasks(state: State<'_, AppState>) -> IpcResult<Vec<TaskInfo>> {
     Ok(state.engine()?.tasks(FINISHED_LISTED)?)
+}
+
+/// The schedules `deskhand serve` runs, by name, as the history holds them (the window
+/// shows them; `deskhand schedule` and the local API change them).
+#[tauri::command]
+pub async fn list_schedules(state: State<'_, AppState>) -> IpcResult<Vec<Schedule>> {
+    Ok(state
+        .engine()?
+        .store()
+        .schedules()?
+        .into_iter()
+        .map(|row| row.schedule)
+        .collect())
 }
 
 /// Follows a task: its events so far, then the rest live, to `on_event` (a task another

@@ -3,7 +3,7 @@
 // `DESKHAND_BLESS_TYPES=1 cargo test -p deskhand-app --lib typescript`. The page calls these
 // through ipc.ts.
 import { invoke, type Channel } from '@tauri-apps/api/core';
-import type { ApprovalPolicy, AttachedImage, AttachmentRef, Decision, DesktopChoice, KeyInfo, LoadedSession, MonitorInfo, Note, ProviderInfo, SavedCheck, SessionHit, SessionSummary, StallAnswer, TakeOverInput, TaskInfo, Watching, WindowSettings, WindowUpdate } from './types';
+import type { ApprovalPolicy, AttachedImage, AttachmentRef, Decision, DesktopChoice, KeyInfo, LoadedSession, MonitorInfo, Note, ProviderInfo, SavedCheck, Schedule, SessionHit, SessionSummary, StallAnswer, TakeOverInput, TaskInfo, Watching, WindowSettings, WindowUpdate } from './types';
 
 /**
  * Where the session's runs work; the person's screen until set.
@@ -260,6 +260,14 @@ export function keyStatus(provider: string | null): Promise<KeyInfo> {
  */
 export function listTasks(): Promise<TaskInfo[]> {
   return invoke<TaskInfo[]>('list_tasks');
+}
+
+/**
+ * The schedules `deskhand serve` runs, by name, as the history holds them (the window
+ * shows them; `deskhand schedule` and the local API change them).
+ */
+export function listSchedules(): Promise<Schedule[]> {
+  return invoke<Schedule[]>('list_schedules');
 }
 
 /**

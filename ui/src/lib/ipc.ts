@@ -36,6 +36,7 @@ export {
   listNotes,
   listProviders,
   listSessions,
+  listSchedules,
   listTasks,
   loadSession,
   openLink,

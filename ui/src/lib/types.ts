@@ -166,6 +166,12 @@ export type AttachedImage = { id: string, sha256: string, media_type: string, wi
 
 export type AttachmentRef = { id: string, };
 
+/**
+ * What happens to the runs missed while the daemon was not running (or the machine slept).
+ */
+
+export type CatchUp = "once" | "skip" | { "each": number };
+
 export type ContentBlock = { "type": "text", text: string, } | { "type": "image", source: ImageSource, } | { "type": "tool_use", id: ToolUseId, name: string, input: unknown, 
 /**
  * Set on a toolset member's call (`name` is then the member, e.g. `left_click`).
@@ -282,6 +288,12 @@ created_at: string, updated_at: string, };
 export type NoteRef = { id: number, text: string, };
 
 /**
+ * What happens when a run is due while the schedule's previous run still runs.
+ */
+
+export type Overlap = "skip" | "queue" | "cancel";
+
+/**
  * One difference between the plan before and after a change, for the window and the CLI.
  */
 
@@ -340,7 +352,7 @@ needs_key: boolean, default_model: string | null, default_base_url: string | nul
 
 export type Role = "user" | "assistant";
 
-export type RunStatus = "done" | "max_turns" | "cancelled" | "error" | "budget" | "stalled";
+export type RunStatus = "done" | "max_turns" | "cancelled" | "error" | "budget" | "stalled" | "needs_approval";
 
 /**
  * A safety check a model service raised about an action (OpenAI's `pending_safety_checks`),
@@ -355,6 +367,71 @@ export type SafetyCheck = { id: string, code: string, message: string, };
  */
 
 export type SavedCheck = { command: string, timeout_secs: number, };
+
+/**
+ * A schedule as stored and shown.
+ */
+
+export type Schedule = { id: ScheduleId, paused: boolean, 
+/**
+ * Why it paused itself, or that a person paused it.
+ */
+paused_reason: string | null, 
+/**
+ * The last due time that was fired (or skipped by the catch-up policy): no due time at
+ * or before it runs again, whatever the clock does.
+ */
+last_due: string | null, 
+/**
+ * The next due time, `None` when there is none (an `--at` that ran, a paused one).
+ */
+next_due: string | null, 
+/**
+ * Failed runs since the last one that did not fail.
+ */
+failures_in_a_row: number, created_at: string, 
+/**
+ * Unique among schedules; how the CLI names it.
+ */
+name: string, trigger: Trigger, prompt: string, 
+/**
+ * A session every run continues; `None`: each run starts a new one.
+ */
+session: SessionId | null, 
+/**
+ * Runs work on their own agent desktop, not the person's screen.
+ */
+agent_desktop: boolean, 
+/**
+ * A shell command that proves a run done (exit 0: verified).
+ */
+check: string | null, scope: Scope, 
+/**
+ * Each run's cost limit in US dollars.
+ */
+max_cost_usd: number | null, catch_up: CatchUp, overlap: Overlap, 
+/**
+ * How long a run waits for a person to approve an action outside its scope before it
+ * ends `needs_approval`.
+ */
+approval_deadline_secs: number, 
+/**
+ * Failed runs in a row after which the schedule pauses itself (0: never).
+ */
+pause_after_failures: number, };
+
+/**
+ * A schedule: a prompt the daemon runs as a task at the times its trigger names.
+ */
+
+export type ScheduleId = string;
+
+/**
+ * What a run nobody watches may do without asking: the tools it may use without asking.
+ * Anything else waits for a person, until the schedule's approval deadline.
+ */
+
+export type Scope = { tools: Array<string>, };
 
 /**
  * A point on the desktop, in screen pixels.
@@ -486,13 +563,13 @@ created_at: string, updated_at: string, };
  * Which front end submitted a task.
  */
 
-export type TaskOrigin = "cli" | "api" | "window" | "delegate";
+export type TaskOrigin = "cli" | "api" | "window" | "delegate" | "schedule";
 
 /**
  * Where a task stands. The first three are live; the others are final.
  */
 
-export type TaskState = "queued" | "running" | "waiting_for_approval" | "done" | "max_turns" | "budget" | "cancelled" | "error" | "stalled" | "interrupted";
+export type TaskState = "queued" | "running" | "waiting_for_approval" | "done" | "max_turns" | "budget" | "cancelled" | "error" | "stalled" | "interrupted" | "needs_approval";
 
 /**
  * What a `tool_result` may carry: text and images only.
@@ -513,6 +590,12 @@ export type ToolStatus = "ok" | "error" | "cancelled" | "denied";
  */
 
 export type ToolUseId = string;
+
+/**
+ * When a schedule runs.
+ */
+
+export type Trigger = { "kind": "cron", expr: string, tz: string, } | { "kind": "every", seconds: number, } | { "kind": "at", at: string, };
 
 /**
  * Token counts as the API reports them; cache fields are zero where caching is off.

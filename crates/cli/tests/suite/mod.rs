@@ -34,6 +34,7 @@ mod plugins;
 mod plugins_hostile;
 mod progress_text;
 mod sandbox;
+mod schedules;
 mod serve;
 mod todays_models;
 mod tools_bash;

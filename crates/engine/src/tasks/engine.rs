@@ -57,6 +57,9 @@ struct Live {
     approvals: Arc<PendingApprovals>,
     gate: Mutex<Option<Arc<ApprovalGate>>>,
     watchers: Mutex<Watchers>,
+    /// Stopped because nobody approved in time (a scheduled run): it ends `needs_approval`,
+    /// not `cancelled`.
+    unanswered: std::sync::atomic::AtomicBool,
 }
 
 /// A session's place in this engine: its queue, and its "always allow" rules.
@@ -207,6 +210,7 @@ impl Engine {
             approvals: Arc::default(),
             gate: Mutex::default(),
             watchers: Mutex::default(),
+            unanswered: std::sync::atomic::AtomicBool::new(false),
         });
         lock(&self.inner.live).insert(info.id.clone(), live.clone());
         let run = Run {
@@ -336,6 +340,16 @@ impl Engine {
     /// (open calls answered "cancelled by the user", the session left valid).
     pub fn cancel(&self, id: &TaskId) -> Result<(), TaskError> {
         self.live(id)?.cancel.cancel();
+        Ok(())
+    }
+
+    /// Stops a task whose approval nobody gave in time: it ends `needs_approval` (a
+    /// scheduled run past its deadline), its session left valid as a stop leaves it.
+    pub fn end_unanswered(&self, id: &TaskId) -> Result<(), TaskError> {
+        let live = self.live(id)?;
+        live.unanswered
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        live.cancel.cancel();
         Ok(())
     }
 
@@ -554,6 +568,17 @@ impl Run {
 
     /// Ends the task in `state`, with why it failed if it never ran.
     fn finish(&self, state: TaskState, error: Option<String>) {
+        let state = match state {
+            TaskState::Cancelled
+                if self
+                    .live
+                    .unanswered
+                    .load(std::sync::atomic::Ordering::SeqCst) =>
+            {
+                TaskState::NeedsApproval
+            }
+            state => state,
+        };
         let id = {
             let mut info = lock(&self.live.info);
             info.state = state;

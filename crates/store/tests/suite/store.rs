@@ -743,3 +743,64 @@ fn a_second_writer_of_a_session_fails_instead_of_overwriting() {
         .collect();
     assert_eq!(texts, ["one", "reply one", "from a"]);
 }
+
+/// A schedule's run whose end cannot be written in full (the second write fails, as on a
+/// full disk) leaves the schedule as it was: the run still open, its failures uncounted;
+/// recorded again, it counts once.
+#[test]
+fn a_run_end_that_fails_halfway_changes_nothing() {
+    use deskhand_protocol::ids::{ScheduleId, TaskId};
+    use deskhand_protocol::schedule::{ScheduleOutcome, ScheduleSpec, Trigger};
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path()).unwrap();
+    let spec: ScheduleSpec = serde_json::from_value(json!({
+        "name": "tidy",
+        "trigger": Trigger::Every { seconds: 60 },
+        "prompt": "tidy",
+        "pause_after_failures": 1,
+    }))
+    .unwrap();
+    let id = ScheduleId::from("s1");
+    store.insert_schedule(&id, &spec, 0, Some(60_000)).unwrap();
+    let task = TaskId::from("t1");
+    store
+        .record_fire(&id, Some(60_000), Some(120_000), &[(task.clone(), 60_000)])
+        .unwrap();
+
+    let other = Connection::open(dir.path().join(DB_FILE)).unwrap();
+    other
+        .execute_batch(
+            "CREATE TRIGGER full BEFORE UPDATE ON schedules BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END;",
+        )
+        .unwrap();
+    let failed = store.end_schedule_run(&task, ScheduleOutcome::Failed, Some("ab12"), 1, "paused");
+    assert!(failed.is_err());
+    let row = store.schedule("tidy").unwrap().unwrap();
+    assert_eq!(row.schedule.failures_in_a_row, 0);
+    assert!(!row.schedule.paused);
+    assert_eq!(
+        store.open_schedule_runs().unwrap().len(),
+        1,
+        "the run is still open"
+    );
+
+    other.execute_batch("DROP TRIGGER full;").unwrap();
+    let row = store
+        .end_schedule_run(&task, ScheduleOutcome::Failed, Some("ab12"), 1, "paused")
+        .unwrap()
+        .unwrap();
+    assert_eq!(row.schedule.failures_in_a_row, 1);
+    assert!(row.schedule.paused);
+    assert_eq!(row.schedule.paused_reason.as_deref(), Some("paused"));
+    assert!(store.open_schedule_runs().unwrap().is_empty());
+    let (runs, _) = store.schedule_runs(&id, 10).unwrap();
+    assert_eq!(runs[0].screenshot.as_deref(), Some("ab12"));
+    assert_eq!(
+        store
+            .end_schedule_run(&task, ScheduleOutcome::Failed, None, 1, "paused")
+            .unwrap(),
+        None,
+        "an end is recorded once"
+    );
+}

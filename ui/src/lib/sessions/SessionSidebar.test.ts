@@ -34,6 +34,9 @@ function renderSidebar() {
         return null;
       case 'export_session':
         return `/home/me/Downloads/Book a flight.${a.format === 'json' ? 'json' : 'md'}`;
+      case 'list_tasks':
+      case 'list_schedules':
+        return [];
     }
     return null;
   });

@@ -41,8 +41,25 @@ pub async fn ask(request: &ApprovalRequest) -> Decision {
     } else {
         String::new()
     };
+    // An action whose argument was read in a file, on the screen or in a tool's result says
+    // where, and shows that text as it was read.
+    let derived = request
+        .derived_from
+        .as_ref()
+        .map(|derived| {
+            let text: String = visible::text(&derived.text)
+                .lines()
+                .map(|line| format!("\n  │ {line}"))
+                .collect();
+            format!(
+                "\n⚠ not from you: {} ({}):{text}",
+                visible::line(&derived.sentence()),
+                derived.source.name()
+            )
+        })
+        .unwrap_or_default();
     let prompt = format!(
-        "{warning}\nAllow {summary}? [y]es / [n]o / [v]iew in full / [a]lways for {} this session: ",
+        "{warning}{derived}\nAllow {summary}? [y]es / [n]o / [v]iew in full / [a]lways for {} this session: ",
         visible::line(&request.plan.kind)
     );
     // An edit is approved by its diff, shown before the question.

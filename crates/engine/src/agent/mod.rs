@@ -4,6 +4,7 @@ mod approval;
 pub mod context;
 mod forecast;
 mod outcome;
+pub mod provenance;
 pub use deskhand_protocol::history;
 mod redact;
 pub mod resume;

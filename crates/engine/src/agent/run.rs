@@ -130,6 +130,7 @@ impl Agent {
         );
         let mut user_content = input;
         redactor.blocks(&mut user_content);
+        self.gate.ledger().heard(history, &user_content);
         if self.config.max_turns <= 1 {
             user_content.push(final_turn_note(self.config.max_turns));
         }
@@ -262,6 +263,9 @@ impl Agent {
                 }
                 // The one place every tool's output passes before it is shown or kept.
                 redactor.results(&mut output.content);
+                self.gate
+                    .ledger()
+                    .result(Some(outcome.turns), name, input, &output.content);
                 let mut result = tool_result(call.id, name, output, status, started, sink);
                 if let ContentBlock::ToolResult { toolset_name, .. } = &mut result {
                     *toolset_name = call.toolset_name.map(str::to_owned);
@@ -523,7 +527,8 @@ impl Agent {
             Ok(plan) => plan,
             Err(e) => return failed(e.into()),
         };
-        let precheck = self.gate.precheck(&plan);
+        let derived = self.gate.derived(name, input, &plan);
+        let precheck = self.gate.precheck(&plan, derived.as_ref());
         // Whether a person was asked (and saw the plan that must still hold when it runs).
         let asked = matches!(precheck, Precheck::AskUser);
         let (decision, answerer) = match precheck {
@@ -533,7 +538,8 @@ impl Agent {
                     tool_use_id: id.clone(),
                     tool: name.into(),
                     input: input.clone(),
-                    plan: self.gate.as_asked(&plan),
+                    plan: self.gate.as_asked(&plan, derived.as_ref()),
+                    derived_from: derived,
                 };
                 sink(AgentEvent::ApprovalNeeded {
                     request: request.clone(),

@@ -61,7 +61,10 @@ fn a_command_read_in_a_file_asks_in_auto_mode_and_the_prompt_names_the_file() {
     // On a terminal, the person is asked and answers no.
     let (output, screen, _) = cli::run(&mut command_on_pty(&ask, "n"));
     assert_eq!(output.status.code(), Some(0), "{screen}");
-    assert!(!root.path().join("pwned").exists(), "the injected command ran");
+    assert!(
+        !root.path().join("pwned").exists(),
+        "the injected command ran"
+    );
     let sentence = format!("this command appears in the output of `{cat}` at step 1");
     assert!(
         screen.contains(&format!("⚠ not from you: {sentence} (bash):")),
@@ -99,12 +102,21 @@ fn without_a_terminal_it_is_refused_and_the_persons_own_command_runs() {
     let api = StandIn::spawn(turns(&cat, &command));
     let ask = |api: &StandIn, data: &Path, prompt: &str| {
         cli::run(cli::deskhand_at(api, data).args([
-            "ask", "--json", "--tools", "bash", "--approve", "auto", prompt,
+            "ask",
+            "--json",
+            "--tools",
+            "bash",
+            "--approve",
+            "auto",
+            prompt,
         ]))
     };
     let (output, _, stderr) = ask(&api, data.path(), "set this project up");
     assert_eq!(output.status.code(), Some(0), "{stderr}");
-    assert!(!root.path().join("pwned").exists(), "the injected command ran");
+    assert!(
+        !root.path().join("pwned").exists(),
+        "the injected command ran"
+    );
     assert!(
         stderr.contains(&format!(
             "(this command appears in the output of `{cat}` at step 1): no terminal"
@@ -121,5 +133,8 @@ fn without_a_terminal_it_is_refused_and_the_persons_own_command_runs() {
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let events = cli::json_lines(&stdout);
     assert!(of_type(&events, "approval_needed").is_empty(), "{stderr}");
-    assert!(root.path().join("pwned").exists(), "the person's command did not run");
+    assert!(
+        root.path().join("pwned").exists(),
+        "the person's command did not run"
+    );
 }

@@ -132,11 +132,7 @@ impl ApprovalGate {
     /// says, if they are: it reaches a secret place, or it changes a note, which every later
     /// run's prompt carries (a prompt-injected model must not plant standing instructions or
     /// hide secrets there unseen).
-    fn always_asked(
-        &self,
-        plan: &ActionPlan,
-        derived: Option<&Derivation>,
-    ) -> Option<AlwaysAsked> {
+    fn always_asked(&self, plan: &ActionPlan, derived: Option<&Derivation>) -> Option<AlwaysAsked> {
         if let Some(place) = self.secret_place(plan) {
             return Some(AlwaysAsked::SecretPlace(place));
         }
@@ -568,8 +564,12 @@ mod tests {
             ..plan("bash", false)
         };
         let input = serde_json::json!({ "command": command });
-        gate.ledger().heard(&[], &[crate::llm::ContentBlock::text("set the project up")]);
-        assert!(gate.derived("bash", &input, &bash).is_none(), "nothing read yet");
+        gate.ledger()
+            .heard(&[], &[crate::llm::ContentBlock::text("set the project up")]);
+        assert!(
+            gate.derived("bash", &input, &bash).is_none(),
+            "nothing read yet"
+        );
         gate.ledger().result(
             Some(2),
             "bash",

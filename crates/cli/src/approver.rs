@@ -21,7 +21,16 @@ pub async fn ask(request: &ApprovalRequest) -> Decision {
         visible::text,
     );
     if !std::io::stdin().is_terminal() {
-        let reason = "no terminal to ask for approval (stdin is not a TTY); run with --approve auto to allow actions";
+        // `--approve auto` allows nothing more for an action whose argument came from
+        // untrusted content: only a person does.
+        let reason = match request.derived_from {
+            Some(_) => {
+                "no terminal to ask for approval (stdin is not a TTY); an action that comes from what the agent read asks in every mode"
+            }
+            None => {
+                "no terminal to ask for approval (stdin is not a TTY); run with --approve auto to allow actions"
+            }
+        };
         eprintln!("deskhand: refused {summary}: {reason}");
         return Decision::Deny {
             reason: Some(reason.into()),

@@ -10,6 +10,7 @@ mod redact;
 pub mod resume;
 mod run;
 mod secret_places;
+pub mod spotlight;
 pub mod stall;
 pub mod verify;
 mod window;

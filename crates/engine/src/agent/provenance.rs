@@ -443,7 +443,7 @@ fn excerpt(span: &Span, from: usize, to: usize) -> String {
 }
 
 /// The source a tool's result is read from.
-fn source_of(name: &str, input: &Value) -> Source {
+pub(crate) fn source_of(name: &str, input: &Value) -> Source {
     let action = input["action"].as_str().unwrap_or_default();
     match name {
         "bash" => Source::Bash,

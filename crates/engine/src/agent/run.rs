@@ -13,6 +13,7 @@ use super::context::{ContextPolicy, Summary};
 use super::forecast::over_budget_forecast;
 use super::outcome::{EventSink, RunOutcome};
 use super::redact::{DeltaRedactor, Redactor};
+use super::spotlight::Spotlight;
 use super::stall::{StallBreaker, StallPolicy};
 use super::verify::{Check, Checker, Verification};
 use crate::agent::history;
@@ -128,6 +129,8 @@ impl Agent {
                 .into_iter()
                 .chain(crate::key_guard::environment_secrets()),
         );
+        // Tool results reach the model marked as data (`agent::spotlight`).
+        let spotlight = Spotlight::new(&self.config.system);
         let mut user_content = input;
         redactor.blocks(&mut user_content);
         self.gate.ledger().heard(history, &user_content);
@@ -143,10 +146,17 @@ impl Agent {
             }
             outcome.turns += 1;
             let final_turn = outcome.turns >= self.config.max_turns;
-            self.summarize_if_needed(history, &mut summary, &mut outcome, sink)
+            self.summarize_if_needed(history, &mut summary, &mut outcome, &spotlight, sink)
                 .await;
             let response = match self
-                .request(history, summary.as_ref(), &redactor, sink, cancel)
+                .request(
+                    history,
+                    summary.as_ref(),
+                    &redactor,
+                    &spotlight,
+                    sink,
+                    cancel,
+                )
                 .await
             {
                 Ok(response) => response,
@@ -347,6 +357,7 @@ impl Agent {
         history: &[Message],
         summary: &mut Option<Summary>,
         outcome: &mut RunOutcome,
+        spotlight: &Spotlight,
         sink: &mut EventSink<'_>,
     ) {
         let policy = &self.config.context;
@@ -363,9 +374,10 @@ impl Agent {
         // The part to summarize ends with a user message; the instruction joins it.
         let mut older = policy.shape(&history[..cut], summary.as_ref()).messages;
         history::push_user(&mut older, vec![ContentBlock::text(SUMMARY_INSTRUCTION)]);
+        spotlight.mark(&mut older);
         let request = ModelRequest {
             model: &self.config.model,
-            system: &self.config.system,
+            system: spotlight.system(),
             messages: &older,
             tools,
             max_tokens: 2048,
@@ -414,14 +426,16 @@ impl Agent {
         history: &mut Vec<Message>,
         summary: Option<&Summary>,
         redactor: &Redactor,
+        spotlight: &Spotlight,
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, RunStatus> {
         let mut partial = String::new();
-        let shaped = self.config.context.shape(history, summary);
+        let mut shaped = self.config.context.shape(history, summary);
+        spotlight.mark(&mut shaped.messages);
         let request = ModelRequest {
             model: &self.config.model,
-            system: &self.config.system,
+            system: spotlight.system(),
             messages: &shaped.messages,
             tools: self.tools.definitions(),
             max_tokens: self.config.max_tokens,

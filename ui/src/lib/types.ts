@@ -108,7 +108,20 @@ kind?: ErrorKind, error: string, } | { "type": "usage", turn: Usage, total: Usag
 /**
  * Absent in events stored before costs existed.
  */
-turn_cost_usd?: number | null, total_cost_usd?: number | null, } | { "type": "context_summarized", upto: number, tokens_before: number, tokens_after: number, } | { "type": "plan_updated", steps: Array<PlanStep>, changes: Array<PlanChange>, replanned: boolean, } | { "type": "cost_forecast", turns: number, max_turns: number, forecast_cost_usd: number | null, max_cost_usd: number | null, forecast_tokens: number, max_tokens: number | null, } | { "type": "stall_detected", pattern: StallPattern, steps: Array<ToolUseId>, step: StallStep, message: string, } | { "type": "stall_answered", } & ({ "answer": "continue" } | { "answer": "hint", text: string, } | { "answer": "stop" } | { "answer": "no_one" }) | { "type": "child_event", task: TaskId, event: AgentEvent, } | { "type": "verification" } & Verification | { "type": "error", 
+turn_cost_usd?: number | null, total_cost_usd?: number | null, } | { "type": "context_summarized", upto: number, tokens_before: number, tokens_after: number, } | { "type": "plan_updated", steps: Array<PlanStep>, changes: Array<PlanChange>, replanned: boolean, } | { "type": "cost_forecast", turns: number, max_turns: number, forecast_cost_usd: number | null, max_cost_usd: number | null, forecast_tokens: number, max_tokens: number | null, } | { "type": "stall_detected", pattern: StallPattern, steps: Array<ToolUseId>, step: StallStep, message: string, } | { "type": "stall_answered", } & ({ "answer": "continue" } | { "answer": "hint", text: string, } | { "answer": "stop" } | { "answer": "no_one" }) | { "type": "suspected_injection", id: ToolUseId, source: Source, 
+/**
+ * Where it was read, e.g. "the output of `cat README.md` at step 2".
+ */
+origin: string, 
+/**
+ * What it looks like: `ignore previous instructions`, `role marker`, `fake tool
+ * call`, `addressed to the agent`, `download piped to a shell`.
+ */
+pattern: string, 
+/**
+ * The line it was found on.
+ */
+text: string, } | { "type": "child_event", task: TaskId, event: AgentEvent, } | { "type": "verification" } & Verification | { "type": "error", 
 /**
  * What failed. Absent in events stored before kinds existed.
  */

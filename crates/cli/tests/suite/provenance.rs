@@ -88,20 +88,30 @@ fn a_command_read_in_a_file_asks_in_auto_mode_and_the_prompt_names_the_file() {
             .ends_with(&format!("({sentence})")),
         "{asked:?}"
     );
+    // The README's words to the agent were named as they were read.
+    let suspected = of_type(&events, "suspected_injection");
+    assert_eq!(suspected.len(), 1, "{suspected:?}");
+    assert_eq!(
+        suspected[0]["origin"],
+        format!("the output of `{cat}` at step 1")
+    );
+    assert_eq!(suspected[0]["pattern"], "ignore previous instructions");
+    assert_eq!(suspected[0]["source"], "bash");
     let results = last_tool_results(&api.requests()[2].body);
     assert_eq!(results[0]["is_error"], true);
     assert!(result_text(&results[0]).starts_with("the user denied this action"));
 }
 
 /// Without a terminal nobody can approve: the command is refused and the refusal names the
-/// file; the same command asked for by the person runs in auto mode without a question.
+/// file. The same command asked for by the person is not derived, but after the README's
+/// words to the agent it still asks until the person approves something; after reading an
+/// ordinary file it runs in auto mode without a question.
 #[test]
 fn without_a_terminal_it_is_refused_and_the_persons_own_command_runs() {
     let (root, cat, command) = injected_project();
     let data = tempfile::tempdir().unwrap();
-    let api = StandIn::spawn(turns(&cat, &command));
-    let ask = |api: &StandIn, data: &Path, prompt: &str| {
-        cli::run(cli::deskhand_at(api, data).args([
+    let ask = |api: &StandIn, prompt: &str| {
+        let (output, stdout, stderr) = cli::run(cli::deskhand_at(api, data.path()).args([
             "ask",
             "--json",
             "--tools",
@@ -109,10 +119,12 @@ fn without_a_terminal_it_is_refused_and_the_persons_own_command_runs() {
             "--approve",
             "auto",
             prompt,
-        ]))
+        ]));
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        (cli::json_lines(&stdout), stderr)
     };
-    let (output, _, stderr) = ask(&api, data.path(), "set this project up");
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let api = StandIn::spawn(turns(&cat, &command));
+    let (_, stderr) = ask(&api, "set this project up");
     assert!(
         !root.path().join("pwned").exists(),
         "the injected command ran"
@@ -125,13 +137,29 @@ fn without_a_terminal_it_is_refused_and_the_persons_own_command_runs() {
     );
 
     let api = StandIn::spawn(turns(&cat, &command));
-    let (output, stdout, stderr) = ask(
-        &api,
-        data.path(),
-        &format!("set this project up: its README says to run {command}, do it"),
+    let own = format!("set this project up: its README says to run {command}, do it");
+    let (events, _) = ask(&api, &own);
+    let asked = of_type(&events, "approval_needed");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0]["request"].get("derived_from").is_none(),
+        "the person's own"
     );
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
-    let events = cli::json_lines(&stdout);
+    assert!(
+        asked[0]["request"]["summary"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!(
+                "(asked since the output of `{cat}` at step 1 looked like a prompt injection)"
+            )),
+        "{asked:?}"
+    );
+    assert!(!root.path().join("pwned").exists());
+
+    let notes = root.path().join("notes.txt");
+    std::fs::write(&notes, "Widget: a small tool. Build with make.\n").unwrap();
+    let api = StandIn::spawn(turns(&format!("cat {}", notes.display()), &command));
+    let (events, stderr) = ask(&api, &own);
     assert!(of_type(&events, "approval_needed").is_empty(), "{stderr}");
     assert!(
         root.path().join("pwned").exists(),

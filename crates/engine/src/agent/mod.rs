@@ -3,6 +3,7 @@
 mod approval;
 pub mod context;
 mod forecast;
+pub mod injection;
 mod outcome;
 pub mod provenance;
 pub use deskhand_protocol::history;

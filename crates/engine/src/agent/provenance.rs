@@ -147,6 +147,11 @@ fn normalize(text: &str) -> Normalized {
     out
 }
 
+/// `text` in normalized form, for comparing phrases (`agent::injection`).
+pub(crate) fn normalized(text: &str) -> String {
+    normalize(text).chars.into_iter().collect()
+}
+
 const BASE: u64 = 0x100_0000_01b3;
 
 /// The hash of every `width`-character window of `chars`, in order (a rolling hash).
@@ -319,7 +324,7 @@ impl Ledger {
         name: &str,
         input: &Value,
         content: &[ToolResultContent],
-    ) {
+    ) -> (Source, String) {
         let source = source_of(name, input);
         let origin = origin_of(step, name, input);
         for part in content {
@@ -327,6 +332,7 @@ impl Ledger {
                 self.untrusted(source, origin.clone(), text);
             }
         }
+        (source, origin)
     }
 
     /// Why the gate must ask about this action, if a decisive argument of it is derived

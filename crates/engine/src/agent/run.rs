@@ -273,9 +273,12 @@ impl Agent {
                 }
                 // The one place every tool's output passes before it is shown or kept.
                 redactor.results(&mut output.content);
-                self.gate
-                    .ledger()
-                    .result(Some(outcome.turns), name, input, &output.content);
+                if let Some(suspected) =
+                    self.gate
+                        .read_result(outcome.turns, call.id, name, input, &output.content)
+                {
+                    sink(suspected);
+                }
                 let mut result = tool_result(call.id, name, output, status, started, sink);
                 if let ContentBlock::ToolResult { toolset_name, .. } = &mut result {
                     *toolset_name = call.toolset_name.map(str::to_owned);

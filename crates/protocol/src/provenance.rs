@@ -45,6 +45,24 @@ impl Source {
         self == Self::Person
     }
 
+    /// The source of a tool's result, by the tool's name and its input's `action` (the
+    /// names are the tools' own; a plugin tool's is `server__tool`). What a session stored
+    /// says which tool answered, so an old session's results have their source too.
+    pub fn of_tool(name: &str, action: Option<&str>) -> Self {
+        match (name, action.unwrap_or_default()) {
+            ("bash", _) => Self::Bash,
+            ("str_replace_based_edit_tool", _) => Self::File,
+            ("ui", "find") => Self::Ocr,
+            ("ui", _) => Self::Accessibility,
+            ("computer", _) => Self::Screenshot,
+            ("delegate", _) => Self::Delegate,
+            ("memory", "search" | "recall") => Self::Recall,
+            ("memory", _) => Self::Note,
+            (name, _) if name.contains("__") => Self::Plugin,
+            _ => Self::Unknown,
+        }
+    }
+
     /// The source's wire name, which also names it inside the model's delimiters.
     pub fn name(self) -> &'static str {
         match self {

@@ -124,10 +124,17 @@ fn without_a_terminal_it_is_refused_and_the_persons_own_command_runs() {
         (cli::json_lines(&stdout), stderr)
     };
     let api = StandIn::spawn(turns(&cat, &command));
-    let (_, stderr) = ask(&api, "set this project up");
+    let (events, stderr) = ask(&api, "set this project up");
     assert!(
         !root.path().join("pwned").exists(),
         "the injected command ran"
+    );
+    // The transcript says where each result came from.
+    let session = events.last().unwrap()["session_id"].as_str().unwrap();
+    let (_, shown, _) = cli::run(cli::deskhand(data.path()).args(["sessions", "show", session]));
+    assert!(
+        shown.contains("**Result** (source: bash, untrusted)"),
+        "{shown}"
     );
     assert!(
         stderr.contains(&format!(

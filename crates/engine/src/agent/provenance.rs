@@ -450,19 +450,7 @@ fn excerpt(span: &Span, from: usize, to: usize) -> String {
 
 /// The source a tool's result is read from.
 pub(crate) fn source_of(name: &str, input: &Value) -> Source {
-    let action = input["action"].as_str().unwrap_or_default();
-    match name {
-        "bash" => Source::Bash,
-        crate::tools::editor::NAME => Source::File,
-        crate::tools::ui::NAME if action == "find" => Source::Ocr,
-        crate::tools::ui::NAME => Source::Accessibility,
-        "computer" => Source::Screenshot,
-        crate::delegate::NAME => Source::Delegate,
-        crate::tools::memory::NAME if matches!(action, "search" | "recall") => Source::Recall,
-        crate::tools::memory::NAME => Source::Note,
-        _ if name.contains("__") => Source::Plugin,
-        _ => Source::Unknown,
-    }
+    Source::of_tool(name, input["action"].as_str())
 }
 
 /// Where a tool's result was read, for the person: "the output of `cat README.md` at step 4".
@@ -745,6 +733,24 @@ mod tests {
         assert!(
             typed("Invoice INV-2026-0042 due").is_none(),
             "a plain value"
+        );
+    }
+
+    #[test]
+    fn sources_know_the_tools_by_their_names() {
+        for (name, source) in [
+            (crate::tools::editor::NAME, Source::File),
+            (crate::tools::ui::NAME, Source::Accessibility),
+            (crate::delegate::NAME, Source::Delegate),
+            (crate::tools::memory::NAME, Source::Note),
+            ("bash", Source::Bash),
+            ("files__read", Source::Plugin),
+        ] {
+            assert_eq!(source_of(name, &json!({})), source, "{name}");
+        }
+        assert_eq!(
+            source_of(crate::tools::memory::NAME, &json!({"action": "recall"})),
+            Source::Recall
         );
     }
 

@@ -94,6 +94,8 @@ pub enum ActionClass {
     Credentials,
     Delete,
     WriteOutside,
+    /// A memory note, which every later run's prompt carries.
+    Remember,
 }
 
 /// Why the gate asks about an action: a decisive argument of it first appeared in untrusted

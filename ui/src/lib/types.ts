@@ -7,7 +7,7 @@
  * asks the person in every mode.
  */
 
-export type ActionClass = "run_command" | "network_transfer" | "install" | "send" | "credentials" | "delete" | "write_outside";
+export type ActionClass = "run_command" | "network_transfer" | "install" | "send" | "credentials" | "delete" | "write_outside" | "remember";
 
 /**
  * An action plan's `detail`. On the wire it is the variant's fields alone (untagged), as

@@ -41,8 +41,8 @@ fn output(step: usize) -> String {
     while text.len() < RESULT_CHARS {
         seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
         text.push_str(WORDS[(seed >> 33) as usize % WORDS.len()]);
-        text.push(if seed % 9 == 0 { '\n' } else { ' ' });
-        if seed % 5 == 0 {
+        text.push(if seed.is_multiple_of(9) { '\n' } else { ' ' });
+        if seed.is_multiple_of(5) {
             text.push_str(&format!("{}", seed % 100_000));
             text.push(' ');
         }

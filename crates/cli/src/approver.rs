@@ -33,7 +33,16 @@ pub async fn ask(request: &ApprovalRequest) -> Decision {
         }
     };
     if !std::io::stdin().is_terminal() {
-        let reason = "no terminal to ask for approval (stdin is not a TTY); run with --approve auto to allow actions";
+        // `--approve auto` allows nothing more for an action whose argument came from
+        // untrusted content: only a person does.
+        let reason = match request.derived_from {
+            Some(_) => {
+                "no terminal to ask for approval (stdin is not a TTY); an action that comes from what the agent read asks in every mode"
+            }
+            None => {
+                "no terminal to ask for approval (stdin is not a TTY); run with --approve auto to allow actions"
+            }
+        };
         eprintln!("deskhand: refused {summary}: {reason}");
         return Decision::Deny {
             reason: Some(reason.into()),
@@ -58,8 +67,25 @@ pub async fn ask(request: &ApprovalRequest) -> Decision {
     } else {
         String::new()
     };
+    // An action whose argument was read in a file, on the screen or in a tool's result says
+    // where, and shows that text as it was read.
+    let derived = request
+        .derived_from
+        .as_ref()
+        .map(|derived| {
+            let text: String = visible::text(&derived.text)
+                .lines()
+                .map(|line| format!("\n  │ {line}"))
+                .collect();
+            format!(
+                "\n⚠ not from you: {} ({}):{text}",
+                visible::line(&derived.sentence()),
+                derived.source.name()
+            )
+        })
+        .unwrap_or_default();
     let prompt = format!(
-        "{warning}\nAllow {summary}? [y]es / [n]o / [v]iew in full / [a]lways for {} this session: ",
+        "{warning}{derived}\nAllow {summary}? [y]es / [n]o / [v]iew in full / [a]lways for {} this session: ",
         visible::line(&request.plan.kind)
     );
     // An edit is approved by its diff, shown before the question.

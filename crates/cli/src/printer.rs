@@ -143,6 +143,17 @@ impl Printer {
                 replanned,
             } => plan_lines(steps, changes, *replanned),
             AgentEvent::Error { message, .. } => format!("error: {message}"),
+            // What the tool's result said is shown escaped, as every text from outside.
+            AgentEvent::SuspectedInjection {
+                origin,
+                pattern,
+                text,
+                ..
+            } => format!(
+                "! suspected prompt injection ({pattern}) in {}: {}",
+                deskhand_engine::visible::line(origin),
+                deskhand_engine::visible::line(text)
+            ),
             AgentEvent::StallDetected { step, message, .. } => {
                 format!(
                     "⟳ stuck ({}): {message}",

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::action::ActionPlan;
 use crate::ids::ToolUseId;
+use crate::provenance::Derivation;
 
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS, JsonSchema,
@@ -53,6 +54,12 @@ pub struct ApprovalRequest {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<_>", optional)]
     pub batch: Vec<String>,
+    /// Set when a decisive argument of the action first appeared in untrusted content of the
+    /// run (a file, the screen, a plugin's result): where, and that text. Such an action is
+    /// asked about in every mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub derived_from: Option<Derivation>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]

@@ -13,6 +13,7 @@ use crate::images::ImageRef;
 use crate::message::{ImageSource, Message, Usage};
 use crate::note::NoteRef;
 use crate::plan::{PlanChange, PlanStep};
+use crate::provenance::Source;
 use crate::stall::{StallAnswer, StallPattern, StallStep};
 pub use crate::status::{RunStatus, ToolStatus};
 
@@ -169,6 +170,20 @@ pub enum AgentEvent {
     StallAnswered {
         #[serde(flatten)]
         answer: StallAnswer,
+    },
+    /// Text in a tool's result (`id`) addresses the agent: "ignore previous instructions",
+    /// a role marker, a fake tool call, a download piped to a shell. The run's next actions
+    /// that change anything ask, in auto mode too, until the person approves one.
+    SuspectedInjection {
+        id: ToolUseId,
+        source: Source,
+        /// Where it was read, e.g. "the output of `cat README.md` at step 2".
+        origin: String,
+        /// What it looks like: `ignore previous instructions`, `role marker`, `fake tool
+        /// call`, `addressed to the agent`, `download piped to a shell`.
+        pattern: String,
+        /// The line it was found on.
+        text: String,
     },
     /// An event of a task this run delegated (the `delegate` tool): `task` is the child
     /// task's id, `event` its event as the child stored it (images as refs).

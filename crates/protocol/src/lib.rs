@@ -19,6 +19,7 @@ pub mod json_depth;
 pub mod message;
 pub mod note;
 pub mod plan;
+pub mod provenance;
 pub mod scaling;
 pub mod schedule;
 pub mod session;

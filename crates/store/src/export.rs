@@ -18,6 +18,7 @@ use deskhand_protocol::history;
 use deskhand_protocol::ids::SessionId;
 use deskhand_protocol::images::content_hash;
 use deskhand_protocol::message::{ContentBlock, ImageSource, Message};
+use deskhand_protocol::provenance::Source;
 
 /// The `format` field of a JSON export, checked on import.
 pub const EXPORT_FORMAT: &str = "deskhand-session/1";
@@ -371,6 +372,22 @@ impl Store {
             let _ = write!(out, "; ${cost:.4}");
         }
         out.push_str("\n\n");
+        // Which tool each result answers, for its source.
+        let mut calls: std::collections::HashMap<&str, (&str, Option<&str>)> =
+            std::collections::HashMap::new();
+        for message in &loaded.messages {
+            for block in message["content"].as_array().into_iter().flatten() {
+                if block["type"] == "tool_use" {
+                    calls.insert(
+                        block["id"].as_str().unwrap_or_default(),
+                        (
+                            block["name"].as_str().unwrap_or_default(),
+                            block["input"]["action"].as_str(),
+                        ),
+                    );
+                }
+            }
+        }
         for message in &loaded.messages {
             let heading = if message["role"] == "user" {
                 "You"
@@ -379,13 +396,18 @@ impl Store {
             };
             let _ = writeln!(out, "## {heading}\n");
             for block in message["content"].as_array().into_iter().flatten() {
-                self.markdown_block(block, &mut out);
+                self.markdown_block(block, &calls, &mut out);
             }
         }
         Ok(out)
     }
 
-    fn markdown_block(&self, block: &Value, out: &mut String) {
+    fn markdown_block(
+        &self,
+        block: &Value,
+        calls: &std::collections::HashMap<&str, (&str, Option<&str>)>,
+        out: &mut String,
+    ) {
         match block["type"].as_str() {
             Some("text") => {
                 let _ = writeln!(out, "{}\n", block["text"].as_str().unwrap_or_default());
@@ -401,7 +423,18 @@ impl Store {
             }
             Some("tool_result") => {
                 let failed = block["is_error"].as_bool().unwrap_or(false);
-                let _ = writeln!(out, "**Result**{}\n", if failed { " (error)" } else { "" });
+                // Where it came from (issue 34): every tool's result is data, not the person's.
+                let (name, action) = calls
+                    .get(block["tool_use_id"].as_str().unwrap_or_default())
+                    .copied()
+                    .unwrap_or_default();
+                let source = Source::of_tool(name, action);
+                let _ = writeln!(
+                    out,
+                    "**Result**{} (source: {}, untrusted)\n",
+                    if failed { " (error)" } else { "" },
+                    source.name()
+                );
                 for item in block["content"].as_array().into_iter().flatten() {
                     match item["type"].as_str() {
                         Some("text") => {

@@ -3,6 +3,13 @@
 // Integers are numbers: the values the window sees stay far below 2^53.
 
 /**
+ * The dangerous classes of action: one whose decisive arguments came from untrusted content
+ * asks the person in every mode.
+ */
+
+export type ActionClass = "run_command" | "network_transfer" | "install" | "send" | "credentials" | "delete" | "write_outside" | "remember";
+
+/**
  * An action plan's `detail`. On the wire it is the variant's fields alone (untagged), as
  * the free JSON before it was, and `null` for an action with nothing to draw. Reading it
  * back tries the variants in order, so each one comes before any with a subset of its
@@ -101,7 +108,20 @@ kind?: ErrorKind, error: string, } | { "type": "usage", turn: Usage, total: Usag
 /**
  * Absent in events stored before costs existed.
  */
-turn_cost_usd?: number | null, total_cost_usd?: number | null, } | { "type": "context_summarized", upto: number, tokens_before: number, tokens_after: number, } | { "type": "plan_updated", steps: Array<PlanStep>, changes: Array<PlanChange>, replanned: boolean, } | { "type": "cost_forecast", turns: number, max_turns: number, forecast_cost_usd: number | null, max_cost_usd: number | null, forecast_tokens: number, max_tokens: number | null, } | { "type": "stall_detected", pattern: StallPattern, steps: Array<ToolUseId>, step: StallStep, message: string, } | { "type": "stall_answered", } & ({ "answer": "continue" } | { "answer": "hint", text: string, } | { "answer": "stop" } | { "answer": "no_one" }) | { "type": "child_event", task: TaskId, event: AgentEvent, } | { "type": "verification" } & Verification | { "type": "error", 
+turn_cost_usd?: number | null, total_cost_usd?: number | null, } | { "type": "context_summarized", upto: number, tokens_before: number, tokens_after: number, } | { "type": "plan_updated", steps: Array<PlanStep>, changes: Array<PlanChange>, replanned: boolean, } | { "type": "cost_forecast", turns: number, max_turns: number, forecast_cost_usd: number | null, max_cost_usd: number | null, forecast_tokens: number, max_tokens: number | null, } | { "type": "stall_detected", pattern: StallPattern, steps: Array<ToolUseId>, step: StallStep, message: string, } | { "type": "stall_answered", } & ({ "answer": "continue" } | { "answer": "hint", text: string, } | { "answer": "stop" } | { "answer": "no_one" }) | { "type": "suspected_injection", id: ToolUseId, source: Source, 
+/**
+ * Where it was read, e.g. "the output of `cat README.md` at step 2".
+ */
+origin: string, 
+/**
+ * What it looks like: `ignore previous instructions`, `role marker`, `fake tool
+ * call`, `addressed to the agent`, `download piped to a shell`.
+ */
+pattern: string, 
+/**
+ * The line it was found on.
+ */
+text: string, } | { "type": "child_event", task: TaskId, event: AgentEvent, } | { "type": "verification" } & Verification | { "type": "error", 
 /**
  * What failed. Absent in events stored before kinds existed.
  */
@@ -124,6 +144,12 @@ export type ApprovalRequest = { tool_use_id: ToolUseId, tool: string, input: unk
  * them all. Absent for a call on its own.
  */
 batch?: Array<string>, 
+/**
+ * Set when a decisive argument of the action first appeared in untrusted content of the
+ * run (a file, the screen, a plugin's result): where, and that text. Such an action is
+ * asked about in every mode.
+ */
+derived_from?: Derivation, 
 /**
  * What "always allow this kind" allows, e.g. `computer.left_click` or `bash`.
  */
@@ -199,6 +225,25 @@ export type DelegateDetail = { to: string,
  * The remote's name and URL, or a new agent desktop on this machine.
  */
 target: string, prompt: string, max_turns: number, max_cost_usd: number | null, timeout_secs: number, };
+
+/**
+ * Why the gate asks about an action: a decisive argument of it first appeared in untrusted
+ * content of this run, not in anything the person wrote.
+ */
+
+export type Derivation = { class: ActionClass, 
+/**
+ * Which argument: `command`, `typed text`, `plugin call`, `task`.
+ */
+argument: string, source: Source, 
+/**
+ * Where the content was read, e.g. "the output of `cat README.md` at step 4".
+ */
+origin: string, 
+/**
+ * The untrusted text the argument appears in, shortened around it.
+ */
+text: string, };
 
 /**
  * Where a session's runs work, as saved with the session (by the window's side panel, or by
@@ -486,6 +531,14 @@ cost_usd: number | null, };
  */
 
 export type Size = { width: number, height: number, };
+
+/**
+ * Who wrote a piece of context. Only the person's words are trusted: everything a tool, the
+ * screen or the model produced is data. Anything stored before sources were recorded reads
+ * as `unknown`, which is untrusted too.
+ */
+
+export type Source = "person" | "model" | "screenshot" | "ocr" | "accessibility" | "bash" | "file" | "plugin" | "delegate" | "recall" | "note" | "unknown";
 
 /**
  * The person's answer to a [`StallQuestion`].

@@ -67,7 +67,7 @@ async fn text_only_turn_streams_and_sends_a_well_formed_request() {
     let cached = json!({"type": "ephemeral"});
     assert_eq!(
         request.body["system"],
-        json!([{"type": "text", "text": "You are a test.", "cache_control": cached}])
+        json!([{"type": "text", "text": format!("You are a test.\n\n{}", deskhand_engine::agent::spotlight::SYSTEM_NOTE), "cache_control": cached}])
     );
     assert_eq!(
         request.body["messages"],

@@ -29,7 +29,13 @@ fn text_mode_streams_the_answer_to_stdout_and_the_rest_to_stderr() {
     assert!(stderr.contains("[done] 1 turn(s)"), "{stderr}");
     let body = &api.requests()[0].body;
     assert_eq!(body["model"], "claude-x");
-    assert_eq!(body["system"][0]["text"], "Be brief.");
+    assert_eq!(
+        body["system"][0]["text"],
+        format!(
+            "Be brief.\n\n{}",
+            deskhand_engine::agent::spotlight::SYSTEM_NOTE
+        )
+    );
     assert_eq!(body["messages"][0]["content"][0]["text"], "say hello");
 }
 
@@ -130,9 +136,7 @@ fn turn_limit_exits_3_and_unknown_tools_are_answered() {
     let result = &requests[1].body["messages"][2]["content"][0];
     assert_eq!(result["is_error"], true);
     assert!(
-        result["content"][0]["text"]
-            .as_str()
-            .unwrap()
+        deskhand_engine::agent::spotlight::unmarked(result["content"][0]["text"].as_str().unwrap())
             .starts_with("unknown tool `no_such_tool`")
     );
 }
@@ -256,18 +260,18 @@ fn a_stored_budget_holds_for_every_run_and_a_flag_overrides_it() {
     let data = tempfile::tempdir().unwrap();
     let idle = StandIn::spawn([Turn::text("unused")]);
     let (output, _, stderr) =
-        run(deskhand_at(&idle, data.path()).args(["settings", "set", "max-tokens", "150"]));
+        run(deskhand_at(&idle, data.path()).args(["settings", "set", "max-tokens", "400"]));
     assert_eq!(output.status.code(), Some(0), "{stderr}");
     let (_, listed, _) = run(deskhand_at(&idle, data.path()).args(["settings"]));
     assert_eq!(
         listed,
-        "max-cost = (none)\nmax-tokens = 150\nsecret-paths = (none)\nstall-repeats = (none)\n\
+        "max-cost = (none)\nmax-tokens = 400\nsecret-paths = (none)\nstall-repeats = (none)\n\
          stall-no-ops = (none)\nstall-cycles = (none)\nmemory = (none)\n\
          set-of-marks = (none)\ndelegate-targets = (none)\npass-env = (none)\n"
     );
 
-    // About 100 input tokens a request (without the memory and plan tools' descriptions): the
-    // stored limit is crossed on the second.
+    // About 250 input tokens a request (without the memory and plan tools' descriptions, with
+    // the note on marked tool results): the stored limit is crossed on the second.
     let turns: Vec<Turn> = (0..5)
         .map(|_| Turn::tool_use("no_such_tool", json!({})))
         .collect();

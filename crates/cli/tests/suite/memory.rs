@@ -740,6 +740,10 @@ async fn notes_in_the_prompt_keep_the_cached_prefix_hitting_on_the_second_reques
     assert_eq!(outcome.status, RunStatus::Done);
     let requests = api.accepted();
     assert_eq!(requests.len(), 2);
+    let system = format!(
+        "{system}\n\n{}",
+        deskhand_engine::agent::spotlight::SYSTEM_NOTE
+    );
     assert_eq!(system_text(&requests[0].body), system);
     assert_eq!(
         system_text(&requests[1].body),

@@ -33,6 +33,7 @@ mod openai_third_party;
 mod plugins;
 mod plugins_hostile;
 mod progress_text;
+mod provenance;
 mod sandbox;
 mod schedules;
 mod serve;

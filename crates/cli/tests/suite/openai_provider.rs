@@ -117,7 +117,7 @@ async fn text_streams_and_the_request_has_the_chat_completions_shape() {
     assert_eq!(
         body["messages"],
         json!([
-            {"role": "system", "content": "You are a test."},
+            {"role": "system", "content": format!("You are a test.\n\n{}", deskhand_engine::agent::spotlight::SYSTEM_NOTE)},
             {"role": "user", "content": "hi"},
         ])
     );
@@ -184,7 +184,10 @@ async fn parallel_tool_calls_streamed_in_pieces_are_each_answered_in_order() {
         ("call_custom", "echo: third"),
     ]) {
         assert_eq!(message["tool_call_id"], id);
-        assert_eq!(message["content"], text);
+        assert_eq!(
+            deskhand_engine::agent::spotlight::unmarked(message["content"].as_str().unwrap()),
+            text
+        );
     }
     assert_eq!(api.remaining_turns(), 0);
 }
@@ -216,9 +219,14 @@ async fn screenshots_go_in_a_user_message_after_the_tool_message_and_only_the_ne
         roles(&requests[1]),
         ["system", "user", "assistant", "tool", "user"]
     );
-    assert_eq!(
-        messages[3]["content"],
-        "screenshot 0\n[The image this tool returned follows in the next user message.]"
+    let said = messages[3]["content"].as_str().unwrap();
+    assert!(
+        said.contains("\nscreenshot 0\n</untrusted-data id="),
+        "{said}"
+    );
+    assert!(
+        said.ends_with("\n[The image this tool returned follows in the next user message.]"),
+        "{said}"
     );
     assert_eq!(
         messages[4]["content"][0],
@@ -517,13 +525,19 @@ async fn malformed_arguments_get_an_error_result_and_a_chance_to_fix_them() {
     assert_eq!(messages[2]["tool_calls"][0]["function"]["arguments"], "{}");
     let answer = messages[3]["content"].as_str().unwrap();
     assert!(
-        answer.starts_with("Error: the tool input could not be read")
+        answer.starts_with("Error: <untrusted-data source=")
+            && answer.contains("\nthe tool input could not be read")
             && answer.contains("not valid JSON")
             && answer.contains("unterminated"),
         "{answer}"
     );
     let messages = requests[2].body["messages"].as_array().unwrap();
-    assert_eq!(messages.last().unwrap()["content"], "echo: fixed");
+    assert_eq!(
+        deskhand_engine::agent::spotlight::unmarked(
+            messages.last().unwrap()["content"].as_str().unwrap()
+        ),
+        "echo: fixed"
+    );
 }
 
 #[tokio::test]

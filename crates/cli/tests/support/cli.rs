@@ -230,6 +230,11 @@ impl BashEditorSession {
     /// Checks the files the run left, and `results`: the text of each tool result the model
     /// received, in order.
     pub fn check(&self, results: &[String]) {
+        // What the tools said, without the delimiters that mark it as data.
+        let results: Vec<String> = results
+            .iter()
+            .map(|r| deskhand_engine::agent::spotlight::unmarked(r).to_string())
+            .collect();
         assert_eq!(
             std::fs::read_to_string(self.root.join("project/greeting.txt")).unwrap(),
             "hello\n"

@@ -255,12 +255,15 @@ pub fn last_tool_results(body: &Value) -> Vec<Value> {
         .collect()
 }
 
+/// The text of a `tool_result` the model was sent, each part without the delimiters that
+/// mark it as data (`agent::spotlight`).
 pub fn result_text(result: &Value) -> String {
     result["content"]
         .as_array()
         .unwrap()
         .iter()
         .filter_map(|c| c["text"].as_str())
+        .map(deskhand_engine::agent::spotlight::unmarked)
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -3,12 +3,15 @@
 mod approval;
 pub mod context;
 mod forecast;
+pub mod injection;
 mod outcome;
+pub mod provenance;
 pub use deskhand_protocol::history;
 mod redact;
 pub mod resume;
 mod run;
 mod secret_places;
+pub mod spotlight;
 pub mod stall;
 pub mod verify;
 mod window;

@@ -13,6 +13,7 @@ use super::context::{ContextPolicy, Summary};
 use super::forecast::over_budget_forecast;
 use super::outcome::{EventSink, RunOutcome};
 use super::redact::{DeltaRedactor, Redactor};
+use super::spotlight::Spotlight;
 use super::stall::{StallBreaker, StallPolicy};
 use super::verify::{Check, Checker, Verification};
 use crate::agent::history;
@@ -28,6 +29,7 @@ use crate::memory::NoteRef;
 use crate::tools::computer::toolset;
 use crate::tools::{PreparedCall, Progress, ToolContext, ToolOutput, ToolRegistry};
 pub use deskhand_protocol::budget::Budget;
+use deskhand_protocol::provenance::Derivation;
 
 pub const DEFAULT_MAX_TURNS: u32 = 50;
 pub const DEFAULT_MAX_TOKENS: u32 = 8192;
@@ -128,8 +130,11 @@ impl Agent {
                 .into_iter()
                 .chain(crate::key_guard::environment_secrets()),
         );
+        // Tool results reach the model marked as data (`agent::spotlight`).
+        let spotlight = Spotlight::new(&self.config.system);
         let mut user_content = input;
         redactor.blocks(&mut user_content);
+        self.gate.ledger().heard(history, &user_content);
         if self.config.max_turns <= 1 {
             user_content.push(final_turn_note(self.config.max_turns));
         }
@@ -142,10 +147,17 @@ impl Agent {
             }
             outcome.turns += 1;
             let final_turn = outcome.turns >= self.config.max_turns;
-            self.summarize_if_needed(history, &mut summary, &mut outcome, sink)
+            self.summarize_if_needed(history, &mut summary, &mut outcome, &spotlight, sink)
                 .await;
             let response = match self
-                .request(history, summary.as_ref(), &redactor, sink, cancel)
+                .request(
+                    history,
+                    summary.as_ref(),
+                    &redactor,
+                    &spotlight,
+                    sink,
+                    cancel,
+                )
                 .await
             {
                 Ok(response) => response,
@@ -282,6 +294,12 @@ impl Agent {
                 }
                 // The one place every tool's output passes before it is shown or kept.
                 redactor.results(&mut output.content);
+                if let Some(suspected) =
+                    self.gate
+                        .read_result(outcome.turns, call.id, name, input, &output.content)
+                {
+                    sink(suspected);
+                }
                 let mut result = tool_result(call.id, name, output, status, started, sink);
                 if let ContentBlock::ToolResult { toolset_name, .. } = &mut result {
                     *toolset_name = call.toolset_name.map(str::to_owned);
@@ -363,6 +381,7 @@ impl Agent {
         history: &[Message],
         summary: &mut Option<Summary>,
         outcome: &mut RunOutcome,
+        spotlight: &Spotlight,
         sink: &mut EventSink<'_>,
     ) {
         let policy = &self.config.context;
@@ -379,9 +398,10 @@ impl Agent {
         // The part to summarize ends with a user message; the instruction joins it.
         let mut older = policy.shape(&history[..cut], summary.as_ref()).messages;
         history::push_user(&mut older, vec![ContentBlock::text(SUMMARY_INSTRUCTION)]);
+        spotlight.mark(&mut older);
         let request = ModelRequest {
             model: &self.config.model,
-            system: &self.config.system,
+            system: spotlight.system(),
             messages: &older,
             tools,
             max_tokens: 2048,
@@ -430,14 +450,16 @@ impl Agent {
         history: &mut Vec<Message>,
         summary: Option<&Summary>,
         redactor: &Redactor,
+        spotlight: &Spotlight,
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ModelResponse, RunStatus> {
         let mut partial = String::new();
-        let shaped = self.config.context.shape(history, summary);
+        let mut shaped = self.config.context.shape(history, summary);
+        spotlight.mark(&mut shaped.messages);
         let request = ModelRequest {
             model: &self.config.model,
-            system: &self.config.system,
+            system: spotlight.system(),
             messages: &shaped.messages,
             tools: self.tools.definitions(),
             max_tokens: self.config.max_tokens,
@@ -512,12 +534,14 @@ impl Agent {
         }
     }
 
-    /// Asks the person about `call`, planned as `plan` (with `batch`, the summaries of every
-    /// action of its batch); `None` when the run was stopped first.
+    /// Asks the person about `call`, planned as `plan`: where it came from when it is derived
+    /// from untrusted content, and with `batch`, the summaries of every action of its batch.
+    /// `None` when the run was stopped first.
     async fn ask(
         &self,
         call: &Call<'_>,
         plan: &crate::tools::ActionPlan,
+        derived_from: Option<Derivation>,
         batch: Vec<String>,
         sink: &mut EventSink<'_>,
         cancel: &CancellationToken,
@@ -529,8 +553,9 @@ impl Agent {
             tool_use_id: id.clone(),
             tool: name.into(),
             input: input.clone(),
-            plan: self.gate.as_asked(plan),
+            plan: self.gate.as_asked(plan, derived_from.as_ref()),
             batch,
+            derived_from,
         };
         sink(AgentEvent::ApprovalNeeded {
             request: request.clone(),
@@ -599,7 +624,8 @@ impl Agent {
             Ok(plan) => plan,
             Err(e) => return failed(e.into()),
         };
-        let precheck = self.gate.precheck(&plan);
+        let derived = self.gate.derived(name, input, &plan);
+        let precheck = self.gate.precheck(&plan, derived.as_ref());
         // Whether a person was asked (and saw the plan that must still hold when it runs).
         let asked = matches!(precheck, Precheck::AskUser);
         // An action of a batch the person already answered for: that answer holds, for the
@@ -612,7 +638,7 @@ impl Agent {
                 },
                 None => {
                     // This action's line as asked: with the service's safety checks.
-                    let asked_as = self.gate.as_asked(&plan).summary;
+                    let asked_as = self.gate.as_asked(&plan, derived.as_ref()).summary;
                     let listed =
                         batch
                             .actions
@@ -622,7 +648,9 @@ impl Agent {
                                 false => summary.clone(),
                             });
                     let listed = listed.collect();
-                    let answer = self.ask(&asked_for, &plan, listed, sink, cancel).await;
+                    let answer = self
+                        .ask(&asked_for, &plan, derived.clone(), listed, sink, cancel)
+                        .await;
                     batch.answer = answer.clone();
                     (plan, answer)
                 }
@@ -631,7 +659,8 @@ impl Agent {
                 let answered = match precheck {
                     Precheck::Decided(decision, by) => Some((decision, Answerer::new(by))),
                     Precheck::AskUser => {
-                        self.ask(&asked_for, &plan, Vec::new(), sink, cancel).await
+                        self.ask(&asked_for, &plan, derived.clone(), Vec::new(), sink, cancel)
+                            .await
                     }
                 };
                 (plan, answered)

@@ -177,6 +177,7 @@ mod tests {
         ApprovalRequest {
             tool_use_id: id.into(),
             tool: "bash".into(),
+            derived_from: None,
             input: Value::Null,
             plan: ActionPlan {
                 kind: "bash".into(),

@@ -93,6 +93,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
             request: ApprovalRequest {
                 tool_use_id: "toolu_1".into(),
                 tool: "bash".into(),
+                derived_from: None,
                 input,
                 plan: ActionPlan {
                     kind: "bash".into(),

@@ -130,6 +130,9 @@ export function applyEvent(state: RunState, event: AgentEvent, now: number): voi
         event.step === 'ask' ? { pattern: event.pattern, message: event.message, steps: event.steps } : null;
       return;
     }
+    case 'suspected_injection':
+      state.notices.push(`Suspected prompt injection (${event.pattern}) in ${event.origin}: ${event.text}`);
+      return;
     case 'stall_answered':
       state.stall = null;
       return;

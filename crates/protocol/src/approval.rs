@@ -60,6 +60,12 @@ pub struct ApprovalRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub derived_from: Option<Derivation>,
+    /// Only a person may answer this one; no policy, rule or scope does: it carries a safety
+    /// check, reaches a secret place, changes a note, came from untrusted content, or follows
+    /// a suspected injection. Absent when false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(as = "Option<_>", optional)]
+    pub needs_person: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, ts_rs::TS)]

@@ -151,6 +151,12 @@ batch?: Array<string>,
  */
 derived_from?: Derivation, 
 /**
+ * Only a person may answer this one; no policy, rule or scope does: it carries a safety
+ * check, reaches a secret place, changes a note, came from untrusted content, or follows
+ * a suspected injection. Absent when false.
+ */
+needs_person?: boolean, 
+/**
  * What "always allow this kind" allows, e.g. `computer.left_click` or `bash`.
  */
 kind: string, 

@@ -219,6 +219,14 @@ impl ApprovalGate {
 
     /// What the gate decides alone about `plan`, whose decisive argument is `derived` from
     /// untrusted content if [`Self::derived`] said so.
+    /// Whether only a person may answer about `plan`, whatever the mode, the session's
+    /// "always" rules or a scope an unattended run was given say.
+    pub fn needs_person(&self, plan: &ActionPlan, derived: Option<&Derivation>) -> bool {
+        !plan.safety_checks.is_empty()
+            || self.always_asked(plan, derived).is_some()
+            || (!plan.read_only && self.suspected().is_some())
+    }
+
     pub fn precheck(&self, plan: &ActionPlan, derived: Option<&Derivation>) -> Precheck {
         let policy = self.policy();
         // A safety check the service raised is acknowledged by a person or not at all: no
@@ -402,6 +410,7 @@ mod tests {
             tool_use_id: id.into(),
             tool: "bash".into(),
             derived_from: None,
+            needs_person: false,
             input: Value::Null,
             plan: plan("bash", false),
             batch: Vec::new(),
@@ -454,6 +463,7 @@ mod tests {
             tool_use_id: "t".into(),
             tool: "computer".into(),
             derived_from: None,
+            needs_person: false,
             input: Value::Null,
             plan: checked("computer.left_click", false),
             batch: Vec::new(),
@@ -484,6 +494,7 @@ mod tests {
             tool_use_id: "t".into(),
             tool: "bash".into(),
             derived_from: None,
+            needs_person: false,
             input: Value::Null,
             plan: plan("bash", false),
             batch: Vec::new(),
@@ -702,6 +713,7 @@ mod tests {
             tool_use_id: "t2".into(),
             tool: "editor".into(),
             derived_from: None,
+            needs_person: false,
             input: Value::Null,
             plan: plan("editor.create", false),
             batch: Vec::new(),

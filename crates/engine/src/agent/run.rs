@@ -555,6 +555,7 @@ impl Agent {
             input: input.clone(),
             plan: self.gate.as_asked(plan, derived_from.as_ref()),
             batch,
+            needs_person: self.gate.needs_person(plan, derived_from.as_ref()),
             derived_from,
         };
         sink(AgentEvent::ApprovalNeeded {

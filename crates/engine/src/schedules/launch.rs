@@ -141,11 +141,12 @@ impl Follow {
         });
     }
 
-    /// An action in the scope is approved for the run; any other waits for a person until
-    /// the deadline, then ends the run `needs_approval`.
+    /// An action in the scope is approved for the run, unless only a person may answer it
+    /// (`needs_person`: derived from untrusted content, a secret place, a safety check…);
+    /// any other waits for a person until the deadline, then ends the run `needs_approval`.
     fn on_approval(&self, request: ApprovalRequest) {
         let spec = &self.schedule.spec;
-        if spec.scope.tools.contains(&request.tool) {
+        if spec.scope.tools.contains(&request.tool) && !request.needs_person {
             let _ = self.engine.answer(
                 &self.task,
                 Some(&request.tool_use_id),

@@ -178,6 +178,7 @@ mod tests {
             tool_use_id: id.into(),
             tool: "bash".into(),
             derived_from: None,
+            needs_person: false,
             input: Value::Null,
             plan: ActionPlan {
                 kind: "bash".into(),

@@ -94,6 +94,7 @@ fn tool_run(session_id: &str, prompt: &str, screenshot: ImageSource) -> Vec<Agen
                 tool_use_id: "toolu_1".into(),
                 tool: "bash".into(),
                 derived_from: None,
+                needs_person: false,
                 input,
                 plan: ActionPlan {
                     kind: "bash".into(),

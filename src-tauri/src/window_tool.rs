@@ -9,6 +9,8 @@
 //! The images a tool returns need nothing here: the store keeps them as their `tool_result`
 //! event is recorded, before the window sees it, and `get_image` reads them there.
 
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -31,6 +33,16 @@ const REFOCUS_WAIT: Duration = Duration::from_millis(300);
 /// The window as a run on the person's screen sees it.
 pub struct AppWindow<R: Runtime> {
     pub app: AppHandle<R>,
+    /// Where each step's time to step aside is written, one line per step, for the benchmark
+    /// (`DESKHAND_ASIDE_LOG`, see docs/benchmarks.md); `None` writes nothing.
+    aside_log: Option<Arc<Path>>,
+}
+
+impl<R: Runtime> AppWindow<R> {
+    pub fn new(app: AppHandle<R>) -> Self {
+        let aside_log = std::env::var_os("DESKHAND_ASIDE_LOG").map(|p| Arc::from(PathBuf::from(p)));
+        Self { app, aside_log }
+    }
 }
 
 impl<R: Runtime> std::fmt::Debug for AppWindow<R> {
@@ -45,6 +57,7 @@ impl<R: Runtime> RunWindow for AppWindow<R> {
         Arc::new(WindowTool {
             inner,
             app: self.app.clone(),
+            aside_log: self.aside_log.clone(),
         })
     }
 
@@ -70,6 +83,7 @@ async fn step_aside<R: Runtime>(app: &AppHandle<R>, desk: Option<&Desk>) -> Opti
 struct WindowTool<R: Runtime> {
     inner: Arc<dyn Tool>,
     app: AppHandle<R>,
+    aside_log: Option<Arc<Path>>,
 }
 
 impl<R: Runtime> Tool for WindowTool<R> {
@@ -83,6 +97,7 @@ impl<R: Runtime> Tool for WindowTool<R> {
             app: &self.app,
             first: Mutex::new(None),
             aside: None,
+            aside_log: self.aside_log.as_deref(),
         }))
     }
 
@@ -102,6 +117,7 @@ struct WindowCall<'a, R: Runtime> {
     first: Mutex<Option<FirstPlan>>,
     /// The window is out of the way until the call has run.
     aside: Option<StepAside<R>>,
+    aside_log: Option<&'a Path>,
 }
 
 /// What the first plan said, and for an action on the screen, the desktop it was made
@@ -222,7 +238,11 @@ impl<R: Runtime> PreparedCall for WindowCall<'_, R> {
         if !plan.on_screen {
             return self.call.run(ctx).await;
         }
+        let stepping = Instant::now();
         self.step_aside().await;
+        if let Some(log) = self.aside_log {
+            note_aside(log, &plan.kind, stepping.elapsed());
+        }
         if let Some(why) = self.lands_on_own_window(&plan) {
             return ToolOutput::error(why);
         }
@@ -230,6 +250,17 @@ impl<R: Runtime> PreparedCall for WindowCall<'_, R> {
         let output = call.run(ctx).await;
         drop(aside);
         output
+    }
+}
+
+/// Appends `kind`'s time to step aside to `log` (best effort: it only feeds a benchmark).
+fn note_aside(log: &Path, kind: &str, took: Duration) {
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log);
+    if let Ok(mut file) = file {
+        let _ = writeln!(file, "{kind} {:.1}", took.as_secs_f64() * 1000.0);
     }
 }
 
@@ -320,6 +351,7 @@ mod tests {
             let tool = WindowTool {
                 inner: inner.clone(),
                 app: app.handle().clone(),
+                aside_log: None,
             };
             let call = tool.prepare(&json!({ "at": at })).unwrap();
             assert!(call.plan().unwrap().on_screen);
@@ -344,6 +376,7 @@ mod tests {
         let tool = WindowTool {
             inner: inner.clone(),
             app: app.handle().clone(),
+            aside_log: None,
         };
         let (progress, _reports) = tokio::sync::mpsc::unbounded_channel();
         let ctx = ToolContext {

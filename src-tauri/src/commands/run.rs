@@ -76,7 +76,7 @@ pub async fn send_message<R: Runtime>(
             input,
             settings: run_settings,
             origin: Origin::Window,
-            window: Some(Arc::new(AppWindow { app: app.clone() })),
+            window: Some(Arc::new(AppWindow::new(app.clone()))),
         };
         let task = engine.submit(spec).await?;
         let watch = engine.watch(&task.id, 0)?;

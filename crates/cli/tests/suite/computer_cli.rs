@@ -279,17 +279,28 @@ fn ask_drives_the_screen_over_chat_completions() {
         assert_eq!(tail[0]["role"], "assistant", "request {}", i + 1);
         let call_id = tail[0]["tool_calls"][0]["id"].as_str().unwrap();
         assert_eq!(tail[0]["tool_calls"][0]["function"]["name"], "computer");
-        // A click on xev draws nothing, and the result says so (issue 19).
+        assert_eq!(tail[1]["role"], "tool");
+        assert_eq!(tail[1]["tool_call_id"], call_id, "request {}", i + 1);
+        // The result's text reaches the model marked as data (`agent::spotlight`), then the
+        // note that its image follows. A click on xev draws nothing, and the result says so
+        // (issue 19).
+        let content = tail[1]["content"].as_str().unwrap();
+        let (text, note) = content.rsplit_once('\n').unwrap_or(("", content));
+        assert_eq!(
+            note,
+            "[The image this tool returned follows in the next user message.]",
+            "request {}",
+            i + 1
+        );
         let said = if i == 1 {
-            "the screen did not change after this left_click\n"
+            "the screen did not change after this left_click"
         } else {
             ""
         };
         assert_eq!(
-            tail[1],
-            json!({"role": "tool", "tool_call_id": call_id,
-                   "content": format!("{said}[The image this tool returned follows in the next user message.]")}),
-            "request {}",
+            deskhand_engine::agent::spotlight::unmarked(text),
+            said,
+            "request {}: {content}",
             i + 1
         );
         assert_eq!(tail[2]["role"], "user");
@@ -314,10 +325,12 @@ fn ask_drives_the_screen_over_chat_completions() {
         requests.iter().map(images).collect::<Vec<_>>(),
         [0, 1, 1, 1]
     );
-    let pruned = json!("[older screenshot removed to save context]");
     let first_answer = &requests[2].body["messages"].as_array().unwrap()[3];
     assert_eq!(first_answer["role"], "tool");
-    assert_eq!(first_answer["content"], pruned);
+    assert_eq!(
+        deskhand_engine::agent::spotlight::unmarked(first_answer["content"].as_str().unwrap()),
+        "[older screenshot removed to save context]"
+    );
     // The bad key came back as an error naming it, with no image after it.
     let last = requests[3].body["messages"]
         .as_array()
@@ -492,7 +505,7 @@ fn a_failed_member_stops_the_later_ones_on_the_display() {
     );
     assert_eq!(results[2]["is_error"], true);
     assert_eq!(
-        results[2]["content"][0]["text"],
+        crate::support::result_text(&results[2]),
         "Not executed: an earlier computer action in this turn failed."
     );
     session.check_screen();

@@ -247,7 +247,10 @@ fn a_refused_safety_check_runs_nothing_and_the_run_goes_on() {
         let said = items.last().unwrap()["content"][0]["text"]
             .as_str()
             .unwrap();
-        assert!(said.contains("] Error: not "), "{said}");
+        assert!(
+            said.contains("] Error: ") && said.contains("\nnot run: "),
+            "{said}"
+        );
     }
     // A click that slipped through reaches xev in milliseconds: watch for 300 ms.
     let clicked = crate::support::wait_until(std::time::Duration::from_millis(300), || {
@@ -317,7 +320,7 @@ fn a_ga_batch_runs_in_order_and_stops_at_the_action_that_fails() {
         "{results:?}"
     );
     assert!(
-        results[2].contains("#3] Error: Not executed"),
+        results[2].contains("#3] Error: ") && results[2].contains("\nNot executed"),
         "{results:?}"
     );
     // On the --json stream: three calls, the last two errors.
@@ -434,7 +437,7 @@ fn a_batch_is_approved_once_with_every_action_listed_and_a_refusal_runs_none() {
         "{results:?}"
     );
     assert!(
-        results[2].contains("#3] Error: Not executed"),
+        results[2].contains("#3] Error: ") && results[2].contains("\nNot executed"),
         "{results:?}"
     );
     let acted = crate::support::wait_until(std::time::Duration::from_millis(300), || {

@@ -164,21 +164,31 @@ fn shown_windows(desk: &Desk, own: u32) -> Option<Vec<(Rect, Vec<u8>)>> {
 /// below has painted its area: something other than the window, the same in two looks in a
 /// row. Until the app below redraws, the X server may still hold the window's pixels there.
 async fn painted_over(desk: &Desk, own: u32, shown: Vec<(Rect, Vec<u8>)>, longest: Duration) {
+    if shown.is_empty() {
+        return;
+    }
     let deadline = tokio::time::Instant::now() + longest;
-    let mut last: Option<Vec<u8>> = None;
-    while tokio::time::Instant::now() < deadline {
+    // First one of the windows goes…
+    let (area, before) = loop {
         let still = desk.windows_of(own).unwrap_or_default();
-        if let Some((area, before)) = shown.iter().find(|(area, _)| !still.contains(area)) {
-            let Ok(now) = desk.grab(area) else {
-                return tokio::time::sleep_until(deadline).await;
-            };
-            if now != *before && last.as_ref() == Some(&now) {
-                return;
-            }
-            last = Some(now);
-        } else if shown.is_empty() {
+        if let Some(gone) = shown.iter().find(|(area, _)| !still.contains(area)) {
+            break gone;
+        }
+        if tokio::time::Instant::now() >= deadline {
             return;
         }
+        tokio::time::sleep(HIDE_POLL).await;
+    };
+    // …then the desktop below paints its area.
+    let mut last: Option<Vec<u8>> = None;
+    while tokio::time::Instant::now() < deadline {
+        let Ok(now) = desk.grab(area) else {
+            return tokio::time::sleep_until(deadline).await;
+        };
+        if now != *before && last.as_ref() == Some(&now) {
+            return;
+        }
+        last = Some(now);
         tokio::time::sleep(HIDE_POLL).await;
     }
 }
